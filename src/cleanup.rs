@@ -1,0 +1,156 @@
+//! `jbench cleanup`: releases what a killed jbench left behind — mounts, loop devices
+//! and zram devices of session directories whose process is gone — and nothing else.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::rig::session::{self, MARKER, REGISTRY, ZRAM_LEDGER};
+use crate::rig::{loopdev, mounts, zram};
+
+/// What cleanup found and did.
+#[derive(Debug, Default)]
+pub struct CleanupReport {
+    pub released: Vec<String>,
+    pub skipped_live: Vec<PathBuf>,
+    pub errors: Vec<String>,
+}
+
+impl CleanupReport {
+    pub fn is_clean(&self) -> bool {
+        self.errors.is_empty()
+    }
+}
+
+/// Finds session directories: registered ones, those loop devices point into, and
+/// those directly inside `extra_dirs` (work directories to scan).
+pub fn find_sessions(extra_dirs: &[PathBuf]) -> BTreeSet<PathBuf> {
+    let mut found = BTreeSet::new();
+    if let Ok(entries) = fs::read_dir(REGISTRY) {
+        for e in entries.flatten() {
+            if let Ok(text) = fs::read_to_string(e.path()) {
+                let p = PathBuf::from(text.trim());
+                if p.join(MARKER).is_file() {
+                    found.insert(p);
+                } else {
+                    // The directory is gone: the registry entry is stale.
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+    for (_, backing) in loopdev::attached() {
+        if let Some(s) = session::session_of(&backing).or_else(|| orphan_session(&backing)) {
+            found.insert(s);
+        }
+    }
+    for m in mounts::mounts() {
+        if let Some(s) = session::session_of(&m.target) {
+            found.insert(s);
+        }
+    }
+    for dir in extra_dirs {
+        if let Ok(entries) = fs::read_dir(dir) {
+            for e in entries.flatten() {
+                if e.path().join(MARKER).is_file() {
+                    found.insert(e.path());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A backing file whose session directory is already gone: its parent is named like a
+/// session directory (`jbench-<pid>-<n>`) and no longer exists, so nobody can be using
+/// it through jbench.
+fn orphan_session(backing: &Path) -> Option<PathBuf> {
+    let parent = backing.parent()?;
+    let name = parent.file_name()?.to_str()?;
+    let mut parts = name.strip_prefix("jbench-")?.split('-');
+    let numeric = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let shaped = numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none();
+    (shaped && !parent.exists()).then(|| parent.to_path_buf())
+}
+
+/// Releases leftovers of every stale session; with `dry_run`, only says what it would do.
+/// Works stage by stage across all stale sessions (mounts, then loops, then zram, then
+/// directories), because one session's mount can hold another's loop device (a journal
+/// on tmpfs belongs to the tmpfs session directory).
+pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
+    let mut report = CleanupReport::default();
+    let mut stale = Vec::new();
+    for dir in find_sessions(extra_dirs) {
+        if dir.exists() && !session::is_stale(&dir) {
+            report.skipped_live.push(dir);
+        } else {
+            stale.push(dir);
+        }
+    }
+    let inside = |p: &Path| stale.iter().any(|d| p.starts_with(d));
+    let mut act = |what: String, f: &mut dyn FnMut() -> Result<()>| {
+        if dry_run {
+            report.released.push(format!("would {what}"));
+            return;
+        }
+        match f() {
+            Ok(()) => report.released.push(what),
+            Err(e) => report.errors.push(format!("{what}: {e:#}")),
+        }
+    };
+
+    // Deepest mounts first, so nested mounts come off before their parents.
+    let mut targets: Vec<PathBuf> = mounts::mounts()
+        .into_iter()
+        .map(|m| m.target)
+        .filter(|t| inside(t))
+        .collect();
+    targets.sort_by_key(|t| std::cmp::Reverse(t.components().count()));
+    for t in targets {
+        act(format!("unmount {}", t.display()), &mut || mounts::unmount(&t));
+    }
+    for (dev, backing) in loopdev::attached() {
+        if inside(&backing) {
+            act(
+                format!("detach {} ({})", dev.display(), backing.display()),
+                &mut || loopdev::detach(&dev, &backing),
+            );
+        }
+    }
+    for dir in stale.iter().filter(|d| d.exists()) {
+        let ledger = fs::read_to_string(dir.join(ZRAM_LEDGER)).unwrap_or_default();
+        for index in ledger.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
+            act(format!("remove zram{index}"), &mut || zram::remove(index));
+        }
+    }
+    for dir in stale.iter().filter(|d| d.exists()) {
+        act(format!("remove {}", dir.display()), &mut || {
+            if session::still_mounted_under(dir) {
+                anyhow::bail!("still mounted");
+            }
+            fs::remove_dir_all(dir)?;
+            Ok(())
+        });
+    }
+    if !dry_run {
+        for dir in &stale {
+            remove_registry_entry(dir);
+        }
+    }
+    Ok(report)
+}
+
+fn remove_registry_entry(dir: &Path) {
+    if let Ok(entries) = fs::read_dir(REGISTRY) {
+        for e in entries.flatten() {
+            if fs::read_to_string(e.path())
+                .map(|t| Path::new(t.trim()) == dir)
+                .unwrap_or(false)
+            {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}

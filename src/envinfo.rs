@@ -1,0 +1,110 @@
+//! The environment record (`env.json`): what machine and tools produced a result.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::rig::{cmd, ext4, mounts};
+use crate::spec::Spec;
+
+#[derive(Debug, Serialize)]
+pub struct Environment {
+    pub jbench_version: String,
+    pub recorded_at: String,
+    pub hostname: String,
+    pub kernel: String,
+    pub e2fsprogs: String,
+    pub cpu_model: String,
+    pub cores: usize,
+    pub memory_bytes: u64,
+    pub mkfs_extended_options: String,
+    /// Each directory that holds images, with the file system it lives on.
+    pub image_locations: Vec<ImageLocation>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ImageLocation {
+    pub role: String,
+    pub path: String,
+    pub filesystem: String,
+    pub device: String,
+}
+
+pub fn collect(spec: &Spec) -> Environment {
+    let uname = nix::sys::utsname::uname().ok();
+    let mut locations = vec![location(
+        "images (file system, same-disk, second-disk)",
+        &spec.work_dir,
+    )];
+    for c in &spec.configs {
+        if let Some(d) = &c.second_disk_dir {
+            locations.push(location("second-disk journal", d));
+        }
+        if c.placement == crate::config::Placement::Ramdisk {
+            locations.push(location("ramdisk journal", &c.ramdisk_dir));
+        }
+    }
+    locations.dedup_by(|a, b| a.path == b.path && a.role == b.role);
+    Environment {
+        jbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        recorded_at: chrono::Local::now().to_rfc3339(),
+        hostname: nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        kernel: uname
+            .as_ref()
+            .map(|u| {
+                format!(
+                    "{} {} {}",
+                    u.sysname().to_string_lossy(),
+                    u.release().to_string_lossy(),
+                    u.machine().to_string_lossy()
+                )
+            })
+            .unwrap_or_default(),
+        e2fsprogs: cmd::run_all("mke2fs", &["-V"])
+            .map(|t| t.lines().next().unwrap_or("").trim().to_string())
+            .unwrap_or_else(|_| "not found".into()),
+        cpu_model: std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("model name"))
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+            .unwrap_or_default(),
+        cores: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        memory_bytes: std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("MemTotal:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            })
+            .map(|kb| kb * 1024)
+            .unwrap_or(0),
+        mkfs_extended_options: ext4::NO_LAZY_INIT.to_string(),
+        image_locations: locations,
+    }
+}
+
+/// The file system a path lives on: the longest mount point that is its prefix.
+fn location(role: &str, path: &Path) -> ImageLocation {
+    let probe = path
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"));
+    let real = std::fs::canonicalize(probe).unwrap_or_else(|_| probe.to_path_buf());
+    let best = mounts::mounts()
+        .into_iter()
+        .filter(|m| real.starts_with(&m.target))
+        .max_by_key(|m| m.target.components().count());
+    ImageLocation {
+        role: role.to_string(),
+        path: path.display().to_string(),
+        filesystem: best.as_ref().map(|m| m.fstype.clone()).unwrap_or_default(),
+        device: best.map(|m| m.source).unwrap_or_default(),
+    }
+}

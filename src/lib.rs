@@ -1,0 +1,26 @@
+//! jbench: measures what a file system's journal placement, size and mode cost in
+//! speed, on real Linux block devices, with fresh file systems per trial and honest
+//! statistics.
+//!
+//! Data flows one way: [`spec`] (experiment file) -> [`plan`] (ordered trials) ->
+//! [`rig`] (devices, mkfs, mount, verification) -> [`workload`] engines ->
+//! [`store`] (results directory) -> [`stats`] -> [`report`].
+
+pub mod cleanup;
+pub mod config;
+pub mod envinfo;
+pub mod executor;
+pub mod interrupt;
+pub mod plan;
+pub mod preflight;
+pub mod record;
+pub mod report;
+pub mod rig;
+pub mod runner;
+pub mod safety;
+pub mod selftest;
+pub mod spec;
+pub mod stats;
+pub mod store;
+pub mod units;
+pub mod workload;

@@ -1,0 +1,351 @@
+//! The `jbench` command line.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use jbench::report::{self, Format, ReportOptions};
+use jbench::{cleanup, executor, interrupt, plan, preflight, runner, selftest, spec, store};
+
+const ABOUT: &str = "Measures what a file system's journal placement, size and mode cost in speed.
+
+jbench builds real ext4 file systems on loop images, RAM disks or named devices, with the
+journal placed, sized and moded as an experiment file says, runs native re-implementations
+of classic workloads (fdtree) on a fresh file system for every trial, verifies each
+configuration before measuring it, and reports mean, spread, confidence and significance.";
+
+const AFTER: &str = "Examples:
+  jbench run presets/quick.toml              a few minutes: all journal placements, small trees
+  jbench plan presets/study1-journal-device.toml   what the full study would run
+  jbench report results/quick-20261123-101500 --format markdown
+  jbench run presets/quick.toml --resume results/quick-20261123-101500
+  jbench workload fdtree --dir /mnt/test -d 3 -f 4 -s 1 -l 5
+  jbench cleanup                             after a run was killed with SIGKILL
+
+The experiment file format, the results schema and the presets are described in README.md.";
+
+#[derive(Parser)]
+#[command(name = "jbench", version, about = ABOUT, long_about = ABOUT, after_help = AFTER)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an experiment: provision, verify and measure every trial of the plan (root).
+    Run(RunArgs),
+    /// Print the configurations and the ordered trial plan of an experiment; runs nothing.
+    Plan {
+        /// Experiment file (TOML).
+        spec: PathBuf,
+    },
+    /// Tables of times, rates and comparisons from a results directory.
+    Report(ReportArgs),
+    /// Run one workload in an existing directory, without provisioning anything.
+    #[command(subcommand)]
+    Workload(WorkloadCmd),
+    /// Release mounts, loop and zram devices left by a jbench that was killed (root).
+    Cleanup {
+        /// Also scan this work directory for session directories (repeatable);
+        /// registered sessions and those loop devices point into are always found.
+        #[arg(long = "work-dir")]
+        work_dirs: Vec<PathBuf>,
+        /// Say what would be released without releasing it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Benchmarks of jbench itself.
+    #[command(subcommand)]
+    Selftest(SelftestCmd),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Experiment file (TOML), e.g. presets/quick.toml.
+    spec: PathBuf,
+    /// Results directory [default: results/<name>-<timestamp>].
+    #[arg(long)]
+    results: Option<PathBuf>,
+    /// Finish an interrupted run: only the trials missing from DIR/trials.jsonl are run.
+    #[arg(long, value_name = "DIR", conflicts_with = "results")]
+    resume: Option<PathBuf>,
+    /// Allow formatting this exact real device named by filesystem.device or
+    /// journal.device; ALL DATA ON IT IS LOST. Repeat for each device.
+    #[arg(long = "destroy-data-on", value_name = "DEV")]
+    destroy: Vec<PathBuf>,
+    /// No progress output (the final report is still printed).
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Results directory of a run.
+    dir: PathBuf,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Configuration label to compare the others with [default: the spec's baseline,
+    /// else the first configuration].
+    #[arg(long)]
+    baseline: Option<String>,
+    /// Phases shorter than this are marked suspect [default: the spec's suspect_below].
+    #[arg(long, value_name = "DURATION")]
+    suspect_below: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum WorkloadCmd {
+    /// fdtree 1.0.2: create a directory tree, fill it with files, remove both; prints
+    /// fdtree's own report and precise figures.
+    Fdtree(FdtreeArgs),
+}
+
+#[derive(Args)]
+struct FdtreeArgs {
+    /// Directory to work in (must exist; the tree is made in LEVEL0.<host>.<pid> inside).
+    #[arg(long)]
+    dir: PathBuf,
+    /// Subdirectories per directory (fdtree -d).
+    #[arg(short = 'd', default_value_t = 10)]
+    dirs: u32,
+    /// Files per directory (fdtree -f).
+    #[arg(short = 'f', default_value_t = 10)]
+    files: u32,
+    /// File size in 4 KiB blocks (fdtree -s).
+    #[arg(short = 's', default_value_t = 10)]
+    blocks: u32,
+    /// Levels below the root (fdtree -l).
+    #[arg(short = 'l', default_value_t = 4)]
+    levels: u32,
+    /// Print the phases as JSON instead of the reports.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum SelftestCmd {
+    /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio.
+    Overhead {
+        /// Directory on tmpfs to build the trees in.
+        #[arg(long, default_value = "/dev/shm")]
+        dir: PathBuf,
+        /// Alternating engine/raw rounds; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        rounds: u32,
+        #[arg(short = 'd')]
+        dirs: Option<u32>,
+        #[arg(short = 'f')]
+        files: Option<u32>,
+        #[arg(short = 's')]
+        blocks: Option<u32>,
+        #[arg(short = 'l')]
+        levels: Option<u32>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("jbench: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => cmd_run(args),
+        Command::Plan { spec } => {
+            let spec = spec::load(&spec)?;
+            print!("{}", plan::describe(&spec, &plan::plan(&spec)));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report(args) => cmd_report(args),
+        Command::Workload(WorkloadCmd::Fdtree(args)) => cmd_fdtree(args),
+        Command::Cleanup { work_dirs, dry_run } => cmd_cleanup(work_dirs, dry_run),
+        Command::Selftest(SelftestCmd::Overhead {
+            dir,
+            rounds,
+            dirs,
+            files,
+            blocks,
+            levels,
+        }) => {
+            let mut opts = selftest::OverheadOptions {
+                dir,
+                rounds,
+                ..Default::default()
+            };
+            let t = &mut opts.tree;
+            t.dirs = dirs.unwrap_or(t.dirs);
+            t.files = files.unwrap_or(t.files);
+            t.blocks = blocks.unwrap_or(t.blocks);
+            t.levels = levels.unwrap_or(t.levels);
+            let report = selftest::run_overhead(&opts)?;
+            print!("{report}");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn cmd_run(args: RunArgs) -> Result<ExitCode> {
+    let original = std::fs::read_to_string(&args.spec)
+        .with_context(|| format!("cannot read {}", args.spec.display()))?;
+    let spec = spec::parse(&original, &args.spec.display().to_string())?;
+    preflight::require_root("jbench run")?;
+    for w in preflight::check(&spec, &args.destroy)? {
+        eprintln!("jbench: warning: {w}");
+    }
+    let trials = plan::plan(&spec);
+    let (mut store, existing) = match &args.resume {
+        Some(dir) => store::Store::resume(dir, &spec)?,
+        None => {
+            let dir = args
+                .results
+                .clone()
+                .unwrap_or_else(|| default_results_dir(&spec.name));
+            (store::Store::create(&dir, &spec, &original)?, Vec::new())
+        }
+    };
+    let dir = store.dir().to_path_buf();
+    if !args.quiet {
+        eprintln!(
+            "jbench: {} trials ({} configurations x {} workloads x {} repetitions); results in {}",
+            trials.len(),
+            spec.configs.len(),
+            spec.workloads.len(),
+            spec.repetitions,
+            dir.display()
+        );
+    }
+    let ctl = interrupt::install()?;
+    let outcome = {
+        let mut exec = executor::RigExecutor::new(&spec, args.destroy.clone())?;
+        runner::run(
+            &spec, &trials, &existing, &mut store, &mut exec, &ctl, args.quiet,
+        )?
+    };
+    let records = store::load_records(&dir)?;
+    let opts = report_options(&spec, None, None)?;
+    store::write_summary(&dir, &report::render(&records, &opts, Format::Csv))?;
+    println!("{}", report::render(&records, &opts, Format::Table));
+    println!("results: {}", dir.display());
+    if outcome.interrupted {
+        eprintln!(
+            "jbench: interrupted; everything was released. Finish with: jbench run {} --resume {}",
+            args.spec.display(),
+            dir.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if outcome.failed > 0 {
+        eprintln!(
+            "jbench: {} trial(s) failed; see the `error` field in {}/trials.jsonl",
+            outcome.failed,
+            dir.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn default_results_dir(name: &str) -> PathBuf {
+    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    PathBuf::from("results").join(format!("{name}-{stamp}"))
+}
+
+fn report_options(
+    spec: &spec::Spec,
+    baseline: Option<String>,
+    suspect: Option<&str>,
+) -> Result<ReportOptions> {
+    let suspect_below = match suspect {
+        Some(s) => jbench::units::parse_duration(s).map_err(anyhow::Error::msg)?,
+        None => spec.suspect_below,
+    };
+    Ok(ReportOptions {
+        suspect_below_secs: suspect_below.as_secs_f64(),
+        baseline: baseline.or_else(|| spec.baseline.clone()),
+        confidence: 0.95,
+    })
+}
+
+fn cmd_report(args: ReportArgs) -> Result<ExitCode> {
+    let records = store::load_records(&args.dir)?;
+    let spec_path = args.dir.join(store::SPEC);
+    let spec = spec::load(&spec_path).with_context(|| {
+        format!(
+            "cannot read the experiment stored in {}",
+            spec_path.display()
+        )
+    })?;
+    let opts = report_options(&spec, args.baseline, args.suspect_below.as_deref())?;
+    if let Some(b) = &opts.baseline {
+        if !records.iter().any(|r| &r.config.label == b) {
+            bail!("no configuration `{b}` in {}", args.dir.display());
+        }
+    }
+    print!("{}", report::render(&records, &opts, args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_fdtree(args: FdtreeArgs) -> Result<ExitCode> {
+    use jbench::workload::{fdtree::Fdtree, Workload};
+    if !args.dir.is_dir() {
+        bail!("{} is not a directory; create it first", args.dir.display());
+    }
+    let tree = Fdtree {
+        dirs: args.dirs,
+        files: args.files,
+        blocks: args.blocks,
+        levels: args.levels,
+    };
+    let ctl = interrupt::install()?;
+    let phases = tree.run(&args.dir, &ctl)?;
+    if args.json {
+        let out =
+            serde_json::json!({"workload": "fdtree", "params": tree.params(), "phases": phases});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!(
+            "{}",
+            jbench::workload::fdtree::compat_report(&tree, Path::new(&args.dir), &phases)
+        );
+        println!();
+        print!(
+            "{}",
+            jbench::workload::fdtree::precise_report(&tree, &phases)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_cleanup(work_dirs: Vec<PathBuf>, dry_run: bool) -> Result<ExitCode> {
+    preflight::require_root("jbench cleanup")?;
+    let mut dirs = work_dirs;
+    dirs.push(PathBuf::from("/var/tmp/jbench"));
+    dirs.push(PathBuf::from("/dev/shm"));
+    let report = cleanup::cleanup(&dirs, dry_run)?;
+    for line in &report.released {
+        println!("{line}");
+    }
+    for live in &report.skipped_live {
+        println!("left alone (a running jbench holds it): {}", live.display());
+    }
+    for e in &report.errors {
+        eprintln!("jbench: cleanup: {e}");
+    }
+    if report.released.is_empty() && report.errors.is_empty() {
+        println!("nothing to clean up");
+    }
+    Ok(if report.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

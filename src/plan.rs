@@ -1,0 +1,129 @@
+//! The ordered list of trials. A trial is one (configuration, workload, repetition) on
+//! a fresh file system; its index is stable for a given spec, which is what `--resume`
+//! matches on.
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::spec::{Order, Spec};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trial {
+    /// Position in the plan, 0-based.
+    pub index: usize,
+    /// Index into `spec.configs`.
+    pub config: usize,
+    /// Index into `spec.workloads`.
+    pub workload: usize,
+    /// Repetition, 1-based.
+    pub rep: u32,
+}
+
+/// Orders the trials. Interleaved rounds are shuffled with a ChaCha stream seeded by
+/// `spec.seed`, which is stable across platforms and crate versions, so a recorded
+/// seed reproduces the order.
+pub fn plan(spec: &Spec) -> Vec<Trial> {
+    let pairs: Vec<(usize, usize)> = (0..spec.configs.len())
+        .flat_map(|c| (0..spec.workloads.len()).map(move |w| (c, w)))
+        .collect();
+    let mut trials = Vec::with_capacity(pairs.len() * spec.repetitions as usize);
+    match spec.order {
+        Order::Sequential => {
+            for &(config, workload) in &pairs {
+                for rep in 1..=spec.repetitions {
+                    trials.push((config, workload, rep));
+                }
+            }
+        }
+        Order::Interleaved => {
+            let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+            for rep in 1..=spec.repetitions {
+                let mut round = pairs.clone();
+                round.shuffle(&mut rng);
+                trials.extend(round.into_iter().map(|(c, w)| (c, w, rep)));
+            }
+        }
+    }
+    trials
+        .into_iter()
+        .enumerate()
+        .map(|(index, (config, workload, rep))| Trial {
+            index,
+            config,
+            workload,
+            rep,
+        })
+        .collect()
+}
+
+/// A human-readable listing for `jbench plan`.
+pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "experiment `{}`: {} configuration(s) x {} workload(s) x {} repetition(s) = {} trials, order {:?} (seed {})",
+        spec.name,
+        spec.configs.len(),
+        spec.workloads.len(),
+        spec.repetitions,
+        trials.len(),
+        spec.order,
+        spec.seed
+    );
+    let _ = writeln!(out, "\nconfigurations:");
+    for c in &spec.configs {
+        let _ = writeln!(
+            out,
+            "  {:<24} {} {} on {}, journal {} {} on {}, data={}",
+            c.label,
+            c.fs_type,
+            crate::units::format_size(c.fs_size),
+            c.fs_device
+                .as_ref()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|| "image".into()),
+            c.placement,
+            crate::units::format_size(c.journal_size),
+            c.journal_device
+                .as_ref()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|| match c.placement {
+                    crate::config::Placement::Internal => "the file system".into(),
+                    crate::config::Placement::SameDisk => "the same image".into(),
+                    crate::config::Placement::SecondDisk => c
+                        .second_disk_dir
+                        .as_ref()
+                        .map(|d| format!("an image in {}", d.display()))
+                        .unwrap_or_else(|| "a second image".into()),
+                    crate::config::Placement::Ramdisk =>
+                        format!("a loop over {}", c.ramdisk_dir.display()),
+                    crate::config::Placement::Zram => "a new zram device".into(),
+                    crate::config::Placement::Device => "?".into(),
+                }),
+            c.mode
+        );
+    }
+    let _ = writeln!(out, "\nworkloads:");
+    for w in &spec.workloads {
+        let _ = writeln!(
+            out,
+            "  {:<24} {} {}  ({} inodes, {} of data at peak)",
+            w.name,
+            w.engine.kind(),
+            w.engine.params(),
+            w.engine.peak_inodes(),
+            crate::units::format_size(w.engine.peak_data_bytes().div_ceil(1 << 20) << 20)
+        );
+    }
+    let _ = writeln!(out, "\ntrials:");
+    for t in trials {
+        let _ = writeln!(
+            out,
+            "  {:>5}  rep {:>3}  {:<24} {}",
+            t.index, t.rep, spec.configs[t.config].label, spec.workloads[t.workload].name
+        );
+    }
+    out
+}

@@ -1,0 +1,89 @@
+//! The trial record: one line of `trials.jsonl`. This is a user-facing schema
+//! (documented in docs/results.md); bump [`SCHEMA_VERSION`] on incompatible changes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::workload::PhaseResult;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The configuration a trial ran, as the experiment file asked for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigRecord {
+    /// Short name made of the factor values that vary, e.g. `same-disk` or `ramdisk,64M`.
+    pub label: String,
+    pub filesystem: String,
+    /// File-system size in bytes.
+    pub fs_size: u64,
+    /// `internal`, `same-disk`, `second-disk`, `ramdisk`, `zram` or `device`.
+    pub placement: String,
+    /// Journal size in bytes.
+    pub journal_size: u64,
+    /// `ordered`, `journal` or `writeback`.
+    pub mode: String,
+    #[serde(default)]
+    pub mkfs_options: Vec<String>,
+    #[serde(default)]
+    pub mount_options: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadRecord {
+    pub kind: String,
+    pub name: String,
+    pub params: serde_json::Value,
+}
+
+/// What the mounted file system really had, read back from the devices and the kernel.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verified {
+    /// Journal block device path, or `internal`.
+    pub journal_device: String,
+    /// Journal size in bytes as the on-disk journal superblock reports it.
+    pub journal_bytes: u64,
+    /// Data mode from /proc/mounts.
+    pub mode: String,
+    /// Human-readable evidence, one line per check, e.g.
+    /// `dumpe2fs /dev/loop3: Journal UUID 1f.. = journal device UUID`.
+    #[serde(default)]
+    pub checks: Vec<String>,
+}
+
+/// `ok` or `failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    pub schema_version: u32,
+    /// Index in the plan (0-based); stable for a given spec, so `--resume` can match.
+    pub trial: usize,
+    /// Repetition of this (configuration, workload), 1-based.
+    pub rep: u32,
+    pub config: ConfigRecord,
+    pub workload: WorkloadRecord,
+    /// Devices, images and mount point the trial used.
+    #[serde(default)]
+    pub layout: serde_json::Value,
+    #[serde(default)]
+    pub verified: Option<Verified>,
+    #[serde(default)]
+    pub phases: Vec<PhaseResult>,
+    pub status: Status,
+    #[serde(default)]
+    pub error: Option<String>,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Whole-trial wall time including provisioning, seconds.
+    pub wall_seconds: f64,
+}
+
+impl TrialRecord {
+    pub fn is_ok(&self) -> bool {
+        self.status == Status::Ok
+    }
+}

@@ -1,0 +1,1723 @@
+//! Turns trial records into the studies' tables: per workload, elapsed times and rates
+//! (mean ± sd per configuration and phase), a comparison of every configuration with a
+//! baseline (percent difference, its confidence interval, Welch p and a verdict), and
+//! warnings about anything that makes a figure untrustworthy.
+//!
+//! [`analyse`] builds the data model ([`Analysis`]); the renderers only format it, so
+//! the terminal table, Markdown, CSV and JSON can never disagree.
+//!
+//! Ordering (deterministic, independent of the order of the input slice):
+//! - workloads: by the smallest `trial` index among their records;
+//! - configurations: by the smallest `trial` index among their records, over the whole
+//!   run (not per workload), so every workload's table lists them in the same order and
+//!   the default baseline is the same everywhere. For sequential plans this is the
+//!   matrix order; for interleaved, shuffled plans it is the order of the first round;
+//! - phases: by first appearance in the records sorted by `trial`.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::{ConfigRecord, TrialRecord};
+use crate::stats::{self, Summary};
+
+/// A rate whose coefficient of variation exceeds this is flagged: the studies' sd
+/// columns show such spread hides any but large differences.
+const HIGH_CV: f64 = 0.10;
+
+/// Used when [`ReportOptions::confidence`] is not a usable level.
+const FALLBACK_CONFIDENCE: f64 = 0.95;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportOptions {
+    /// A phase whose mean elapsed time is below this many seconds is suspect
+    /// (the studies' rule: 60 s).
+    pub suspect_below_secs: f64,
+    /// Configuration label to compare against; `None`: the first configuration in
+    /// trial order.
+    pub baseline: Option<String>,
+    /// Confidence level of intervals; a difference is significant when p < 1 - level.
+    pub confidence: f64,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        Self {
+            suspect_below_secs: 60.0,
+            baseline: None,
+            confidence: FALLBACK_CONFIDENCE,
+        }
+    }
+}
+
+/// Output format of [`render`]; on the command line `table|markdown|csv|json`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned plain text for a terminal.
+    #[default]
+    Table,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+    /// One row per (workload, configuration, phase).
+    Csv,
+    /// The [`Analysis`], pretty-printed.
+    Json,
+}
+
+/// Everything the renderers show. Serialised as the JSON report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub suspect_below_secs: f64,
+    /// Confidence level actually used (after validation of the option).
+    pub confidence: f64,
+    /// Baseline configuration label, `None` when there are no records.
+    pub baseline: Option<String>,
+    pub workloads: Vec<WorkloadAnalysis>,
+    /// Run-wide warnings (unknown baseline, bad option, no records). Per-workload
+    /// warnings are in [`WorkloadAnalysis::warnings`]; [`Analysis::all_warnings`]
+    /// returns both.
+    pub warnings: Vec<String>,
+}
+
+impl Analysis {
+    /// Run-wide warnings followed by each workload's, in report order.
+    pub fn all_warnings(&self) -> Vec<String> {
+        let per_workload = self.workloads.iter().flat_map(|w| w.warnings.iter());
+        self.warnings.iter().chain(per_workload).cloned().collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadAnalysis {
+    /// Workload (scenario) name from the experiment file.
+    pub name: String,
+    /// Engine, e.g. `fdtree`.
+    pub kind: String,
+    pub params: serde_json::Value,
+    pub phases: Vec<PhaseInfo>,
+    pub configs: Vec<ConfigAnalysis>,
+    /// Baseline used for this workload's comparisons; `None` when the baseline
+    /// configuration has no trial of this workload.
+    pub baseline: Option<String>,
+    /// One per non-baseline configuration, in configuration order.
+    pub comparisons: Vec<Comparison>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseInfo {
+    /// Phase identifier, e.g. `file_create`.
+    pub name: String,
+    /// Rate unit, e.g. `file creates/s`.
+    pub rate_unit: String,
+    /// Whether the phase moves payload (then KiB/s is reported too).
+    pub has_bytes: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigAnalysis {
+    pub label: String,
+    /// The configuration as recorded by its first trial (placement, sizes, mode...),
+    /// so charts can plot rate against journal size without re-parsing labels.
+    pub config: ConfigRecord,
+    /// Successful trials; only these enter the statistics.
+    pub ok: usize,
+    pub failed: usize,
+    /// One per workload phase, in [`WorkloadAnalysis::phases`] order.
+    pub phases: Vec<PhaseStats>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    pub phase: String,
+    /// Successful trials that recorded this phase.
+    pub n: usize,
+    /// Elapsed seconds.
+    pub seconds: Option<Summary>,
+    /// Operations per second (fdtree's units).
+    pub rate: Option<Summary>,
+    /// KiB per second, for phases that move payload.
+    pub kib_per_sec: Option<Summary>,
+    /// Mean elapsed time below the threshold: too short to trust.
+    pub suspect: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub config: String,
+    pub baseline: String,
+    pub phases: Vec<PhaseComparison>,
+}
+
+/// One configuration against the baseline on one phase's operation rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseComparison {
+    pub phase: String,
+    pub n_baseline: usize,
+    pub n_other: usize,
+    /// (mean_other - mean_base) / mean_base * 100; positive = faster.
+    pub pct: Option<f64>,
+    /// Welch confidence interval of the difference of means divided by the baseline
+    /// mean, in percent. This treats the baseline mean as exact (it ignores the
+    /// uncertainty of the denominator), which is a fair approximation when the
+    /// baseline's relative standard error is small; a Fieller interval would be exact.
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    /// Two-sided Welch p-value.
+    pub p: Option<f64>,
+    /// p < 1 - confidence.
+    pub significant: bool,
+    /// Either side's phase is suspect (too short).
+    pub suspect: bool,
+    /// "12.3% faster", "8.1% slower", "no significant difference (p = 0.41)",
+    /// "too few trials", with " (suspect: phase < 60 s)" appended when suspect.
+    pub verdict: String,
+}
+
+// ---------------------------------------------------------------------------------
+// Analysis
+// ---------------------------------------------------------------------------------
+
+/// Builds the report's data model from the trial records of one run.
+pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
+    let mut warnings = Vec::new();
+    let confidence = checked_confidence(opts.confidence, &mut warnings);
+    let mut sorted: Vec<&TrialRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| r.trial);
+    if sorted.is_empty() {
+        warnings.push("no trial records: nothing to report".to_string());
+    }
+    let config_order = first_appearance(&sorted, |r| r.config.label.as_str());
+    let baseline = choose_baseline(opts.baseline.as_deref(), &config_order, &mut warnings);
+    let ctx = Ctx {
+        opts,
+        confidence,
+        config_order: &config_order,
+        baseline: baseline.as_deref(),
+    };
+    let workloads = first_appearance(&sorted, |r| r.workload.name.as_str())
+        .into_iter()
+        .map(|name| {
+            let recs: Vec<&TrialRecord> = sorted
+                .iter()
+                .copied()
+                .filter(|r| r.workload.name == name)
+                .collect();
+            analyse_workload(&recs, &ctx)
+        })
+        .collect();
+    Analysis {
+        suspect_below_secs: opts.suspect_below_secs,
+        confidence,
+        baseline,
+        workloads,
+        warnings,
+    }
+}
+
+/// Settings shared by the per-workload analysis.
+struct Ctx<'a> {
+    opts: &'a ReportOptions,
+    confidence: f64,
+    config_order: &'a [String],
+    baseline: Option<&'a str>,
+}
+
+fn checked_confidence(level: f64, warnings: &mut Vec<String>) -> f64 {
+    if level > 0.0 && level < 1.0 {
+        level
+    } else {
+        warnings.push(format!(
+            "confidence level {level} is not between 0 and 1; using {FALLBACK_CONFIDENCE}"
+        ));
+        FALLBACK_CONFIDENCE
+    }
+}
+
+/// Distinct keys in order of first appearance in `sorted` (records sorted by trial).
+fn first_appearance<'a>(
+    sorted: &[&'a TrialRecord],
+    key: impl Fn(&'a TrialRecord) -> &'a str,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in sorted {
+        let k = key(r);
+        if !out.iter().any(|o| o == k) {
+            out.push(k.to_string());
+        }
+    }
+    out
+}
+
+fn choose_baseline(
+    wanted: Option<&str>,
+    config_order: &[String],
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    let first = config_order.first().cloned();
+    match wanted {
+        Some(label) if config_order.iter().any(|c| c == label) => Some(label.to_string()),
+        Some(label) => {
+            if let Some(f) = &first {
+                warnings.push(format!(
+                    "baseline configuration `{label}` has no trials; comparing with `{f}` instead"
+                ));
+            }
+            first
+        }
+        None => first,
+    }
+}
+
+fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
+    let first = recs[0];
+    let name = first.workload.name.clone();
+    let phases = phase_infos(recs);
+    let mut warnings = Vec::new();
+    let configs: Vec<ConfigAnalysis> = ctx
+        .config_order
+        .iter()
+        .filter_map(|label| {
+            let of_config: Vec<&TrialRecord> = recs
+                .iter()
+                .copied()
+                .filter(|r| &r.config.label == label)
+                .collect();
+            (!of_config.is_empty()).then(|| analyse_config(&of_config, &phases, ctx.opts))
+        })
+        .collect();
+    for c in &configs {
+        config_warnings(&name, c, recs, ctx.opts, &mut warnings);
+    }
+    let baseline = ctx
+        .baseline
+        .filter(|b| configs.iter().any(|c| c.label == *b))
+        .map(str::to_string);
+    if let (None, Some(b)) = (&baseline, ctx.baseline) {
+        warnings.push(format!(
+            "{name}: baseline configuration `{b}` has no trials of this workload; no comparisons"
+        ));
+    }
+    let comparisons = baseline
+        .as_deref()
+        .map(|b| compare_all(recs, &configs, &phases, b, ctx))
+        .unwrap_or_default();
+    WorkloadAnalysis {
+        name,
+        kind: first.workload.kind.clone(),
+        params: first.workload.params.clone(),
+        phases,
+        configs,
+        baseline,
+        comparisons,
+        warnings,
+    }
+}
+
+/// Phases of a workload in order of first appearance. Failed trials count for the
+/// phase list (so a configuration whose trials all failed still gets its columns),
+/// but only successful ones decide whether a phase moves payload.
+fn phase_infos(recs: &[&TrialRecord]) -> Vec<PhaseInfo> {
+    let mut out: Vec<PhaseInfo> = Vec::new();
+    for r in recs {
+        for p in &r.phases {
+            let moves_bytes = r.is_ok() && p.bytes > 0;
+            match out.iter_mut().find(|i| i.name == p.name) {
+                Some(info) => info.has_bytes |= moves_bytes,
+                None => out.push(PhaseInfo {
+                    name: p.name.clone(),
+                    rate_unit: rate_unit(&p.op_unit),
+                    has_bytes: moves_bytes,
+                }),
+            }
+        }
+    }
+    out
+}
+
+fn rate_unit(op_unit: &str) -> String {
+    if op_unit.trim().is_empty() {
+        "ops/s".to_string()
+    } else {
+        format!("{}/s", op_unit.trim())
+    }
+}
+
+/// Per-trial values of one phase over the successful trials of one configuration.
+#[derive(Default)]
+struct Samples {
+    seconds: Vec<f64>,
+    rates: Vec<f64>,
+    kib: Vec<f64>,
+}
+
+fn samples(recs: &[&TrialRecord], phase: &str) -> Samples {
+    let mut s = Samples::default();
+    for r in recs.iter().filter(|r| r.is_ok()) {
+        if let Some(p) = r.phases.iter().find(|p| p.name == phase) {
+            s.seconds.push(p.seconds);
+            s.rates.push(p.ops_per_sec());
+            s.kib.push(p.kib_per_sec());
+        }
+    }
+    s
+}
+
+fn analyse_config(
+    recs: &[&TrialRecord],
+    phases: &[PhaseInfo],
+    opts: &ReportOptions,
+) -> ConfigAnalysis {
+    let ok = recs.iter().filter(|r| r.is_ok()).count();
+    let phase_stats = phases
+        .iter()
+        .map(|info| {
+            let s = samples(recs, &info.name);
+            let seconds = Summary::of(&s.seconds);
+            PhaseStats {
+                phase: info.name.clone(),
+                n: s.seconds.len(),
+                suspect: seconds.is_some_and(|t| t.mean < opts.suspect_below_secs),
+                seconds,
+                rate: Summary::of(&s.rates),
+                kib_per_sec: if info.has_bytes {
+                    Summary::of(&s.kib)
+                } else {
+                    None
+                },
+            }
+        })
+        .collect();
+    ConfigAnalysis {
+        label: recs[0].config.label.clone(),
+        config: recs[0].config.clone(),
+        ok,
+        failed: recs.len() - ok,
+        phases: phase_stats,
+    }
+}
+
+fn config_warnings(
+    workload: &str,
+    c: &ConfigAnalysis,
+    recs: &[&TrialRecord],
+    opts: &ReportOptions,
+    out: &mut Vec<String>,
+) {
+    let at = format!("{workload}/{}", c.label);
+    if c.failed > 0 {
+        out.push(failed_warning(&at, c, recs));
+    }
+    match c.ok {
+        0 => out.push(format!("{at}: no successful trials")),
+        1 => out.push(format!(
+            "{at}: only 1 successful trial: no spread and no comparison possible"
+        )),
+        _ => {}
+    }
+    for p in &c.phases {
+        phase_warnings(&at, c.ok, p, opts, out);
+    }
+}
+
+fn failed_warning(at: &str, c: &ConfigAnalysis, recs: &[&TrialRecord]) -> String {
+    let first_error = recs
+        .iter()
+        .filter(|r| !r.is_ok() && r.config.label == c.label)
+        .find_map(|r| r.error.as_deref())
+        .map(|e| format!(" (first error: {})", first_line(e)))
+        .unwrap_or_default();
+    format!(
+        "{at}: {} of {} trials failed and are excluded from the statistics{first_error}",
+        c.failed,
+        c.failed + c.ok
+    )
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("").trim()
+}
+
+fn phase_warnings(
+    at: &str,
+    ok: usize,
+    p: &PhaseStats,
+    opts: &ReportOptions,
+    out: &mut Vec<String>,
+) {
+    let at = format!("{at}/{}", p.phase);
+    if p.n < ok {
+        out.push(format!(
+            "{at}: recorded by only {} of {ok} successful trials",
+            p.n
+        ));
+    }
+    if let (true, Some(t)) = (p.suspect, p.seconds) {
+        out.push(format!(
+            "{at}: mean time {} s is under the {} s threshold: suspect, do not draw conclusions from it",
+            fmt_num(t.mean),
+            opts.suspect_below_secs
+        ));
+    }
+    if let Some(r) = p
+        .rate
+        .filter(|r| r.n >= 2 && r.mean > 0.0 && r.cv() > HIGH_CV)
+    {
+        out.push(format!(
+            "{at}: high variance: the rate's coefficient of variation is {:.1}% (> {:.0}%)",
+            r.cv() * 100.0,
+            HIGH_CV * 100.0
+        ));
+    }
+}
+
+fn compare_all(
+    recs: &[&TrialRecord],
+    configs: &[ConfigAnalysis],
+    phases: &[PhaseInfo],
+    baseline: &str,
+    ctx: &Ctx,
+) -> Vec<Comparison> {
+    let of_label = |label: &str| -> Vec<&TrialRecord> {
+        recs.iter()
+            .copied()
+            .filter(|r| r.config.label == label)
+            .collect()
+    };
+    let base_cfg = configs.iter().find(|c| c.label == baseline);
+    let base_recs = of_label(baseline);
+    configs
+        .iter()
+        .filter(|c| c.label != baseline)
+        .map(|other| {
+            let other_recs = of_label(&other.label);
+            let phases = phases
+                .iter()
+                .enumerate()
+                .map(|(i, info)| {
+                    let base = samples(&base_recs, &info.name).rates;
+                    let oth = samples(&other_recs, &info.name).rates;
+                    let suspect =
+                        other.phases[i].suspect || base_cfg.is_some_and(|b| b.phases[i].suspect);
+                    compare_phase(&info.name, &base, &oth, suspect, ctx)
+                })
+                .collect();
+            Comparison {
+                config: other.label.clone(),
+                baseline: baseline.to_string(),
+                phases,
+            }
+        })
+        .collect()
+}
+
+/// Compares one phase's rates of a configuration (`other`) with the baseline's.
+fn compare_phase(
+    phase: &str,
+    base: &[f64],
+    other: &[f64],
+    suspect: bool,
+    ctx: &Ctx,
+) -> PhaseComparison {
+    let mean = |xs: &[f64]| Summary::of(xs).map(|s| s.mean);
+    // A zero baseline rate (a phase that did nothing) has no percentage difference.
+    let base_mean = mean(base).filter(|m| *m > 0.0);
+    let mut cmp = PhaseComparison {
+        phase: phase.to_string(),
+        n_baseline: base.len(),
+        n_other: other.len(),
+        // Shown even with too few trials for a test: the reader still sees the means.
+        pct: base_mean
+            .zip(mean(other))
+            .and_then(|(b, o)| finite((o - b) / b * 100.0)),
+        ci_low_pct: None,
+        ci_high_pct: None,
+        p: None,
+        significant: false,
+        suspect,
+        verdict: String::new(),
+    };
+    let welch = stats::welch_with_level(base, other, ctx.confidence);
+    let verdict = if base.len() < 2 || other.len() < 2 {
+        "too few trials".to_string()
+    } else if let (Some(b), Some(w)) = (base_mean, welch) {
+        cmp.ci_low_pct = finite(w.ci_low / b * 100.0);
+        cmp.ci_high_pct = finite(w.ci_high / b * 100.0);
+        cmp.p = Some(w.p);
+        cmp.significant = w.p < 1.0 - ctx.confidence;
+        verdict_text(cmp.pct.unwrap_or(0.0), w.p, cmp.significant)
+    } else if base_mean.is_none() {
+        "not comparable (baseline rate is 0)".to_string()
+    } else {
+        "not comparable (invalid values)".to_string()
+    };
+    cmp.verdict = if suspect {
+        format!(
+            "{verdict} (suspect: phase < {} s)",
+            ctx.opts.suspect_below_secs
+        )
+    } else {
+        verdict
+    };
+    cmp
+}
+
+fn verdict_text(pct: f64, p: f64, significant: bool) -> String {
+    if !significant {
+        return format!("no significant difference ({})", p_expr(p, true));
+    }
+    let direction = if pct > 0.0 { "faster" } else { "slower" };
+    let magnitude = pct.abs();
+    // Keep a tiny but significant difference from printing as "0.0% faster".
+    if magnitude < 0.1 {
+        format!("{magnitude:.2}% {direction}")
+    } else {
+        format!("{magnitude:.1}% {direction}")
+    }
+}
+
+/// JSON has no NaN or infinity (serde_json would write `null` and fail to read it
+/// back), so non-finite derived values are dropped instead.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+// ---------------------------------------------------------------------------------
+// Rendering
+// ---------------------------------------------------------------------------------
+
+/// Analyses `records` and renders the report in `format`.
+pub fn render(records: &[TrialRecord], opts: &ReportOptions, format: Format) -> String {
+    let analysis = analyse(records, opts);
+    match format {
+        Format::Table => render_text(&analysis, Style::Plain),
+        Format::Markdown => render_text(&analysis, Style::Markdown),
+        Format::Csv => render_csv(&analysis),
+        Format::Json => render_json(&analysis),
+    }
+}
+
+pub fn render_json(analysis: &Analysis) -> String {
+    // Cannot fail: every map key is a string and every float is finite by design.
+    let mut out = serde_json::to_string_pretty(analysis).expect("Analysis serialises to JSON");
+    out.push('\n');
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Plain,
+    Markdown,
+}
+
+/// A titled table: first column left-aligned (labels), the others right-aligned.
+struct Grid {
+    title: String,
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+fn width(s: &str) -> usize {
+    // Characters, not bytes: cells contain "±".
+    s.chars().count()
+}
+
+fn pad(s: &str, w: usize, left: bool) -> String {
+    let fill = " ".repeat(w.saturating_sub(width(s)));
+    if left {
+        format!("{s}{fill}")
+    } else {
+        format!("{fill}{s}")
+    }
+}
+
+impl Grid {
+    fn widths(&self) -> Vec<usize> {
+        (0..self.headers.len())
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .map(|r| width(&r[c]))
+                    .chain([width(&self.headers[c])])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    fn plain(&self) -> String {
+        let widths = self.widths();
+        let line = |cells: &[String]| -> String {
+            let padded: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(c, s)| pad(s, widths[c], c == 0))
+                .collect();
+            padded.join("  ")
+        };
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        let mut out = format!(
+            "{}\n{}\n{}\n",
+            self.title,
+            line(&self.headers),
+            rule.join("  ")
+        );
+        for row in &self.rows {
+            out.push_str(&line(row));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn markdown(&self) -> String {
+        let line = |cells: &[String]| -> String {
+            let escaped: Vec<String> = cells.iter().map(|c| md_escape(c)).collect();
+            format!("| {} |", escaped.join(" | "))
+        };
+        let align: Vec<&str> = (0..self.headers.len())
+            .map(|c| if c == 0 { "---" } else { "---:" })
+            .collect();
+        let mut out = format!(
+            "### {}\n\n{}\n| {} |\n",
+            md_escape(&self.title),
+            line(&self.headers),
+            align.join(" | ")
+        );
+        for row in &self.rows {
+            out.push_str(&line(row));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn render(&self, style: Style) -> String {
+        match style {
+            Style::Plain => self.plain(),
+            Style::Markdown => self.markdown(),
+        }
+    }
+}
+
+/// Keeps labels and markers from being read as Markdown syntax.
+fn md_escape(s: &str) -> String {
+    s.trim()
+        .replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('*', "\\*")
+}
+
+fn render_text(a: &Analysis, style: Style) -> String {
+    let mut out = String::new();
+    if style == Style::Markdown {
+        out.push_str("# jbench report\n\n");
+    }
+    if !a.warnings.is_empty() {
+        out.push_str(&warning_block("Warnings", &a.warnings, style));
+    }
+    for w in &a.workloads {
+        out.push_str(&render_workload(w, a, style));
+    }
+    out
+}
+
+fn render_workload(w: &WorkloadAnalysis, a: &Analysis, style: Style) -> String {
+    let mut out = match style {
+        Style::Plain => format!("== Workload {} ({}) ==\n\n", w.name, w.kind),
+        Style::Markdown => format!("## Workload `{}` ({})\n\n", w.name, w.kind),
+    };
+    let marked = w.configs.iter().flat_map(|c| &c.phases).any(|p| p.suspect);
+    let legend = marked.then(|| suspect_legend(a.suspect_below_secs, style));
+    for grid in [times_grid(w, style), rates_grid(w, style)] {
+        out.push_str(&grid.render(style));
+        if let Some(l) = &legend {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    if let Some(base) = &w.baseline {
+        if !w.comparisons.is_empty() {
+            out.push_str(&comparison_grid(w, base, a.confidence).render(style));
+            out.push('\n');
+            out.push_str(&verdict_lines(w, base, style));
+            out.push('\n');
+        }
+    }
+    if !w.warnings.is_empty() {
+        out.push_str(&warning_block("Warnings", &w.warnings, style));
+    }
+    out
+}
+
+fn suspect_legend(threshold: f64, style: Style) -> String {
+    let text =
+        format!("suspect: mean phase time under {threshold} s, too short to draw conclusions from");
+    match style {
+        Style::Plain => format!("* {text}\n"),
+        Style::Markdown => format!("\n\\* {text}\n"),
+    }
+}
+
+fn warning_block(title: &str, warnings: &[String], style: Style) -> String {
+    let mut out = match style {
+        Style::Plain => format!("{title}:\n"),
+        Style::Markdown => format!("### {title}\n\n"),
+    };
+    for w in warnings {
+        let _ = match style {
+            Style::Plain => writeln!(out, "  - {w}"),
+            Style::Markdown => writeln!(out, "- {}", md_escape(w)),
+        };
+    }
+    out.push('\n');
+    out
+}
+
+/// One "mean ± sd" column of a table. One number of decimals for the whole column
+/// (from its largest mean), so 999 and 1000 read alike; in plain text aligned on the
+/// "±" so means and spreads line up even when their widths differ; the suspect marker
+/// (or a space) sits in a slot of its own at the end for the same reason.
+fn mean_sd_column(values: &[(Option<Summary>, bool)], style: Style) -> Vec<String> {
+    let largest = values
+        .iter()
+        .filter_map(|(s, _)| s.map(|s| s.mean.abs()))
+        .fold(0.0, f64::max);
+    let d = decimals(largest);
+    let parts: Vec<Option<(String, String, bool)>> = values
+        .iter()
+        .map(|(s, suspect)| {
+            s.map(|s| {
+                let sd = if s.n >= 2 {
+                    format!("{:.*}", d, s.sd)
+                } else {
+                    String::new()
+                };
+                (format!("{:.*}", d, s.mean), sd, *suspect)
+            })
+        })
+        .collect();
+    let aligned = style == Style::Plain;
+    let mean_w = parts
+        .iter()
+        .flatten()
+        .map(|p| width(&p.0))
+        .max()
+        .unwrap_or(0);
+    let sd_w = parts
+        .iter()
+        .flatten()
+        .map(|p| width(&p.1))
+        .max()
+        .unwrap_or(0);
+    let any_marker = parts.iter().flatten().any(|p| p.2);
+    parts
+        .into_iter()
+        .map(|p| match p {
+            None => "-".to_string(),
+            Some((mean, sd, suspect)) => {
+                let marker = match (suspect, aligned && any_marker) {
+                    (true, _) => "*",
+                    (false, true) => " ",
+                    (false, false) => "",
+                };
+                if !aligned {
+                    let sd = if sd.is_empty() {
+                        sd
+                    } else {
+                        format!(" ± {sd}")
+                    };
+                    return format!("{mean}{sd}{marker}");
+                }
+                let sd_part = if sd.is_empty() {
+                    " ".repeat(sd_w + 3)
+                } else {
+                    format!(" ± {}", pad(&sd, sd_w, false))
+                };
+                format!("{}{sd_part}{marker}", pad(&mean, mean_w, false))
+            }
+        })
+        .collect()
+}
+
+/// Decimals for a figure of this magnitude: about four significant digits, never
+/// scientific notation (the studies' tables read 12345 and 0.123 alike).
+fn decimals(x: f64) -> usize {
+    match x.abs() {
+        a if a >= 1000.0 => 0,
+        a if a >= 100.0 => 1,
+        a if a >= 1.0 => 2,
+        _ => 3,
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    format!("{:.*}", decimals(x), x)
+}
+
+fn trials_cell(c: &ConfigAnalysis) -> String {
+    if c.failed > 0 {
+        format!("{} (+{} failed)", c.ok, c.failed)
+    } else {
+        c.ok.to_string()
+    }
+}
+
+/// Builds a table whose rows are configurations: label, trial count, then `columns`.
+fn config_grid(title: String, w: &WorkloadAnalysis, columns: Vec<(String, Vec<String>)>) -> Grid {
+    let mut headers = vec!["configuration".to_string(), "n".to_string()];
+    headers.extend(columns.iter().map(|(h, _)| h.clone()));
+    let rows = w
+        .configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut row = vec![c.label.clone(), trials_cell(c)];
+            row.extend(columns.iter().map(|(_, cells)| cells[i].clone()));
+            row
+        })
+        .collect();
+    Grid {
+        title,
+        headers,
+        rows,
+    }
+}
+
+fn column_of(
+    w: &WorkloadAnalysis,
+    i: usize,
+    pick: impl Fn(&PhaseStats) -> Option<Summary>,
+    style: Style,
+) -> Vec<String> {
+    let values: Vec<(Option<Summary>, bool)> = w
+        .configs
+        .iter()
+        .map(|c| (pick(&c.phases[i]), c.phases[i].suspect))
+        .collect();
+    mean_sd_column(&values, style)
+}
+
+fn times_grid(w: &WorkloadAnalysis, style: Style) -> Grid {
+    let columns = w
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.clone(), column_of(w, i, |s| s.seconds, style)))
+        .collect();
+    config_grid("Times (s), mean ± sd".to_string(), w, columns)
+}
+
+fn rates_grid(w: &WorkloadAnalysis, style: Style) -> Grid {
+    let mut columns = Vec::new();
+    for (i, p) in w.phases.iter().enumerate() {
+        columns.push((p.rate_unit.clone(), column_of(w, i, |s| s.rate, style)));
+        if p.has_bytes {
+            let header = format!("{} KiB/s", p.name);
+            columns.push((header, column_of(w, i, |s| s.kib_per_sec, style)));
+        }
+    }
+    config_grid("Rates, mean ± sd".to_string(), w, columns)
+}
+
+fn comparison_grid(w: &WorkloadAnalysis, base: &str, confidence: f64) -> Grid {
+    let mut headers = vec!["configuration".to_string()];
+    headers.extend(w.phases.iter().map(|p| p.name.clone()));
+    let rows = w
+        .comparisons
+        .iter()
+        .map(|c| {
+            let mut row = vec![c.config.clone()];
+            row.extend(c.phases.iter().map(comparison_cell));
+            row
+        })
+        .collect();
+    Grid {
+        title: format!(
+            "Compared with {base}: rate difference of means [{}% CI], Welch p",
+            fmt_level(confidence)
+        ),
+        headers,
+        rows,
+    }
+}
+
+/// "+12.3% [+8.1, +16.5] p=0.002", or the verdict when there is no test.
+fn comparison_cell(c: &PhaseComparison) -> String {
+    let marker = if c.suspect { "*" } else { "" };
+    let (Some(pct), Some(p)) = (c.pct, c.p) else {
+        return format!("{}{marker}", short_verdict(c));
+    };
+    let ci = match (c.ci_low_pct, c.ci_high_pct) {
+        (Some(lo), Some(hi)) => format!(" [{lo:+.1}, {hi:+.1}]"),
+        _ => String::new(),
+    };
+    format!("{pct:+.1}%{ci} {}{marker}", p_expr(p, false))
+}
+
+/// The verdict without the suspect suffix (the cell carries a `*` instead).
+fn short_verdict(c: &PhaseComparison) -> &str {
+    c.verdict
+        .split(" (suspect")
+        .next()
+        .unwrap_or(c.verdict.as_str())
+}
+
+fn verdict_lines(w: &WorkloadAnalysis, base: &str, style: Style) -> String {
+    let mut out = match style {
+        Style::Plain => format!("Verdicts (rate vs {base}):\n"),
+        Style::Markdown => format!("Verdicts (rate vs `{}`):\n\n", md_escape(base)),
+    };
+    for c in &w.comparisons {
+        let parts: Vec<String> = c
+            .phases
+            .iter()
+            .map(|p| format!("{} {}", p.phase, p.verdict))
+            .collect();
+        let _ = match style {
+            Style::Plain => writeln!(out, "  {}: {}", c.config, parts.join("; ")),
+            Style::Markdown => writeln!(out, "- `{}`: {}", c.config, md_escape(&parts.join("; "))),
+        };
+    }
+    out
+}
+
+/// "p = 0.41" (`spaced`) or "p=0.41": two decimals for ordinary p-values, three near
+/// and below 0.05 so significance is visible, and a floor below which digits mean
+/// nothing.
+fn p_expr(p: f64, spaced: bool) -> String {
+    let (rel, value) = if p >= 0.1 {
+        ("=", format!("{p:.2}"))
+    } else if p >= 0.001 {
+        ("=", format!("{p:.3}"))
+    } else {
+        ("<", "0.001".to_string())
+    };
+    if spaced {
+        format!("p {rel} {value}")
+    } else {
+        format!("p{rel}{value}")
+    }
+}
+
+fn fmt_level(level: f64) -> String {
+    let pct = level * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}")
+    } else {
+        format!("{pct}")
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// CSV
+// ---------------------------------------------------------------------------------
+
+const CSV_HEADER: [&str; 18] = [
+    "workload",
+    "config",
+    "phase",
+    "n",
+    "failed",
+    "seconds_mean",
+    "seconds_sd",
+    "rate_unit",
+    "rate_mean",
+    "rate_sd",
+    "kib_per_s_mean",
+    "kib_per_s_sd",
+    "suspect",
+    "vs_baseline_pct",
+    "vs_baseline_ci_low",
+    "vs_baseline_ci_high",
+    "p_value",
+    "verdict",
+];
+
+pub fn render_csv(a: &Analysis) -> String {
+    let mut out = csv_line(CSV_HEADER.iter().map(|s| s.to_string()));
+    for w in &a.workloads {
+        for c in &w.configs {
+            let cmp = w.comparisons.iter().find(|x| x.config == c.label);
+            for (i, p) in c.phases.iter().enumerate() {
+                let is_base = w.baseline.as_deref() == Some(c.label.as_str());
+                out.push_str(&csv_line(csv_row(
+                    w,
+                    c,
+                    i,
+                    p,
+                    cmp.map(|x| &x.phases[i]),
+                    is_base,
+                )));
+            }
+        }
+    }
+    out
+}
+
+fn csv_row(
+    w: &WorkloadAnalysis,
+    c: &ConfigAnalysis,
+    i: usize,
+    p: &PhaseStats,
+    cmp: Option<&PhaseComparison>,
+    is_base: bool,
+) -> Vec<String> {
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    // An sd from one trial is not a spread: leave it empty rather than print 0.
+    let sd = |s: Option<Summary>| num(s.filter(|s| s.n >= 2).map(|s| s.sd));
+    let mean = |s: Option<Summary>| num(s.map(|s| s.mean));
+    let verdict = match (is_base, cmp) {
+        (true, _) => "baseline".to_string(),
+        (false, Some(x)) => x.verdict.clone(),
+        (false, None) => String::new(),
+    };
+    vec![
+        w.name.clone(),
+        c.label.clone(),
+        p.phase.clone(),
+        p.n.to_string(),
+        c.failed.to_string(),
+        mean(p.seconds),
+        sd(p.seconds),
+        w.phases[i].rate_unit.clone(),
+        mean(p.rate),
+        sd(p.rate),
+        mean(p.kib_per_sec),
+        sd(p.kib_per_sec),
+        p.suspect.to_string(),
+        num(cmp.and_then(|x| x.pct)),
+        num(cmp.and_then(|x| x.ci_low_pct)),
+        num(cmp.and_then(|x| x.ci_high_pct)),
+        num(cmp.and_then(|x| x.p)),
+        verdict,
+    ]
+}
+
+fn csv_line(fields: impl IntoIterator<Item = String>) -> String {
+    let quoted: Vec<String> = fields.into_iter().map(|f| csv_field(&f)).collect();
+    format!("{}\n", quoted.join(","))
+}
+
+/// RFC 4180 quoting: labels such as `second-disk,256M` contain commas.
+fn csv_field(f: &str) -> String {
+    if f.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", f.replace('"', "\"\""))
+    } else {
+        f.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Status, SCHEMA_VERSION};
+    use crate::workload::PhaseResult;
+
+    /// fdtree's four phases; `create_bytes` is the payload of the file-create phase.
+    const PHASES: [(&str, &str); 4] = [
+        ("dir_create", "dir creates"),
+        ("file_create", "file creates"),
+        ("file_remove", "file removals"),
+        ("dir_remove", "dir removals"),
+    ];
+    /// Long enough that rates around 1000 ops/s run 600 s, far above the 60 s rule.
+    const OPS: u64 = 600_000;
+
+    /// A trial whose every phase ran `OPS` operations at `rates[i]` ops/s (so
+    /// seconds = OPS / rate); the file-create phase moved `OPS` * 4 KiB.
+    fn rec(trial: usize, rep: u32, label: &str, workload: &str, rates: [f64; 4]) -> TrialRecord {
+        let phases = PHASES
+            .iter()
+            .zip(rates)
+            .map(|((name, unit), rate)| PhaseResult {
+                name: name.to_string(),
+                seconds: OPS as f64 / rate,
+                ops: OPS,
+                bytes: if *name == "file_create" {
+                    OPS * 4096
+                } else {
+                    0
+                },
+                op_unit: unit.to_string(),
+            })
+            .collect();
+        TrialRecord {
+            schema_version: SCHEMA_VERSION,
+            trial,
+            rep,
+            config: ConfigRecord {
+                label: label.to_string(),
+                filesystem: "ext4".to_string(),
+                fs_size: 1 << 30,
+                placement: label.split(',').next().unwrap().to_string(),
+                journal_size: 16 << 20,
+                mode: "ordered".to_string(),
+                mkfs_options: vec![],
+                mount_options: vec![],
+            },
+            workload: crate::record::WorkloadRecord {
+                kind: "fdtree".to_string(),
+                name: workload.to_string(),
+                params: serde_json::json!({"dirs": 3}),
+            },
+            layout: serde_json::Value::Null,
+            verified: None,
+            phases,
+            status: Status::Ok,
+            error: None,
+            started_at: "2024-01-01T00:00:00Z".to_string(),
+            wall_seconds: 1.0,
+        }
+    }
+
+    fn failed(mut r: TrialRecord, error: &str) -> TrialRecord {
+        r.status = Status::Failed;
+        r.error = Some(format!("{error}\nsecond line"));
+        r
+    }
+
+    /// One trial per rate, trial indexes from `first`: dir_create runs at the given
+    /// rate, the other phases at 1000 ops/s.
+    fn series(out: &mut Vec<TrialRecord>, first: usize, label: &str, wl: &str, rates: &[f64]) {
+        for (i, r) in rates.iter().enumerate() {
+            out.push(rec(
+                first + i,
+                i as u32 + 1,
+                label,
+                wl,
+                [*r, 1000.0, 1000.0, 1000.0],
+            ));
+        }
+    }
+
+    const BASE: [f64; 3] = [1000.0, 1010.0, 990.0];
+    const FAST: [f64; 3] = [1200.0, 1190.0, 1210.0];
+
+    fn opts() -> ReportOptions {
+        ReportOptions::default()
+    }
+
+    fn find<'a>(a: &'a Analysis, wl: &str, cfg: &str) -> &'a ConfigAnalysis {
+        let w = a.workloads.iter().find(|w| w.name == wl).unwrap();
+        w.configs.iter().find(|c| c.label == cfg).unwrap()
+    }
+
+    fn comparison<'a>(a: &'a Analysis, wl: &str, cfg: &str, phase: &str) -> &'a PhaseComparison {
+        let w = a.workloads.iter().find(|w| w.name == wl).unwrap();
+        let c = w.comparisons.iter().find(|c| c.config == cfg).unwrap();
+        c.phases.iter().find(|p| p.phase == phase).unwrap()
+    }
+
+    #[test]
+    fn groups_and_orders_by_trial_index_not_input_order() {
+        // Plan order: b/deep(0) a/deep(1) b/small(2) a/small(3) b/deep(4) a/deep(5) ...
+        let mut recs = vec![
+            rec(5, 2, "a", "deep", [900.0; 4]),
+            rec(3, 1, "a", "small", [900.0; 4]),
+            rec(0, 1, "b", "deep", [800.0; 4]),
+            rec(2, 1, "b", "small", [800.0; 4]),
+            rec(4, 2, "b", "deep", [800.0; 4]),
+            rec(1, 1, "a", "deep", [900.0; 4]),
+        ];
+        recs.push(rec(6, 2, "b", "small", [800.0; 4]));
+        let a = analyse(&recs, &opts());
+        let workloads: Vec<&str> = a.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(workloads, ["deep", "small"]);
+        for w in &a.workloads {
+            let labels: Vec<&str> = w.configs.iter().map(|c| c.label.as_str()).collect();
+            assert_eq!(labels, ["b", "a"], "workload {}", w.name);
+            let phases: Vec<&str> = w.phases.iter().map(|p| p.name.as_str()).collect();
+            assert_eq!(
+                phases,
+                ["dir_create", "file_create", "file_remove", "dir_remove"]
+            );
+        }
+        assert_eq!(a.baseline.as_deref(), Some("b"));
+        assert_eq!(find(&a, "deep", "a").ok, 2);
+        assert_eq!(find(&a, "small", "a").ok, 1);
+        let units: Vec<&str> = a.workloads[0]
+            .phases
+            .iter()
+            .map(|p| p.rate_unit.as_str())
+            .collect();
+        assert_eq!(
+            units,
+            [
+                "dir creates/s",
+                "file creates/s",
+                "file removals/s",
+                "dir removals/s"
+            ]
+        );
+        let has_bytes: Vec<bool> = a.workloads[0].phases.iter().map(|p| p.has_bytes).collect();
+        assert_eq!(has_bytes, [false, true, false, false]);
+    }
+
+    #[test]
+    fn per_phase_statistics() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &[500.0, 600.0, 750.0]);
+        let a = analyse(&recs, &opts());
+        let p = &find(&a, "small", "same-disk").phases[0];
+        assert_eq!(p.n, 3);
+        // seconds = 600000 / rate = 1200, 1000, 800.
+        let s = p.seconds.unwrap();
+        assert!((s.mean - 1000.0).abs() < 1e-9);
+        assert!((s.sd - 200.0).abs() < 1e-9);
+        let r = p.rate.unwrap();
+        assert!((r.mean - 616.666_666_666_666_6).abs() < 1e-9);
+        assert!(p.kib_per_sec.is_none(), "dir_create moves no payload");
+        let fc = &find(&a, "small", "same-disk").phases[1];
+        // 600000 * 4096 bytes / 1024 / 600 s = 4000 KiB/s
+        assert!((fc.kib_per_sec.unwrap().mean - 4000.0).abs() < 1e-9);
+        assert!(!p.suspect);
+    }
+
+    #[test]
+    fn failed_trials_are_excluded_and_counted() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        recs.push(failed(
+            rec(3, 4, "same-disk", "small", [1.0; 4]),
+            "mkfs.ext4 exited with 1",
+        ));
+        let a = analyse(&recs, &opts());
+        let c = find(&a, "small", "same-disk");
+        assert_eq!((c.ok, c.failed), (3, 1));
+        assert_eq!(c.phases[0].n, 3);
+        assert!((c.phases[0].rate.unwrap().mean - 1000.0).abs() < 1e-9);
+        let w = &a.workloads[0].warnings;
+        assert!(
+            w.contains(&"small/same-disk: 1 of 4 trials failed and are excluded from the statistics (first error: mkfs.ext4 exited with 1)".to_string()),
+            "{w:?}"
+        );
+        let csv = render(&recs, &opts(), Format::Csv);
+        let row = csv_rows(&csv)[1].clone();
+        assert_eq!((row[3].as_str(), row[4].as_str()), ("3", "1"));
+    }
+
+    #[test]
+    fn configuration_with_only_failed_trials_still_listed() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        recs.push(failed(rec(3, 1, "ramdisk", "small", [1.0; 4]), "zram busy"));
+        let a = analyse(&recs, &opts());
+        let c = find(&a, "small", "ramdisk");
+        assert_eq!((c.ok, c.failed), (0, 1));
+        assert!(c.phases.iter().all(|p| p.n == 0 && p.seconds.is_none()));
+        assert!(a.workloads[0]
+            .warnings
+            .contains(&"small/ramdisk: no successful trials".to_string()));
+        assert_eq!(
+            comparison(&a, "small", "ramdisk", "dir_create").verdict,
+            "too few trials"
+        );
+        let text = render(&recs, &opts(), Format::Table);
+        assert!(text.contains("0 (+1 failed)"), "{text}");
+    }
+
+    #[test]
+    fn suspect_phases_are_marked() {
+        let mut recs = Vec::new();
+        // dir_create at 20000 ops/s runs 30 s: suspect; the others run 600 s: not.
+        for i in 0..3 {
+            recs.push(rec(
+                i,
+                i as u32 + 1,
+                "same-disk",
+                "small",
+                [20000.0, 1000.0, 1000.0, 1000.0],
+            ));
+        }
+        for i in 3..6 {
+            recs.push(rec(
+                i,
+                i as u32 - 2,
+                "ramdisk",
+                "small",
+                [21000.0, 1000.0, 1001.0, 999.0],
+            ));
+        }
+        let a = analyse(&recs, &opts());
+        let c = find(&a, "small", "same-disk");
+        let suspect: Vec<bool> = c.phases.iter().map(|p| p.suspect).collect();
+        assert_eq!(suspect, [true, false, false, false]);
+        assert!(a.workloads[0].warnings.contains(
+            &"small/same-disk/dir_create: mean time 30.00 s is under the 60 s threshold: suspect, do not draw conclusions from it".to_string()
+        ));
+        let cmp = comparison(&a, "small", "ramdisk", "dir_create");
+        assert!(cmp.suspect);
+        assert!(
+            cmp.verdict.ends_with(" (suspect: phase < 60 s)"),
+            "{}",
+            cmp.verdict
+        );
+        assert!(!comparison(&a, "small", "ramdisk", "file_create").suspect);
+
+        let text = render(&recs, &opts(), Format::Table);
+        assert!(
+            text.contains("same-disk      3  30.00 ± 0.00*  600.0 ± 0.0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("20000 ± 0*"),
+            "rates of a suspect phase are marked too"
+        );
+        assert!(
+            text.contains("* suspect: mean phase time under 60 s"),
+            "{text}"
+        );
+        // A lower threshold clears the mark.
+        let lenient = ReportOptions {
+            suspect_below_secs: 10.0,
+            ..opts()
+        };
+        let a = analyse(&recs, &lenient);
+        assert!(!find(&a, "small", "same-disk").phases[0].suspect);
+    }
+
+    #[test]
+    fn clearly_faster_configuration_is_faster() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        series(&mut recs, 3, "ramdisk", "small", &FAST);
+        series(&mut recs, 6, "second-disk", "small", &[900.0, 880.0, 920.0]);
+        let a = analyse(&recs, &opts());
+        let fast = comparison(&a, "small", "ramdisk", "dir_create");
+        assert!((fast.pct.unwrap() - 20.0).abs() < 1e-9);
+        // scipy.stats.ttest_ind(FAST, BASE, equal_var=False): p = 1.6483088987181242e-05,
+        // confidence_interval(0.95) / 1000 * 100 = [17.73304206447248, 22.26695793552752].
+        assert!((fast.p.unwrap() - 1.6483088987181242e-05).abs() < 1e-9);
+        assert!((fast.ci_low_pct.unwrap() - 17.73304206447248).abs() < 1e-6);
+        assert!((fast.ci_high_pct.unwrap() - 22.26695793552752).abs() < 1e-6);
+        assert!(fast.significant);
+        assert!(!fast.suspect);
+        assert_eq!(fast.verdict, "20.0% faster");
+        // scipy: p = 0.004797999699128048 for [900, 880, 920] vs BASE.
+        let slow = comparison(&a, "small", "second-disk", "dir_create");
+        assert!((slow.p.unwrap() - 0.004797999699128048).abs() < 1e-9);
+        assert_eq!(slow.verdict, "10.0% slower");
+        let text = render(&recs, &opts(), Format::Table);
+        assert!(text.contains("+20.0% [+17.7, +22.3] p<0.001"), "{text}");
+        // scipy CI / 1000 * 100: [-14.155399503182503, -5.844600496817497].
+        assert!(text.contains("-10.0% [-14.2, -5.8] p=0.005"), "{text}");
+    }
+
+    #[test]
+    fn noisy_similar_configurations_are_not_different() {
+        let mut recs = Vec::new();
+        series(
+            &mut recs,
+            0,
+            "same-disk",
+            "small",
+            &[1000.0, 1050.0, 950.0, 1020.0, 980.0],
+        );
+        series(
+            &mut recs,
+            5,
+            "ramdisk",
+            "small",
+            &[1030.0, 990.0, 1060.0, 1010.0, 1020.0],
+        );
+        let a = analyse(&recs, &opts());
+        let c = comparison(&a, "small", "ramdisk", "dir_create");
+        // scipy.stats.ttest_ind(other, base, equal_var=False): p = 0.32056416876097554,
+        // CI / mean(base) * 100 = [-2.662599087035003, 7.062599087035003].
+        assert!((c.p.unwrap() - 0.32056416876097554).abs() < 1e-9);
+        assert!((c.pct.unwrap() - 2.2).abs() < 1e-9);
+        assert!((c.ci_low_pct.unwrap() + 2.662599087035003).abs() < 1e-6);
+        assert!((c.ci_high_pct.unwrap() - 7.062599087035003).abs() < 1e-6);
+        assert!(!c.significant);
+        assert_eq!(c.verdict, "no significant difference (p = 0.32)");
+    }
+
+    #[test]
+    fn too_few_trials_and_single_trial_warning() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        series(&mut recs, 3, "ramdisk", "small", &[900.0]);
+        let a = analyse(&recs, &opts());
+        let c = comparison(&a, "small", "ramdisk", "dir_create");
+        assert_eq!(c.verdict, "too few trials");
+        assert_eq!((c.n_baseline, c.n_other), (3, 1));
+        assert!(c.p.is_none());
+        assert!((c.pct.unwrap() + 10.0).abs() < 1e-9, "means still compared");
+        assert!(a.workloads[0].warnings.contains(
+            &"small/ramdisk: only 1 successful trial: no spread and no comparison possible"
+                .to_string()
+        ));
+    }
+
+    #[test]
+    fn high_variance_is_warned() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &[600.0, 1000.0, 800.0]);
+        let a = analyse(&recs, &opts());
+        // sd 200 / mean 800 = 25%.
+        assert!(a.workloads[0].warnings.contains(
+            &"small/same-disk/dir_create: high variance: the rate's coefficient of variation is 25.0% (> 10%)"
+                .to_string()
+        ), "{:?}", a.workloads[0].warnings);
+        assert_eq!(
+            a.workloads[0].warnings.len(),
+            1,
+            "{:?}",
+            a.workloads[0].warnings
+        );
+    }
+
+    #[test]
+    fn explicit_and_unknown_baseline() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        series(&mut recs, 3, "ramdisk", "small", &FAST);
+        let chosen = ReportOptions {
+            baseline: Some("ramdisk".to_string()),
+            ..opts()
+        };
+        let a = analyse(&recs, &chosen);
+        assert_eq!(a.workloads[0].baseline.as_deref(), Some("ramdisk"));
+        let c = comparison(&a, "small", "same-disk", "dir_create");
+        assert!(c.verdict.starts_with("16.7% slower"), "{}", c.verdict);
+
+        let unknown = ReportOptions {
+            baseline: Some("nvram".to_string()),
+            ..opts()
+        };
+        let a = analyse(&recs, &unknown);
+        assert_eq!(a.baseline.as_deref(), Some("same-disk"));
+        assert_eq!(
+            a.warnings,
+            ["baseline configuration `nvram` has no trials; comparing with `same-disk` instead"]
+        );
+    }
+
+    #[test]
+    fn invalid_confidence_falls_back() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        let a = analyse(
+            &recs,
+            &ReportOptions {
+                confidence: 95.0,
+                ..opts()
+            },
+        );
+        assert_eq!(a.confidence, 0.95);
+        assert_eq!(a.warnings.len(), 1);
+    }
+
+    #[test]
+    fn empty_input() {
+        let a = analyse(&[], &opts());
+        assert!(a.workloads.is_empty() && a.baseline.is_none());
+        assert_eq!(a.warnings, ["no trial records: nothing to report"]);
+        assert_eq!(render(&[], &opts(), Format::Csv).lines().count(), 1);
+    }
+
+    /// Minimal RFC 4180 reader for the tests (quoted fields, doubled quotes).
+    fn csv_rows(text: &str) -> Vec<Vec<String>> {
+        let mut rows = Vec::new();
+        for line in text.lines() {
+            let (mut row, mut field, mut quoted) = (Vec::new(), String::new(), false);
+            let mut chars = line.chars().peekable();
+            while let Some(ch) = chars.next() {
+                match (ch, quoted) {
+                    ('"', true) if chars.peek() == Some(&'"') => {
+                        field.push('"');
+                        chars.next();
+                    }
+                    ('"', _) => quoted = !quoted,
+                    (',', false) => row.push(std::mem::take(&mut field)),
+                    _ => field.push(ch),
+                }
+            }
+            row.push(field);
+            rows.push(row);
+        }
+        rows
+    }
+
+    #[test]
+    fn csv_header_and_rows() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        series(&mut recs, 3, "second-disk,256M", "small", &FAST);
+        let csv = render(&recs, &opts(), Format::Csv);
+        let rows = csv_rows(&csv);
+        assert_eq!(rows[0], CSV_HEADER);
+        assert_eq!(rows.len(), 1 + 2 * 4);
+        assert!(rows.iter().all(|r| r.len() == 18));
+        assert!(csv.contains("\"second-disk,256M\""), "label quoted");
+
+        let base = &rows[1];
+        assert_eq!(&base[..5], ["small", "same-disk", "dir_create", "3", "0"]);
+        assert_eq!(base[7], "dir creates/s");
+        assert!((base[8].parse::<f64>().unwrap() - 1000.0).abs() < 1e-9);
+        assert!((base[9].parse::<f64>().unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!(base[10], "", "no KiB/s for dir_create");
+        assert_eq!(base[12], "false");
+        assert_eq!(base[13], "", "baseline has no difference to itself");
+        assert_eq!(base[17], "baseline");
+        let create = &rows[2];
+        assert_eq!(create[2], "file_create");
+        assert!((create[10].parse::<f64>().unwrap() - 4000.0).abs() < 1e-9);
+
+        let other = &rows[5];
+        assert_eq!(&other[1..3], ["second-disk,256M", "dir_create"]);
+        let secs: f64 = other[5].parse().unwrap();
+        assert!((secs - (500.0 + 600000.0 / 1190.0 + 600000.0 / 1210.0) / 3.0).abs() < 1e-9);
+        assert_eq!(other[12], "false");
+        assert!((other[13].parse::<f64>().unwrap() - 20.0).abs() < 1e-9);
+        assert!((other[14].parse::<f64>().unwrap() - 17.73304206447248).abs() < 1e-6);
+        assert!((other[15].parse::<f64>().unwrap() - 22.26695793552752).abs() < 1e-6);
+        assert!((other[16].parse::<f64>().unwrap() - 1.6483088987181242e-05).abs() < 1e-9);
+        assert_eq!(other[17], "20.0% faster");
+    }
+
+    #[test]
+    fn csv_quotes_fields() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn markdown_has_the_tables() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        series(&mut recs, 3, "ramdisk|64M", "small", &FAST);
+        let md = render(&recs, &opts(), Format::Markdown);
+        assert!(md.starts_with("# jbench report\n"), "{md}");
+        assert!(md.contains("## Workload `small` (fdtree)"), "{md}");
+        for heading in [
+            "### Times (s), mean ± sd",
+            "### Rates, mean ± sd",
+            "### Compared with same-disk: rate difference of means [95% CI], Welch p",
+        ] {
+            assert!(md.contains(heading), "missing {heading}:\n{md}");
+        }
+        assert!(md.contains(
+            "| configuration | n | dir_create | file_create | file_remove | dir_remove |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+        ), "{md}");
+        assert!(md.contains(
+            "| configuration | n | dir creates/s | file creates/s | file_create KiB/s | file removals/s | dir removals/s |"
+        ), "{md}");
+        assert!(
+            md.contains("| same-disk | 3 | 600.0 ± 6.0 | 600.0 ± 0.0 |"),
+            "{md}"
+        );
+        // The pipe in the label is escaped.
+        assert!(md.contains("| ramdisk\\|64M | 3 | 500.0 ± 4.2 |"), "{md}");
+        assert!(
+            md.contains("| ramdisk\\|64M | 3 | 1200 ± 10 | 1000 ± 0 | 4000 ± 0 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| ramdisk\\|64M | +20.0% [+17.7, +22.3] p<0.001 |"),
+            "{md}"
+        );
+        assert!(md.contains("- `ramdisk|64M`: dir_create 20.0% faster; file_create no significant difference (p = 1.00);"), "{md}");
+        assert!(
+            !md.contains("### Warnings"),
+            "no warnings for clean data:\n{md}"
+        );
+    }
+
+    #[test]
+    fn plain_table_columns_line_up_with_long_labels() {
+        let mut recs = Vec::new();
+        let labels = [
+            "same-disk,16M",
+            "second-disk,256M",
+            "ramdisk,1G",
+            "zram,64M",
+        ];
+        for (k, label) in labels.iter().enumerate() {
+            let rates: Vec<f64> = BASE.iter().map(|r| r * (1.0 + k as f64 / 10.0)).collect();
+            series(&mut recs, 3 * k, label, "small", &rates);
+        }
+        let text = render(&recs, &opts(), Format::Table);
+        for title in ["Times (s)", "Rates", "Compared with"] {
+            let block: Vec<&str> = text
+                .lines()
+                .skip_while(|l| !l.starts_with(title))
+                .skip(1)
+                .take_while(|l| !l.is_empty() && !l.starts_with('*'))
+                .collect();
+            let rows = if title == "Compared with" { 3 } else { 4 };
+            assert_eq!(block.len(), 2 + rows, "{title}:\n{text}");
+            let w = block[0].chars().count();
+            assert!(
+                block.iter().all(|l| l.chars().count() == w),
+                "{title} not aligned:\n{}",
+                block.join("\n")
+            );
+            // The label column is as wide as the longest label, then two spaces.
+            let label_w = "second-disk,256M".len();
+            for l in &block {
+                let chars: Vec<char> = l.chars().collect();
+                assert_eq!(chars[label_w..label_w + 2], [' ', ' '], "{title}: `{l}`");
+            }
+            assert!(block[1].starts_with(&"-".repeat(label_w)));
+            if title == "Times (s)" {
+                // Means and spreads line up on the "±".
+                let at: Vec<Option<usize>> = block[2..]
+                    .iter()
+                    .map(|l| l.chars().position(|c| c == '±'))
+                    .collect();
+                assert!(at.iter().all(|p| p.is_some() && *p == at[0]), "{at:?}");
+            }
+        }
+        assert!(text.contains("second-disk,256M"));
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        series(&mut recs, 3, "ramdisk", "small", &FAST);
+        let json = render(&recs, &opts(), Format::Json);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["baseline"], "same-disk");
+        assert_eq!(v["confidence"], 0.95);
+        assert_eq!(v["suspect_below_secs"], 60.0);
+        let w = &v["workloads"][0];
+        assert_eq!(w["name"], "small");
+        assert_eq!(w["kind"], "fdtree");
+        assert_eq!(w["phases"][1]["rate_unit"], "file creates/s");
+        assert_eq!(w["phases"][1]["has_bytes"], true);
+        assert_eq!(w["configs"][0]["label"], "same-disk");
+        assert_eq!(w["configs"][0]["config"]["placement"], "same-disk");
+        assert_eq!(w["configs"][0]["phases"][0]["n"], 3);
+        assert_eq!(w["configs"][0]["phases"][0]["rate"]["mean"], 1000.0);
+        assert_eq!(
+            w["configs"][0]["phases"][0]["kib_per_sec"],
+            serde_json::Value::Null
+        );
+        assert_eq!(w["comparisons"][0]["config"], "ramdisk");
+        assert_eq!(w["comparisons"][0]["phases"][0]["verdict"], "20.0% faster");
+        // And back into the model. (serde_json's default float parser may differ from
+        // the printed value in the last bit, so compare texts and a float with a
+        // tolerance rather than the whole struct.)
+        let back: Analysis = serde_json::from_str(&json).unwrap();
+        let orig = analyse(&recs, &opts());
+        assert_eq!(back.workloads[0].comparisons, orig.workloads[0].comparisons);
+        assert_eq!(back.workloads[0].configs[1].label, "ramdisk");
+        let mean = |a: &Analysis| a.workloads[0].configs[1].phases[0].rate.unwrap().mean;
+        assert!((mean(&back) - mean(&orig)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn formatting_helpers() {
+        assert_eq!(p_expr(0.4123, true), "p = 0.41");
+        assert_eq!(p_expr(0.0021, false), "p=0.002");
+        assert_eq!(p_expr(1e-9, false), "p<0.001");
+        assert_eq!(fmt_level(0.95), "95");
+        assert_eq!(fmt_level(0.995), "99.5");
+        assert_eq!(fmt_num(12345.6), "12346");
+        assert_eq!(fmt_num(61.234), "61.23");
+        assert_eq!(fmt_num(0.1234), "0.123");
+        assert_eq!(verdict_text(0.04, 0.01, true), "0.04% faster");
+    }
+}

@@ -1,0 +1,342 @@
+//! Provisioning: images, loop and zram devices, the file system with its journal, the
+//! mount; each resource a guard released in reverse order on drop, so a failure, a
+//! panic or Ctrl-C leaves nothing attached.
+
+pub mod cmd;
+pub mod ext4;
+pub mod image;
+pub mod loopdev;
+pub mod mounts;
+pub mod session;
+pub mod verify;
+pub mod zram;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::config::{Config, Placement};
+use crate::record::Verified;
+use crate::safety;
+use crate::units::format_size;
+use image::ImageFile;
+use loopdev::LoopDevice;
+use mounts::Mount;
+use session::SessionDir;
+use zram::ZramDevice;
+
+/// The session directories of one jbench process: the main one under `work_dir`, and
+/// one in each other directory a configuration uses (second disk, tmpfs).
+#[derive(Debug)]
+pub struct Workspace {
+    main: SessionDir,
+    others: BTreeMap<PathBuf, SessionDir>,
+}
+
+impl Workspace {
+    pub fn new(work_dir: &Path) -> Result<Self> {
+        Ok(Self {
+            main: SessionDir::create(work_dir)?,
+            others: BTreeMap::new(),
+        })
+    }
+
+    pub fn main(&self) -> &SessionDir {
+        &self.main
+    }
+
+    /// The session directory inside `parent`, made on first use.
+    fn dir_in(&mut self, parent: &Path) -> Result<&SessionDir> {
+        if !self.others.contains_key(parent) {
+            let dir = SessionDir::create(parent)?;
+            self.others.insert(parent.to_path_buf(), dir);
+        }
+        Ok(&self.others[parent])
+    }
+}
+
+/// Where everything of one trial is: printed at the start of a configuration and kept
+/// in the trial record.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Layout {
+    pub placement: String,
+    pub fs_device: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs_image: Option<String>,
+    pub fs_offset: u64,
+    pub fs_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_image: Option<String>,
+    pub journal_offset: u64,
+    pub journal_bytes: u64,
+    pub mount_point: String,
+    pub mount_options: String,
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let image = |img: &Option<String>, off: u64, len: u64| match img {
+            Some(i) => format!(" = {i} [{} .. +{}]", format_size(off), format_size(len)),
+            None => format!(" ({})", format_size(len)),
+        };
+        write!(
+            f,
+            "file system {}{}",
+            self.fs_device,
+            image(&self.fs_image, self.fs_offset, self.fs_bytes)
+        )?;
+        match &self.journal_device {
+            Some(j) => write!(
+                f,
+                "; journal {}{}",
+                j,
+                image(&self.journal_image, self.journal_offset, self.journal_bytes)
+            )?,
+            None => write!(
+                f,
+                "; journal internal ({})",
+                format_size(self.journal_bytes)
+            )?,
+        }
+        write!(
+            f,
+            "; mounted on {} -o {}",
+            self.mount_point, self.mount_options
+        )
+    }
+}
+
+enum Guard {
+    Image(ImageFile),
+    Loop(LoopDevice),
+    Zram(ZramDevice, PathBuf),
+    Mount(Mount),
+}
+
+impl Guard {
+    fn release(&mut self) -> Result<()> {
+        match self {
+            Guard::Image(_) => Ok(()), // the file is removed when the guard drops
+            Guard::Loop(l) => l.release(),
+            Guard::Zram(z, ledger_dir) => {
+                z.release()?;
+                session::forget_zram(ledger_dir, z.index());
+                Ok(())
+            }
+            Guard::Mount(m) => m.release(),
+        }
+    }
+}
+
+/// A provisioned, mounted and verified file system for one trial.
+pub struct Rig {
+    guards: Vec<Guard>,
+    pub fs_device: PathBuf,
+    pub journal_device: Option<PathBuf>,
+    pub mount_point: PathBuf,
+    pub layout: Layout,
+    pub verified: Verified,
+}
+
+impl Rig {
+    fn push(&mut self, g: Guard) {
+        self.guards.push(g);
+    }
+
+    /// Releases everything in reverse order of creation; the first error is returned
+    /// but every guard is still tried.
+    pub fn teardown(mut self) -> Result<()> {
+        self.release_all()
+    }
+
+    fn release_all(&mut self) -> Result<()> {
+        let mut first: Option<anyhow::Error> = None;
+        while let Some(mut g) = self.guards.pop() {
+            if let Err(e) = g.release() {
+                eprintln!("jbench: teardown: {e:#}");
+                first.get_or_insert(e);
+            }
+            drop(g);
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        let _ = self.release_all();
+    }
+}
+
+/// Builds the file system and journal of `config`, mounts it, and verifies that what
+/// the kernel and the on-disk superblocks report is what the configuration asked for.
+pub fn provision(config: &Config, ws: &mut Workspace, destroy: &[PathBuf]) -> Result<Rig> {
+    let mount_point = ws.main.join("mnt");
+    let mut rig = Rig {
+        guards: Vec::new(),
+        fs_device: PathBuf::new(),
+        journal_device: None,
+        mount_point: mount_point.clone(),
+        layout: Layout {
+            placement: config.placement.to_string(),
+            mount_point: mount_point.display().to_string(),
+            journal_bytes: config.journal_size,
+            ..Layout::default()
+        },
+        verified: Verified::default(),
+    };
+
+    attach_fs_device(config, ws, destroy, &mut rig)?;
+    attach_journal_device(config, ws, destroy, &mut rig)?;
+
+    match &rig.journal_device {
+        Some(j) => {
+            ext4::make_journal_device(j, config.journal_size)?;
+            ext4::make_ext4(
+                &rig.fs_device,
+                ext4::JournalArg::External(j),
+                &config.mkfs_options,
+            )?;
+        }
+        None => ext4::make_ext4(
+            &rig.fs_device,
+            ext4::JournalArg::Internal(config.journal_size),
+            &config.mkfs_options,
+        )?,
+    }
+    let pending = ext4::groups_not_zeroed(&rig.fs_device)?;
+    if pending > 0 {
+        anyhow::bail!(
+            "{} block groups of {} still need inode-table zeroing; ext4lazyinit would write during the measurement (check mkfs_options for lazy_itable_init)",
+            pending,
+            rig.fs_device.display()
+        );
+    }
+
+    let options = mount_options(config, rig.journal_device.as_deref());
+    let mount = Mount::mount(&rig.fs_device, &mount_point, &config.fs_type, &options)?;
+    rig.push(Guard::Mount(mount));
+    rig.layout.mount_options = options;
+
+    rig.verified = verify::verify(
+        config,
+        &rig.fs_device,
+        rig.journal_device.as_deref(),
+        &mount_point,
+    )
+    .context("the file system did not come out as specified; refusing to measure it")?;
+    Ok(rig)
+}
+
+fn mount_options(config: &Config, journal: Option<&Path>) -> String {
+    let mut opts = vec![format!("data={}", config.mode)];
+    if let Some(j) = journal {
+        // The journal's device number changes between attachments; the path does not.
+        opts.push(format!("journal_path={}", j.display()));
+    }
+    opts.extend(config.mount_options.iter().cloned());
+    opts.join(",")
+}
+
+fn attach_fs_device(
+    config: &Config,
+    ws: &mut Workspace,
+    destroy: &[PathBuf],
+    rig: &mut Rig,
+) -> Result<()> {
+    if let Some(dev) = &config.fs_device {
+        safety::check_formattable(dev, destroy)?;
+        rig.fs_device = dev.clone();
+        rig.layout.fs_device = dev.display().to_string();
+        rig.layout.fs_bytes = safety::device_size(dev)?;
+        return Ok(());
+    }
+    let same_disk = config.placement == Placement::SameDisk;
+    let image_size = config.fs_size + if same_disk { config.journal_size } else { 0 };
+    let image = ImageFile::create(&ws.main.join("disk.img"), image_size)?;
+    let path = image.path().to_path_buf();
+    rig.push(Guard::Image(image));
+    let lo = LoopDevice::attach(&path, 0, Some(config.fs_size))?;
+    rig.fs_device = lo.path().to_path_buf();
+    rig.push(Guard::Loop(lo));
+    rig.layout.fs_device = rig.fs_device.display().to_string();
+    rig.layout.fs_image = Some(path.display().to_string());
+    rig.layout.fs_bytes = config.fs_size;
+    if same_disk {
+        // The journal region starts right after the file system, as partition 2 of
+        // the same drive would.
+        let lo = LoopDevice::attach(&path, config.fs_size, Some(config.journal_size))?;
+        set_journal(rig, lo.path(), Some(&path), config.fs_size);
+        rig.push(Guard::Loop(lo));
+    }
+    Ok(())
+}
+
+fn attach_journal_device(
+    config: &Config,
+    ws: &mut Workspace,
+    destroy: &[PathBuf],
+    rig: &mut Rig,
+) -> Result<()> {
+    let size = config.journal_size;
+    match config.placement {
+        Placement::Internal | Placement::SameDisk => Ok(()),
+        Placement::SecondDisk => {
+            let dir = match &config.second_disk_dir {
+                Some(d) => ws.dir_in(d)?.path().to_path_buf(),
+                None => ws.main.path().to_path_buf(),
+            };
+            image_journal(rig, &dir.join("journal.img"), size)
+        }
+        Placement::Ramdisk => {
+            let dir = ws.dir_in(&config.ramdisk_dir)?.path().to_path_buf();
+            image_journal(rig, &dir.join("journal.img"), size)
+        }
+        Placement::Zram => {
+            let ledger_dir = ws.main.path().to_path_buf();
+            let z = ZramDevice::add(size, |i| ws.main.note_zram(i))?;
+            set_journal(rig, z.path(), None, 0);
+            rig.push(Guard::Zram(z, ledger_dir));
+            Ok(())
+        }
+        Placement::Device => {
+            let dev = config
+                .journal_device
+                .as_ref()
+                .context("placement \"device\" without journal.device")?;
+            safety::check_formattable(dev, destroy)?;
+            let have = safety::device_size(dev)?;
+            if have < size {
+                anyhow::bail!(
+                    "journal device {} has {} but journal.size is {}",
+                    dev.display(),
+                    format_size(have),
+                    format_size(size)
+                );
+            }
+            set_journal(rig, dev, None, 0);
+            Ok(())
+        }
+    }
+}
+
+fn image_journal(rig: &mut Rig, path: &Path, size: u64) -> Result<()> {
+    let image = ImageFile::create(path, size)?;
+    rig.push(Guard::Image(image));
+    let lo = LoopDevice::attach(path, 0, Some(size))?;
+    set_journal(rig, lo.path(), Some(path), 0);
+    rig.push(Guard::Loop(lo));
+    Ok(())
+}
+
+fn set_journal(rig: &mut Rig, dev: &Path, image: Option<&Path>, offset: u64) {
+    rig.journal_device = Some(dev.to_path_buf());
+    rig.layout.journal_device = Some(dev.display().to_string());
+    rig.layout.journal_image = image.map(|p| p.display().to_string());
+    rig.layout.journal_offset = offset;
+}

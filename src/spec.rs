@@ -1,0 +1,1042 @@
+//! The experiment file: parsing, validation and expansion of list-valued keys into the
+//! matrix of configurations. Every error names the key and its line, and is raised
+//! before anything is provisioned.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::config::{Config, DataMode, Placement};
+use crate::units::{format_size, parse_duration, parse_size};
+use crate::workload::fdtree::Fdtree;
+use crate::workload::Workload;
+
+/// Smallest file system we make: below this ext4's own metadata dominates.
+const MIN_FS_SIZE: u64 = 32 << 20;
+/// jbd2 needs at least 1024 journal blocks (4 MiB at the 4 KiB block size we use).
+const MIN_JOURNAL_SIZE: u64 = 4 << 20;
+/// mke2fs's upper bound for a journal: 10,240,000 blocks of 4 KiB.
+const MAX_JOURNAL_SIZE: u64 = 10_240_000 * 4096;
+/// mke2fs's default bytes-per-inode ratio, which fixes how many inodes a fresh file
+/// system has unless mkfs_options change it.
+const BYTES_PER_INODE: u64 = 16384;
+
+/// An error in an experiment file, pointing at the key and line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: ", self.file, line)?,
+            None => write!(f, "{}: ", self.file)?,
+        }
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Rounds of every (configuration, workload), each round shuffled with the seed, so
+    /// slow drift of the machine does not look like a difference between configurations.
+    Interleaved,
+    /// All repetitions of one configuration, then the next.
+    Sequential,
+}
+
+/// A named workload of the experiment.
+#[derive(Clone)]
+pub struct WorkloadSpec {
+    pub name: String,
+    pub engine: Arc<dyn Workload>,
+}
+
+impl fmt::Debug for WorkloadSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}",
+            self.engine.kind(),
+            self.name,
+            self.engine.params()
+        )
+    }
+}
+
+/// A validated experiment.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub name: String,
+    pub repetitions: u32,
+    pub order: Order,
+    pub seed: u64,
+    pub suspect_below: Duration,
+    pub work_dir: PathBuf,
+    pub baseline: Option<String>,
+    pub configs: Vec<Config>,
+    pub workloads: Vec<WorkloadSpec>,
+    /// The spec with every default filled in, as TOML: stored with the results and
+    /// compared on `--resume`.
+    pub resolved: String,
+}
+
+// ---------------------------------------------------------------------------
+// Raw TOML shape. Every key a user writes is `Spanned` so errors can name its line.
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T: Clone> OneOrMany<T> {
+    fn to_vec(&self) -> Vec<T> {
+        match self {
+            OneOrMany::One(v) => vec![v.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A size written as a string ("16M") or as a number of bytes.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+enum SizeValue {
+    Bytes(u64),
+    Text(String),
+}
+
+/// `mkfs_options = ["-O", "^metadata_csum"]` is one option set;
+/// `mkfs_options = [[], ["-O", "^metadata_csum"]]` makes two configurations.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+enum OptionSets {
+    One(Vec<String>),
+    Many(Vec<Vec<String>>),
+}
+
+impl OptionSets {
+    fn to_sets(&self) -> Vec<Vec<String>> {
+        match self {
+            OptionSets::One(v) => vec![v.clone()],
+            OptionSets::Many(v) => v.clone(),
+        }
+    }
+}
+
+type Key<T> = Option<Spanned<T>>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    name: Key<String>,
+    repetitions: Key<u32>,
+    order: Key<String>,
+    seed: Key<u64>,
+    suspect_below: Key<String>,
+    work_dir: Key<String>,
+    baseline: Key<String>,
+    #[serde(default)]
+    filesystem: RawFilesystem,
+    #[serde(default)]
+    journal: RawJournal,
+    #[serde(default)]
+    workload: Vec<Spanned<RawWorkload>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFilesystem {
+    #[serde(rename = "type")]
+    fs_type: Key<OneOrMany<String>>,
+    size: Key<OneOrMany<SizeValue>>,
+    device: Key<OneOrMany<String>>,
+    mkfs_options: Key<OptionSets>,
+    mount_options: Key<OptionSets>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJournal {
+    placement: Key<OneOrMany<String>>,
+    size: Key<OneOrMany<SizeValue>>,
+    mode: Key<OneOrMany<String>>,
+    device: Key<OneOrMany<String>>,
+    second_disk_dir: Key<OneOrMany<String>>,
+    ramdisk_dir: Key<OneOrMany<String>>,
+}
+
+/// Keys of every workload kind; each kind checks that only its own are set.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    kind: Key<String>,
+    name: Key<String>,
+    dirs: Key<u32>,
+    files: Key<u32>,
+    blocks: Key<u32>,
+    levels: Key<u32>,
+}
+
+// ---------------------------------------------------------------------------
+
+struct Ctx<'a> {
+    file: String,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line_of(&self, span: Range<usize>) -> usize {
+        let end = span.start.min(self.text.len());
+        self.text[..end].bytes().filter(|&b| b == b'\n').count() + 1
+    }
+
+    fn err(&self, span: Option<Range<usize>>, key: &str, message: impl Into<String>) -> SpecError {
+        SpecError {
+            file: self.file.clone(),
+            line: span.map(|s| self.line_of(s)),
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn at<T>(&self, spanned: &Spanned<T>, key: &str, message: impl Into<String>) -> SpecError {
+        self.err(Some(spanned.span()), key, message)
+    }
+}
+
+/// Reads and validates an experiment file.
+pub fn load(path: &Path) -> Result<Spec, SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+        file: path.display().to_string(),
+        line: None,
+        key: String::new(),
+        message: format!("cannot read the experiment file: {e}"),
+    })?;
+    parse(&text, &path.display().to_string())
+}
+
+/// Parses experiment-file text; `file` names it in error messages.
+pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
+    let ctx = Ctx {
+        file: file.to_string(),
+        text,
+    };
+    let raw: RawSpec = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| ctx.line_of(s));
+        SpecError {
+            file: file.to_string(),
+            line,
+            key: String::new(),
+            message: e.message().to_string(),
+        }
+    })?;
+    build(&ctx, raw)
+}
+
+fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
+    let name = match &raw.name {
+        Some(n) if n.get_ref().trim().is_empty() => {
+            return Err(ctx.at(n, "name", "must not be empty"))
+        }
+        Some(n) if n.get_ref().contains('/') => {
+            return Err(ctx.at(n, "name", "must not contain `/` (it names a directory)"))
+        }
+        Some(n) => n.get_ref().clone(),
+        None => "experiment".to_string(),
+    };
+    let repetitions = match &raw.repetitions {
+        Some(r) if *r.get_ref() == 0 => return Err(ctx.at(r, "repetitions", "must be at least 1")),
+        Some(r) => *r.get_ref(),
+        None => 3,
+    };
+    let order = match &raw.order {
+        None => Order::Interleaved,
+        Some(o) => match o.get_ref().as_str() {
+            "interleaved" => Order::Interleaved,
+            "sequential" => Order::Sequential,
+            other => {
+                return Err(ctx.at(
+                    o,
+                    "order",
+                    format!("unknown order `{other}` (use interleaved or sequential)"),
+                ))
+            }
+        },
+    };
+    let seed = raw.seed.as_ref().map(|s| *s.get_ref()).unwrap_or(1);
+    let suspect_below = match &raw.suspect_below {
+        None => Duration::from_secs(60),
+        Some(s) => parse_duration(s.get_ref()).map_err(|m| ctx.at(s, "suspect_below", m))?,
+    };
+    let work_dir = match &raw.work_dir {
+        None => PathBuf::from("/var/tmp/jbench"),
+        Some(w) if !Path::new(w.get_ref()).is_absolute() => {
+            return Err(ctx.at(w, "work_dir", "must be an absolute path"))
+        }
+        Some(w) => PathBuf::from(w.get_ref()),
+    };
+
+    let workloads = build_workloads(ctx, &raw.workload)?;
+    let configs = build_configs(ctx, &raw.filesystem, &raw.journal)?;
+    check_capacity(ctx, &raw.filesystem, &configs, &workloads)?;
+
+    let baseline = match &raw.baseline {
+        None => None,
+        Some(b) => {
+            if !configs.iter().any(|c| &c.label == b.get_ref()) {
+                let labels: Vec<&str> = configs.iter().map(|c| c.label.as_str()).collect();
+                return Err(ctx.at(
+                    b,
+                    "baseline",
+                    format!(
+                        "no configuration is labelled `{}` (labels: {})",
+                        b.get_ref(),
+                        labels.join(", ")
+                    ),
+                ));
+            }
+            Some(b.get_ref().clone())
+        }
+    };
+
+    let mut spec = Spec {
+        name,
+        repetitions,
+        order,
+        seed,
+        suspect_below,
+        work_dir,
+        baseline,
+        configs,
+        workloads,
+        resolved: String::new(),
+    };
+    spec.resolved = resolve(&spec);
+    Ok(spec)
+}
+
+fn build_workloads(
+    ctx: &Ctx,
+    raws: &[Spanned<RawWorkload>],
+) -> Result<Vec<WorkloadSpec>, SpecError> {
+    if raws.is_empty() {
+        return Err(ctx.err(
+            None,
+            "workload",
+            "the experiment has no [[workload]]; add one, e.g.\n[[workload]]\nkind = \"fdtree\"\ndirs = 3\nfiles = 4\nblocks = 1\nlevels = 5",
+        ));
+    }
+    let mut out: Vec<WorkloadSpec> = Vec::new();
+    for (i, w) in raws.iter().enumerate() {
+        let raw = w.get_ref();
+        let key = format!("workload[{i}]");
+        let kind = raw
+            .kind
+            .as_ref()
+            .ok_or_else(|| ctx.at(w, &format!("{key}.kind"), "missing (use kind = \"fdtree\")"))?;
+        let engine: Arc<dyn Workload> = match kind.get_ref().as_str() {
+            "fdtree" => Arc::new(fdtree_from(ctx, raw, &key)?),
+            other => {
+                return Err(ctx.at(
+                    kind,
+                    &format!("{key}.kind"),
+                    format!("unknown workload kind `{other}` (available: fdtree)"),
+                ))
+            }
+        };
+        let name = match &raw.name {
+            Some(n) if n.get_ref().trim().is_empty() || n.get_ref().contains('/') => {
+                return Err(ctx.at(
+                    n,
+                    &format!("{key}.name"),
+                    "must be non-empty and contain no `/`",
+                ))
+            }
+            Some(n) => n.get_ref().clone(),
+            None => default_workload_name(engine.as_ref()),
+        };
+        if out.iter().any(|o| o.name == name) {
+            return Err(ctx.at(
+                w,
+                &format!("{key}.name"),
+                format!("two workloads are named `{name}`; give each a unique name"),
+            ));
+        }
+        out.push(WorkloadSpec { name, engine });
+    }
+    Ok(out)
+}
+
+fn default_workload_name(engine: &dyn Workload) -> String {
+    let p = engine.params();
+    let field = |k: &str| p.get(k).map(|v| v.to_string()).unwrap_or_default();
+    format!(
+        "{}-d{}-f{}-s{}-l{}",
+        engine.kind(),
+        field("dirs"),
+        field("files"),
+        field("blocks"),
+        field("levels")
+    )
+}
+
+fn fdtree_from(ctx: &Ctx, raw: &RawWorkload, key: &str) -> Result<Fdtree, SpecError> {
+    // fdtree.bash's own defaults, so an experiment can omit what it does not vary.
+    let get = |v: &Key<u32>, default: u32| v.as_ref().map(|s| *s.get_ref()).unwrap_or(default);
+    let tree = Fdtree {
+        dirs: get(&raw.dirs, 10),
+        files: get(&raw.files, 10),
+        blocks: get(&raw.blocks, 10),
+        levels: get(&raw.levels, 4),
+    };
+    let too_big = |what: &str| {
+        let span = raw.levels.as_ref().or(raw.dirs.as_ref()).map(|s| s.span());
+        ctx.err(
+            span,
+            &format!("{key}.{what}"),
+            format!(
+                "the tree (-d {} -f {} -s {} -l {}) is too large to count",
+                tree.dirs, tree.files, tree.blocks, tree.levels
+            ),
+        )
+    };
+    if tree.dir_count_checked().is_none() {
+        return Err(too_big("levels"));
+    }
+    if tree.data_bytes_checked().is_none() {
+        return Err(too_big("blocks"));
+    }
+    Ok(tree)
+}
+
+/// A list-valued key, with the span to blame and the values.
+struct Factor<T> {
+    span: Option<Range<usize>>,
+    values: Vec<T>,
+}
+
+impl<T> Factor<T> {
+    fn varies(&self) -> bool {
+        self.values.len() > 1
+    }
+}
+
+fn factor<T: Clone, U>(
+    ctx: &Ctx,
+    key: &str,
+    raw: &Key<OneOrMany<T>>,
+    default: Vec<U>,
+    mut convert: impl FnMut(&T) -> Result<U, String>,
+) -> Result<Factor<U>, SpecError> {
+    match raw {
+        None => Ok(Factor {
+            span: None,
+            values: default,
+        }),
+        Some(s) => {
+            let items = s.get_ref().to_vec();
+            if items.is_empty() {
+                return Err(ctx.at(s, key, "the list is empty; give at least one value"));
+            }
+            let values = items
+                .iter()
+                .map(|v| convert(v).map_err(|m| ctx.at(s, key, m)))
+                .collect::<Result<Vec<U>, _>>()?;
+            Ok(Factor {
+                span: Some(s.span()),
+                values,
+            })
+        }
+    }
+}
+
+fn size_of(v: &SizeValue) -> Result<u64, String> {
+    match v {
+        SizeValue::Bytes(b) => Ok(*b),
+        SizeValue::Text(t) => parse_size(t),
+    }
+}
+
+fn option_factor(raw: &Key<OptionSets>) -> Factor<Vec<String>> {
+    match raw {
+        None => Factor {
+            span: None,
+            values: vec![Vec::new()],
+        },
+        Some(s) => Factor {
+            span: Some(s.span()),
+            values: s.get_ref().to_sets(),
+        },
+    }
+}
+
+fn build_configs(ctx: &Ctx, fs: &RawFilesystem, j: &RawJournal) -> Result<Vec<Config>, SpecError> {
+    let fs_type = factor(
+        ctx,
+        "filesystem.type",
+        &fs.fs_type,
+        vec!["ext4".into()],
+        |t: &String| match t.as_str() {
+            "ext4" => Ok(t.clone()),
+            "ext3" | "xfs" | "ext2" | "btrfs" => Err(format!(
+                "`{t}` is not supported yet by this version of jbench (supported: ext4)"
+            )),
+            _ => Err(format!("unknown file system `{t}` (supported: ext4)")),
+        },
+    )?;
+    let fs_size = factor(ctx, "filesystem.size", &fs.size, vec![8 << 30], |v| {
+        let s = size_of(v)?;
+        if s < MIN_FS_SIZE {
+            return Err(format!(
+                "{} is too small; a file system needs at least {}",
+                format_size(s),
+                format_size(MIN_FS_SIZE)
+            ));
+        }
+        Ok(s)
+    })?;
+    let fs_device = factor(
+        ctx,
+        "filesystem.device",
+        &fs.device,
+        vec![None],
+        |d: &String| device_path(d).map(Some),
+    )?;
+    let mkfs = option_factor(&fs.mkfs_options);
+    let mount = option_factor(&fs.mount_options);
+
+    let placement = factor(
+        ctx,
+        "journal.placement",
+        &j.placement,
+        vec![if j.device.is_some() {
+            Placement::Device
+        } else {
+            Placement::Internal
+        }],
+        |p: &String| Placement::parse(p),
+    )?;
+    let jsize = factor(ctx, "journal.size", &j.size, vec![16 << 20], |v| {
+        let s = size_of(v)?;
+        if s < MIN_JOURNAL_SIZE {
+            return Err(format!(
+                "{} is too small; a journal needs at least {} (1024 blocks of 4 KiB)",
+                format_size(s),
+                format_size(MIN_JOURNAL_SIZE)
+            ));
+        }
+        if s > MAX_JOURNAL_SIZE {
+            return Err(format!(
+                "{} is larger than mke2fs allows ({} blocks of 4 KiB)",
+                format_size(s),
+                MAX_JOURNAL_SIZE / 4096
+            ));
+        }
+        if s % 4096 != 0 {
+            return Err(format!("{s} bytes is not a whole number of 4 KiB blocks"));
+        }
+        Ok(s)
+    })?;
+    let mode = factor(
+        ctx,
+        "journal.mode",
+        &j.mode,
+        vec![DataMode::Ordered],
+        |m: &String| DataMode::parse(m),
+    )?;
+    let jdevice = factor(
+        ctx,
+        "journal.device",
+        &j.device,
+        vec![None],
+        |d: &String| device_path(d).map(Some),
+    )?;
+    let second = factor(
+        ctx,
+        "journal.second_disk_dir",
+        &j.second_disk_dir,
+        vec![None],
+        |d: &String| absolute_dir(d).map(Some),
+    )?;
+    let ramdisk = factor(
+        ctx,
+        "journal.ramdisk_dir",
+        &j.ramdisk_dir,
+        vec![PathBuf::from("/dev/shm")],
+        |d: &String| absolute_dir(d),
+    )?;
+
+    let dims = [
+        fs_type.values.len(),
+        fs_size.values.len(),
+        fs_device.values.len(),
+        mkfs.values.len(),
+        mount.values.len(),
+        placement.values.len(),
+        jsize.values.len(),
+        mode.values.len(),
+        jdevice.values.len(),
+        second.values.len(),
+        ramdisk.values.len(),
+    ];
+    let mut configs: Vec<Config> = cartesian(&dims)
+        .into_iter()
+        .map(|i| Config {
+            label: String::new(),
+            fs_type: fs_type.values[i[0]].clone(),
+            fs_size: fs_size.values[i[1]],
+            fs_device: fs_device.values[i[2]].clone(),
+            mkfs_options: mkfs.values[i[3]].clone(),
+            mount_options: mount.values[i[4]].clone(),
+            placement: placement.values[i[5]],
+            journal_size: jsize.values[i[6]],
+            mode: mode.values[i[7]],
+            journal_device: jdevice.values[i[8]].clone(),
+            second_disk_dir: second.values[i[9]].clone(),
+            ramdisk_dir: ramdisk.values[i[10]].clone(),
+        })
+        .collect();
+
+    let varies = Varies {
+        fs_type: fs_type.varies(),
+        fs_size: fs_size.varies(),
+        fs_device: fs_device.varies(),
+        mkfs: mkfs.values.len() > 1,
+        mount: mount.values.len() > 1,
+        placement: placement.varies(),
+        jsize: jsize.varies(),
+        mode: mode.varies(),
+        jdevice: jdevice.varies(),
+        second: second.varies(),
+        ramdisk: ramdisk.varies(),
+    };
+    for c in &mut configs {
+        c.label = label_of(c, &varies);
+    }
+    let spans = Spans {
+        placement: placement.span,
+        jsize: jsize.span,
+        mode: mode.span,
+        mount: mount.span,
+        mkfs: mkfs.span,
+        jdevice: jdevice.span,
+        fs_device: fs_device.span,
+        fs_size: fs_size.span,
+    };
+    for c in &configs {
+        check_combination(ctx, c, &spans)?;
+    }
+    let mut seen = BTreeSet::new();
+    for c in &configs {
+        if !seen.insert(c.label.clone()) {
+            return Err(ctx.err(
+                None,
+                "",
+                format!(
+                    "two configurations would both be labelled `{}`; a list repeats a value",
+                    c.label
+                ),
+            ));
+        }
+    }
+    Ok(configs)
+}
+
+/// Every index combination of the given dimensions, the last varying fastest (the
+/// order nested loops would give).
+fn cartesian<const N: usize>(dims: &[usize; N]) -> Vec<[usize; N]> {
+    let total: usize = dims.iter().product();
+    (0..total)
+        .map(|mut k| {
+            let mut idx = [0; N];
+            for d in (0..N).rev() {
+                idx[d] = k % dims[d];
+                k /= dims[d];
+            }
+            idx
+        })
+        .collect()
+}
+
+struct Varies {
+    fs_type: bool,
+    fs_size: bool,
+    fs_device: bool,
+    mkfs: bool,
+    mount: bool,
+    placement: bool,
+    jsize: bool,
+    mode: bool,
+    jdevice: bool,
+    second: bool,
+    ramdisk: bool,
+}
+
+struct Spans {
+    placement: Option<Range<usize>>,
+    jsize: Option<Range<usize>>,
+    mode: Option<Range<usize>>,
+    mount: Option<Range<usize>>,
+    mkfs: Option<Range<usize>>,
+    jdevice: Option<Range<usize>>,
+    fs_device: Option<Range<usize>>,
+    fs_size: Option<Range<usize>>,
+}
+
+/// The label is what tells configurations apart in tables: the varying factors only,
+/// journal first because that is what the studies vary.
+fn label_of(c: &Config, v: &Varies) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if v.placement || !(v.jsize || v.mode) {
+        parts.push(c.placement.to_string());
+    }
+    if v.jsize {
+        parts.push(format_size(c.journal_size));
+    }
+    if v.mode {
+        parts.push(c.mode.to_string());
+    }
+    if v.jdevice {
+        parts.push(opt_path(&c.journal_device));
+    }
+    if v.fs_type {
+        parts.push(c.fs_type.clone());
+    }
+    if v.fs_size {
+        parts.push(format!("fs{}", format_size(c.fs_size)));
+    }
+    if v.fs_device {
+        parts.push(opt_path(&c.fs_device));
+    }
+    if v.mkfs {
+        parts.push(format!("mkfs[{}]", c.mkfs_options.join(" ")));
+    }
+    if v.mount {
+        parts.push(format!("mount[{}]", c.mount_options.join(",")));
+    }
+    if v.second {
+        parts.push(opt_path(&c.second_disk_dir));
+    }
+    if v.ramdisk {
+        parts.push(c.ramdisk_dir.display().to_string());
+    }
+    parts.join(",")
+}
+
+fn opt_path(p: &Option<PathBuf>) -> String {
+    p.as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "image".into())
+}
+
+fn device_path(d: &String) -> Result<PathBuf, String> {
+    if !d.starts_with("/dev/") {
+        return Err(format!("`{d}` is not a device path (expected /dev/...)"));
+    }
+    Ok(PathBuf::from(d))
+}
+
+fn absolute_dir(d: &String) -> Result<PathBuf, String> {
+    if !Path::new(d).is_absolute() {
+        return Err(format!("`{d}` must be an absolute path"));
+    }
+    Ok(PathBuf::from(d))
+}
+
+/// Combinations the kernel or mke2fs would refuse, caught before provisioning.
+fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
+    let in_mount = |name: &str| {
+        c.mount_options.iter().any(|o| {
+            o.split(',')
+                .any(|part| part == name || part.starts_with(&format!("{name}=")))
+        })
+    };
+    if in_mount("data") {
+        return Err(ctx.err(
+            s.mount.clone(),
+            "filesystem.mount_options",
+            "set the data mode with journal.mode, not a data= mount option",
+        ));
+    }
+    if in_mount("journal_path") || in_mount("journal_dev") {
+        return Err(ctx.err(
+            s.mount.clone(),
+            "filesystem.mount_options",
+            "jbench sets journal_path itself; name the journal with journal.placement/journal.device",
+        ));
+    }
+    if in_mount("noload") || in_mount("norecovery") {
+        return Err(ctx.err(
+            s.mount.clone(),
+            "filesystem.mount_options",
+            "noload/norecovery cannot be combined with a data= mode (the kernel refuses to mount)",
+        ));
+    }
+    if c.mode == DataMode::Journal && (in_mount("delalloc") || in_mount("dax")) {
+        return Err(ctx.err(
+            s.mount.clone().or(s.mode.clone()),
+            "filesystem.mount_options",
+            "journal.mode = \"journal\" cannot be combined with delalloc or dax (the kernel refuses to mount)",
+        ));
+    }
+    if c.mode == DataMode::Ordered && in_mount("journal_async_commit") {
+        return Err(ctx.err(
+            s.mount.clone().or(s.mode.clone()),
+            "filesystem.mount_options",
+            "journal_async_commit cannot be combined with journal.mode = \"ordered\" (the kernel refuses to mount)",
+        ));
+    }
+    let owned = c
+        .mkfs_options
+        .iter()
+        .find(|o| o.starts_with("-J") || o.starts_with("-b") || o.contains("journal_dev"));
+    if let Some(flag) = owned {
+        return Err(ctx.err(
+            s.mkfs.clone(),
+            "filesystem.mkfs_options",
+            format!("jbench sets `{flag}` itself (journal and block size come from [journal]); remove it"),
+        ));
+    }
+    match c.placement {
+        Placement::Device if c.journal_device.is_none() => {
+            return Err(ctx.err(
+                s.placement.clone(),
+                "journal.placement",
+                "placement \"device\" needs journal.device = \"/dev/...\"",
+            ))
+        }
+        Placement::Device => {}
+        _ if c.journal_device.is_some() => {
+            return Err(ctx.err(
+                s.jdevice.clone(),
+                "journal.device",
+                format!(
+                    "a journal device only goes with placement \"device\", not \"{}\"",
+                    c.placement
+                ),
+            ))
+        }
+        _ => {}
+    }
+    if c.placement == Placement::SameDisk && c.fs_device.is_some() {
+        return Err(ctx.err(
+            s.fs_device.clone(),
+            "filesystem.device",
+            "same-disk carves the journal out of an image; with a real file-system device, name a partition of the same disk as journal.device (placement \"device\")",
+        ));
+    }
+    if c.fs_device.is_some() && c.fs_device == c.journal_device {
+        return Err(ctx.err(
+            s.jdevice.clone(),
+            "journal.device",
+            "the journal device is the file-system device; use placement \"internal\" for that",
+        ));
+    }
+    if c.placement == Placement::Internal && c.journal_size * 2 > c.fs_size {
+        return Err(ctx.err(
+            s.jsize.clone().or(s.fs_size.clone()),
+            "journal.size",
+            format!(
+                "an internal journal of {} is bigger than half the {} file system",
+                format_size(c.journal_size),
+                format_size(c.fs_size)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a file system too small for a workload's data or inodes, so a long run does
+/// not end in ENOSPC hours in.
+fn check_capacity(
+    ctx: &Ctx,
+    fs: &RawFilesystem,
+    configs: &[Config],
+    workloads: &[WorkloadSpec],
+) -> Result<(), SpecError> {
+    let span = fs.size.as_ref().map(|s| s.span());
+    for c in configs {
+        if c.fs_device.is_some() {
+            continue; // its size is the device's, checked when the device is examined
+        }
+        let custom_inodes = c
+            .mkfs_options
+            .iter()
+            .any(|o| o.starts_with("-N") || o.starts_with("-i") || o.starts_with("-T"));
+        for w in workloads {
+            let need = needed_bytes(c, w.engine.as_ref());
+            if need > c.fs_size {
+                return Err(ctx.err(
+                    span.clone(),
+                    "filesystem.size",
+                    format!(
+                        "{} is too small for workload `{}`: it needs about {} ({} of file data, {} inodes{}); raise filesystem.size",
+                        format_size(c.fs_size),
+                        w.name,
+                        format_size(round_up_mib(need)),
+                        format_size(round_up_mib(w.engine.peak_data_bytes())),
+                        w.engine.peak_inodes(),
+                        if c.placement == Placement::Internal { ", plus the internal journal" } else { "" }
+                    ),
+                ));
+            }
+            let inodes = c.fs_size / BYTES_PER_INODE;
+            if !custom_inodes && w.engine.peak_inodes() + 16 > inodes {
+                return Err(ctx.err(
+                    span.clone(),
+                    "filesystem.size",
+                    format!(
+                        "{} gives about {} inodes but workload `{}` needs {}; raise filesystem.size or pass -N in mkfs_options",
+                        format_size(c.fs_size),
+                        inodes,
+                        w.name,
+                        w.engine.peak_inodes()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn round_up_mib(b: u64) -> u64 {
+    b.div_ceil(1 << 20) << 20
+}
+
+/// Space a workload needs: its data, one 4 KiB block per inode (directories take one
+/// each), ext4's own metadata (inode tables are 1/64 of the device at 256-byte inodes
+/// every 16 KiB), the 5% reserved for root, and an internal journal.
+pub fn needed_bytes(c: &Config, w: &dyn Workload) -> u64 {
+    let payload = w.peak_data_bytes() + w.peak_inodes() * 4096;
+    let overhead = c.fs_size / 64 + c.fs_size / 20 + (16 << 20);
+    let journal = if c.placement == Placement::Internal {
+        c.journal_size
+    } else {
+        0
+    };
+    payload + overhead + journal
+}
+
+// ---------------------------------------------------------------------------
+// The resolved spec: every default made explicit, as stored with the results.
+
+#[derive(Serialize)]
+struct Resolved<'a> {
+    name: &'a str,
+    repetitions: u32,
+    order: Order,
+    seed: u64,
+    suspect_below: String,
+    work_dir: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<&'a str>,
+    filesystem: toml::Table,
+    journal: toml::Table,
+    workload: Vec<toml::Table>,
+}
+
+fn resolve(spec: &Spec) -> String {
+    let uniq = |f: &dyn Fn(&Config) -> toml::Value| {
+        let mut vals: Vec<toml::Value> = Vec::new();
+        for c in &spec.configs {
+            let v = f(c);
+            if !vals.contains(&v) {
+                vals.push(v);
+            }
+        }
+        if vals.len() == 1 {
+            vals.pop().unwrap()
+        } else {
+            toml::Value::Array(vals)
+        }
+    };
+    let s = |x: &str| toml::Value::String(x.to_string());
+    let strs = |v: &[String]| toml::Value::Array(v.iter().map(|x| s(x)).collect());
+    // Optional paths are written only when set, so the resolved file parses again.
+    let optional = |table: &mut toml::Table, key: &str, f: &dyn Fn(&Config) -> &Option<PathBuf>| {
+        if spec.configs.iter().any(|c| f(c).is_some()) {
+            table.insert(key.into(), uniq(&|c| s(&opt_path(f(c)))));
+        }
+    };
+
+    let mut fs = toml::Table::new();
+    fs.insert("type".into(), uniq(&|c| s(&c.fs_type)));
+    fs.insert("size".into(), uniq(&|c| s(&format_size(c.fs_size))));
+    optional(&mut fs, "device", &|c| &c.fs_device);
+    fs.insert("mkfs_options".into(), uniq(&|c| strs(&c.mkfs_options)));
+    fs.insert("mount_options".into(), uniq(&|c| strs(&c.mount_options)));
+    let mut j = toml::Table::new();
+    j.insert("placement".into(), uniq(&|c| s(c.placement.as_str())));
+    j.insert("size".into(), uniq(&|c| s(&format_size(c.journal_size))));
+    j.insert("mode".into(), uniq(&|c| s(c.mode.as_str())));
+    optional(&mut j, "device", &|c| &c.journal_device);
+    optional(&mut j, "second_disk_dir", &|c| &c.second_disk_dir);
+    j.insert(
+        "ramdisk_dir".into(),
+        uniq(&|c| s(&c.ramdisk_dir.display().to_string())),
+    );
+    let workload = spec
+        .workloads
+        .iter()
+        .map(|w| {
+            let mut t = toml::Table::new();
+            t.insert("kind".into(), s(w.engine.kind()));
+            t.insert("name".into(), s(&w.name));
+            if let serde_json::Value::Object(m) = w.engine.params() {
+                for (k, v) in m {
+                    if let Some(n) = v.as_i64() {
+                        t.insert(k, toml::Value::Integer(n));
+                    } else {
+                        t.insert(k, s(&v.to_string()));
+                    }
+                }
+            }
+            t
+        })
+        .collect();
+    let r = Resolved {
+        name: &spec.name,
+        repetitions: spec.repetitions,
+        order: spec.order,
+        seed: spec.seed,
+        suspect_below: format!("{}s", spec.suspect_below.as_secs_f64()),
+        work_dir: spec.work_dir.display().to_string(),
+        baseline: spec.baseline.as_deref(),
+        filesystem: fs,
+        journal: j,
+        workload,
+    };
+    let body = toml::to_string_pretty(&r).expect("resolved spec serializes");
+    let labels: Vec<&str> = spec.configs.iter().map(|c| c.label.as_str()).collect();
+    format!(
+        "# Resolved by jbench {}: every default made explicit.\n# Configurations: {}\n{body}",
+        env!("CARGO_PKG_VERSION"),
+        labels.join(" | ")
+    )
+}
+
+impl Spec {
+    pub fn config(&self, label: &str) -> Option<&Config> {
+        self.configs.iter().find(|c| c.label == label)
+    }
+}

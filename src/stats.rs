@@ -1,0 +1,366 @@
+//! Descriptive statistics and Welch's t-test for comparing configurations.
+//!
+//! The studies report mean and standard deviation per phase; the report adds a
+//! t-based confidence interval and a Welch test so every comparison can say whether
+//! a difference is larger than the noise. Welch (not Student) because configurations
+//! routinely differ in spread (a RAM-disk journal is steadier than a disk one), and
+//! sample sizes differ when trials fail.
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Confidence level of the `ci95_*` fields of [`Summary`] and of [`welch`].
+pub const DEFAULT_LEVEL: f64 = 0.95;
+
+/// Mean, spread and a confidence interval of the mean for one sample.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (divisor n - 1); 0 when n = 1.
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+    /// 95% confidence interval of the mean from the t distribution with n - 1 degrees
+    /// of freedom; collapses to `mean..mean` when n = 1 (no spread can be estimated).
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+}
+
+impl Summary {
+    /// Summarises `xs`. `None` when `xs` is empty or holds a non-finite value, so a
+    /// NaN can never turn into a plausible-looking figure in a report.
+    pub fn of(xs: &[f64]) -> Option<Summary> {
+        if xs.is_empty() || !all_finite(xs) {
+            return None;
+        }
+        let n = xs.len();
+        let mean = mean(xs);
+        let sd = sample_variance(xs, mean).sqrt();
+        let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut s = Summary {
+            n,
+            mean,
+            sd,
+            min,
+            max,
+            ci95_low: mean,
+            ci95_high: mean,
+        };
+        (s.ci95_low, s.ci95_high) = s.ci(DEFAULT_LEVEL);
+        Some(s)
+    }
+
+    /// Coefficient of variation, sd / mean. Infinite or NaN when the mean is 0.
+    pub fn cv(&self) -> f64 {
+        self.sd / self.mean
+    }
+
+    /// Standard error of the mean.
+    pub fn sem(&self) -> f64 {
+        self.sd / (self.n as f64).sqrt()
+    }
+
+    /// Confidence interval of the mean at `level` (e.g. 0.90), t-based with n - 1
+    /// degrees of freedom; `(mean, mean)` when n < 2.
+    ///
+    /// # Panics
+    /// If `level` is not strictly between 0 and 1.
+    pub fn ci(&self, level: f64) -> (f64, f64) {
+        check_level(level);
+        if self.n < 2 || self.sd == 0.0 {
+            return (self.mean, self.mean);
+        }
+        let half = t_quantile(level, (self.n - 1) as f64) * self.sem();
+        (self.mean - half, self.mean + half)
+    }
+}
+
+/// Result of Welch's unequal-variance t-test of `b` against `a`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Welch {
+    /// mean(b) - mean(a).
+    pub diff: f64,
+    /// diff / standard error; ±infinity when both samples have zero variance but
+    /// different means.
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+    /// Confidence interval of `diff` at the requested level (t-based, Welch df).
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Confidence level of the interval, e.g. 0.95.
+    pub level: f64,
+}
+
+/// Welch's t-test at the 95% level; see [`welch_with_level`].
+pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+    welch_with_level(a, b, DEFAULT_LEVEL)
+}
+
+/// Welch's t-test of `b` against `a` with a `level` confidence interval of
+/// mean(b) - mean(a).
+///
+/// `None` when either side has fewer than 2 values (no variance estimate) or holds a
+/// non-finite value.
+///
+/// Degenerate case, both variances 0 (e.g. identical counts from a deterministic
+/// workload): the Welch–Satterthwaite df is 0/0, so df is taken as n_a + n_b - 2
+/// (the pooled df, which is what Welch's df tends to when the variances shrink
+/// together). Equal means then give t = 0, p = 1; different means give t = ±inf,
+/// p = 0. The interval collapses to `diff..diff` since there is no noise to widen it.
+///
+/// # Panics
+/// If `level` is not strictly between 0 and 1.
+pub fn welch_with_level(a: &[f64], b: &[f64], level: f64) -> Option<Welch> {
+    check_level(level);
+    if a.len() < 2 || b.len() < 2 || !all_finite(a) || !all_finite(b) {
+        return None;
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (ma, mb) = (mean(a), mean(b));
+    // Squared standard errors of each mean.
+    let sa = sample_variance(a, ma) / na;
+    let sb = sample_variance(b, mb) / nb;
+    let diff = mb - ma;
+    let se2 = sa + sb;
+    if se2 == 0.0 {
+        return Some(zero_variance_welch(diff, na + nb - 2.0, level));
+    }
+    let se = se2.sqrt();
+    let t = diff / se;
+    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    // 2 * sf(|t|) rather than 2 * (1 - cdf) keeps precision for tiny p-values.
+    let p = (2.0 * dist.sf(t.abs())).min(1.0);
+    let half = dist.inverse_cdf(upper_tail_prob(level)) * se;
+    Some(Welch {
+        diff,
+        t,
+        df,
+        p,
+        ci_low: diff - half,
+        ci_high: diff + half,
+        level,
+    })
+}
+
+fn zero_variance_welch(diff: f64, df: f64, level: f64) -> Welch {
+    let (t, p) = if diff == 0.0 {
+        (0.0, 1.0)
+    } else {
+        (diff.signum() * f64::INFINITY, 0.0)
+    };
+    Welch {
+        diff,
+        t,
+        df,
+        p,
+        ci_low: diff,
+        ci_high: diff,
+        level,
+    }
+}
+
+/// Two-sided critical value of the t distribution: the `(1 + level) / 2` quantile.
+pub fn t_quantile(level: f64, df: f64) -> f64 {
+    check_level(level);
+    StudentsT::new(0.0, 1.0, df)
+        .map(|d| d.inverse_cdf(upper_tail_prob(level)))
+        .unwrap_or(f64::NAN)
+}
+
+fn upper_tail_prob(level: f64) -> f64 {
+    (1.0 + level) / 2.0
+}
+
+fn check_level(level: f64) {
+    assert!(
+        level > 0.0 && level < 1.0,
+        "confidence level must be between 0 and 1 (exclusive), got {level}"
+    );
+}
+
+fn all_finite(xs: &[f64]) -> bool {
+    xs.iter().all(|x| x.is_finite())
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Two-pass sample variance (divisor n - 1): subtracting the mean first avoids the
+/// cancellation of the sum-of-squares formula on large, close values such as rates.
+fn sample_variance(xs: &[f64], mean: f64) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let ss: f64 = xs.iter().map(|x| (x - mean).powi(2)).sum();
+    ss / (xs.len() - 1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    //! Reference values were computed independently with SciPy 1.17.1 (NumPy
+    //! `mean`/`std(ddof=1)`, `scipy.stats.t.interval`, `scipy.stats.t.ppf`,
+    //! `scipy.stats.ttest_ind(b, a, equal_var=False)` and its
+    //! `.confidence_interval(level)`), and pasted here as literals.
+    use super::*;
+
+    fn close(actual: f64, expected: f64, tol: f64) {
+        assert!(
+            (actual - expected).abs() <= tol * expected.abs().max(1.0),
+            "expected {expected}, got {actual}"
+        );
+    }
+
+    const X: [f64; 5] = [10.2, 11.5, 9.8, 12.1, 10.9];
+    const A: [f64; 6] = [20.1, 22.3, 19.8, 21.5, 20.9, 23.0];
+
+    #[test]
+    fn summary_of_small_sample() {
+        let s = Summary::of(&X).unwrap();
+        assert_eq!(s.n, 5);
+        close(s.mean, 10.9, 1e-12);
+        close(s.sd, 0.9354143466934852, 1e-12);
+        assert_eq!(s.min, 9.8);
+        assert_eq!(s.max, 12.1);
+        // scipy.stats.t.interval(0.95, 4, loc=mean, scale=sem)
+        close(s.ci95_low, 9.738529682307405, 1e-9);
+        close(s.ci95_high, 12.061470317692596, 1e-9);
+        close(s.cv(), 0.9354143466934852 / 10.9, 1e-12);
+    }
+
+    #[test]
+    fn summary_ci_at_other_level() {
+        let s = Summary::of(&X).unwrap();
+        let (lo, hi) = s.ci(0.90);
+        close(lo, 10.00818450559268, 1e-9);
+        close(hi, 11.79181549440732, 1e-9);
+    }
+
+    #[test]
+    fn t_quantiles_match_scipy() {
+        close(t_quantile(0.95, 4.0), 2.7764451051977934, 1e-9);
+        // Non-integer df, as Welch produces.
+        close(t_quantile(0.95, 2.5), 3.5746548420036817, 1e-9);
+    }
+
+    #[test]
+    fn summary_edge_cases() {
+        assert!(Summary::of(&[]).is_none());
+        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+        let one = Summary::of(&[42.0]).unwrap();
+        assert_eq!(one.n, 1);
+        assert_eq!(one.sd, 0.0);
+        assert_eq!((one.ci95_low, one.ci95_high), (42.0, 42.0));
+        assert_eq!((one.min, one.max), (42.0, 42.0));
+    }
+
+    #[test]
+    fn welch_unequal_variance_and_size_not_significant() {
+        let b = [24.5, 30.2, 27.8, 22.1];
+        let w = welch(&A, &b).unwrap();
+        close(w.diff, 4.883333333333333, 1e-12);
+        close(w.t, 2.6303905045116625, 1e-10);
+        close(w.df, 3.4937107205453204, 1e-10);
+        close(w.p, 0.06683743367734248, 1e-8);
+        close(w.ci_low, -0.5795334247017889, 1e-8);
+        close(w.ci_high, 10.346200091368456, 1e-8);
+        assert_eq!(w.level, 0.95);
+        let w90 = welch_with_level(&A, &b, 0.90).unwrap();
+        close(w90.ci_low, 0.7548666396301478, 1e-8);
+        close(w90.ci_high, 9.011800027036516, 1e-8);
+        assert_eq!(w90.p, w.p, "the level changes the interval, not the test");
+    }
+
+    #[test]
+    fn welch_significant_difference() {
+        let b = [25.5, 27.2, 26.8, 24.1];
+        let w = welch(&A, &b).unwrap();
+        close(w.t, 5.347340517881567, 1e-10);
+        close(w.df, 5.996050991948305, 1e-10);
+        close(w.p, 0.0017526630291328626, 1e-8);
+        close(w.ci_low, 2.5128084810788813, 1e-8);
+        close(w.ci_high, 6.753858185587784, 1e-8);
+        // Swapping the sides flips the sign, not the p-value.
+        let r = welch(&b, &A).unwrap();
+        close(r.t, -5.347340517881567, 1e-10);
+        close(r.p, w.p, 1e-12);
+        close(r.ci_low, -6.753858185587784, 1e-8);
+    }
+
+    #[test]
+    fn welch_tiny_p_keeps_precision() {
+        let a = [100.0, 101.0, 99.5, 100.5];
+        let b = [200.0, 201.0, 199.0, 200.5, 202.0];
+        let w = welch(&a, &b).unwrap();
+        close(w.t, 168.45369410856958, 1e-10);
+        close(w.df, 6.518796992481203, 1e-10);
+        // Relative tolerance on a value near 4e-13: 1 - cdf would have lost it.
+        assert!((w.p - 4.146665677091391e-13).abs() < 1e-6 * 4.146665677091391e-13);
+    }
+
+    #[test]
+    fn welch_nearly_identical_means() {
+        let a = [100.0, 104.0, 98.0, 101.0, 97.0];
+        let b = [99.0, 103.0, 102.0, 96.0, 100.5, 101.5, 98.5];
+        let w = welch(&a, &b).unwrap();
+        close(w.t, 0.04682929057908337, 1e-9);
+        close(w.df, 8.00277104260478, 1e-10);
+        close(w.p, 0.9637968144255067, 1e-9);
+        close(w.ci_low, -3.44570038826481, 1e-8);
+        close(w.ci_high, 3.588557531121949, 1e-8);
+    }
+
+    #[test]
+    fn welch_one_side_without_variance() {
+        // df falls back to n_b - 1 = 3 by the Welch formula itself.
+        let w = welch(&[5.0, 5.0, 5.0], &[6.0, 7.0, 8.0, 6.5]).unwrap();
+        close(w.t, 4.3915503282684, 1e-10);
+        close(w.df, 3.0, 1e-12);
+        close(w.p, 0.021875398782757818, 1e-8);
+        close(w.ci_low, 0.5162345581019925, 1e-8);
+        close(w.ci_high, 3.2337654418980075, 1e-8);
+    }
+
+    #[test]
+    fn welch_identical_samples_have_p_one() {
+        let w = welch(&A, &A).unwrap();
+        assert_eq!(w.diff, 0.0);
+        assert_eq!(w.t, 0.0);
+        close(w.p, 1.0, 1e-12);
+        assert!(w.ci_low < 0.0 && w.ci_high > 0.0);
+    }
+
+    #[test]
+    fn welch_both_variances_zero() {
+        let same = welch(&[3.0, 3.0], &[3.0, 3.0, 3.0]).unwrap();
+        assert_eq!((same.t, same.p, same.df), (0.0, 1.0, 3.0));
+        assert_eq!((same.ci_low, same.ci_high), (0.0, 0.0));
+        let differ = welch(&[3.0, 3.0], &[4.0, 4.0, 4.0]).unwrap();
+        assert_eq!(differ.p, 0.0);
+        assert_eq!(differ.t, f64::INFINITY);
+        assert_eq!(differ.df, 3.0);
+        assert_eq!((differ.ci_low, differ.ci_high), (1.0, 1.0));
+        let lower = welch(&[4.0, 4.0], &[3.0, 3.0]).unwrap();
+        assert_eq!(lower.t, f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn welch_needs_two_values_per_side() {
+        assert!(welch(&[1.0], &[1.0, 2.0]).is_none());
+        assert!(welch(&[1.0, 2.0], &[3.0]).is_none());
+        assert!(welch(&[], &[]).is_none());
+        assert!(welch(&[1.0, f64::INFINITY], &[1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "confidence level")]
+    fn invalid_level_panics() {
+        welch_with_level(&A, &A, 95.0);
+    }
+}

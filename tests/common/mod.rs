@@ -1,0 +1,171 @@
+//! Helpers shared by the integration tests. Tests that need root (loop devices,
+//! mounts) skip themselves, saying so, when not run as root.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Returns false (and says why) when the test cannot run here.
+pub fn need_root(test: &str) -> bool {
+    if !is_root() {
+        eprintln!("SKIPPED {test}: needs root (loop devices, mkfs, mount)");
+        return false;
+    }
+    true
+}
+
+/// A scratch directory on a real disk (not tmpfs), removed on drop.
+pub fn scratch(prefix: &str) -> tempfile::TempDir {
+    std::fs::create_dir_all("/var/tmp/jbench-tests").unwrap();
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in("/var/tmp/jbench-tests")
+        .unwrap()
+}
+
+pub fn jbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_jbench"))
+}
+
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("jbench starts");
+    assert!(
+        out.status.success(),
+        "command failed: {:?}\nstdout:\n{}\nstderr:\n{}",
+        cmd,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Loop devices whose backing file lies under `dir`.
+pub fn loops_under(dir: &Path) -> Vec<String> {
+    let out = Command::new("losetup").arg("-a").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&*dir.to_string_lossy()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Mount points under `dir`.
+pub fn mounts_under(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string("/proc/mounts")
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|t| Path::new(t).starts_with(dir))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// zram devices listed in the ledgers of session directories under `dir`.
+pub fn zram_ledgers_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if let Ok(t) = std::fs::read_to_string(e.path().join("zram-devices")) {
+                out.extend(t.lines().filter(|l| !l.trim().is_empty()).map(str::to_string));
+            }
+        }
+    }
+    out
+}
+
+pub fn assert_no_leaks(dir: &Path) {
+    let loops = loops_under(dir);
+    let mounts = mounts_under(dir);
+    let zram = zram_ledgers_under(dir);
+    assert!(
+        loops.is_empty() && mounts.is_empty() && zram.is_empty(),
+        "leaked under {}:\nloops: {loops:#?}\nmounts: {mounts:#?}\nzram: {zram:#?}",
+        dir.display()
+    );
+}
+
+/// Writes an experiment file into `dir` and returns its path.
+pub fn write_spec(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// A tiny experiment whose images live in `work`.
+pub fn tiny_spec(work: &Path, placements: &str, reps: u32, extra: &str) -> String {
+    format!(
+        r#"name = "tiny"
+repetitions = {reps}
+seed = 7
+suspect_below = "60s"
+work_dir = "{}"
+
+[filesystem]
+type = "ext4"
+size = "128M"
+{extra}
+
+[journal]
+placement = {placements}
+size = "8M"
+mode = "ordered"
+
+[[workload]]
+kind = "fdtree"
+name = "tiny"
+dirs = 2
+files = 2
+blocks = 1
+levels = 3
+"#,
+        work.display()
+    )
+}
+
+pub fn sha256_of_device(dev: &str) -> String {
+    let out = Command::new("sha256sum").arg(dev).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A loop device over a fresh image in `dir`, standing in for a disk; detached on drop.
+pub struct FakeDisk {
+    pub dev: String,
+    pub image: PathBuf,
+}
+
+impl FakeDisk {
+    pub fn new(dir: &Path, name: &str, size_mib: u64) -> Self {
+        let image = dir.join(name);
+        let f = std::fs::File::create(&image).unwrap();
+        f.set_len(size_mib << 20).unwrap();
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&image)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+        Self {
+            dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            image,
+        }
+    }
+}
+
+impl Drop for FakeDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dev).output();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).output();
+    }
+}

@@ -1,0 +1,207 @@
+//! Each journal placement provisions what it claims. The checks here read the devices
+//! with blkid and dumpe2fs directly, independently of jbench's own verifier.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use jbench::config::Placement;
+use jbench::rig::{self, Workspace};
+
+fn blkid(dev: &Path) -> BTreeMap<String, String> {
+    let out = Command::new("blkid")
+        .args(["-p", "-o", "export"])
+        .arg(dev)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn dumpe2fs(dev: &Path) -> BTreeMap<String, String> {
+    let out = Command::new("dumpe2fs").arg("-h").arg(dev).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+fn spec_for(work: &Path, placement: &str, size: &str) -> jbench::spec::Spec {
+    let text = tiny_spec(work, &format!("\"{placement}\""), 1, "")
+        .replace("size = \"8M\"", &format!("size = \"{size}\""));
+    jbench::spec::parse(&text, "test.toml").unwrap()
+}
+
+fn check_placement(placement: &str, journal: &str) {
+    let tmp = scratch("provision-");
+    let spec = spec_for(tmp.path(), placement, journal);
+    let config = &spec.configs[0];
+    let journal_bytes = jbench::units::parse_size(journal).unwrap();
+    {
+        let mut ws = Workspace::new(tmp.path()).unwrap();
+        let rig = rig::provision(config, &mut ws, &[]).unwrap();
+
+        let fs = blkid(&rig.fs_device);
+        assert_eq!(fs.get("TYPE").map(String::as_str), Some("ext4"), "{fs:?}");
+        let sb = dumpe2fs(&rig.fs_device);
+        assert_eq!(sb["Block size"], "4096");
+        assert!(sb["Filesystem features"].contains("has_journal"));
+
+        match config.placement {
+            Placement::Internal => {
+                assert!(rig.journal_device.is_none());
+                assert!(!sb.contains_key("Journal UUID"), "internal journal has no UUID: {sb:?}");
+                assert_eq!(sb["Journal inode"], "8");
+                let blocks: u64 = sb["Total journal blocks"].parse().unwrap();
+                assert_eq!(blocks * 4096, journal_bytes);
+            }
+            _ => {
+                let jdev = rig.journal_device.clone().expect("external journal device");
+                let j = blkid(&jdev);
+                assert_eq!(j.get("TYPE").map(String::as_str), Some("jbd"), "{j:?}");
+                assert_eq!(sb["Journal UUID"], j["UUID"], "file system points at this journal");
+                let jsb = dumpe2fs(&jdev);
+                let blocks: u64 = jsb["Total journal blocks"].parse().unwrap();
+                assert_eq!(blocks * 4096, journal_bytes);
+                let expect_prefix = match config.placement {
+                    Placement::Zram => "/dev/zram",
+                    _ => "/dev/loop",
+                };
+                assert!(jdev.starts_with("/dev") && jdev.to_string_lossy().starts_with(expect_prefix));
+                check_backing(config.placement, &rig, tmp.path());
+            }
+        }
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+        let line = mounts
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(&*rig.mount_point.to_string_lossy()))
+            .expect("mounted");
+        assert!(line.contains("data=ordered"), "{line}");
+        assert!(line.starts_with(&*rig.fs_device.to_string_lossy()), "{line}");
+        rig.teardown().unwrap();
+    }
+    assert_no_leaks(tmp.path());
+    assert!(std::fs::read_dir(tmp.path()).unwrap().next().is_none(), "session directory removed");
+}
+
+/// Where the journal's bytes live: the same image after the file system, a second
+/// image, or tmpfs.
+fn check_backing(placement: Placement, rig: &rig::Rig, work: &Path) {
+    let jdev = rig.journal_device.as_ref().unwrap();
+    let name = jdev.file_name().unwrap().to_string_lossy().into_owned();
+    let sys = |f: &str| std::fs::read_to_string(format!("/sys/block/{name}/loop/{f}")).map(|s| s.trim().to_string());
+    let fs_name = rig.fs_device.file_name().unwrap().to_string_lossy().into_owned();
+    let fs_backing = std::fs::read_to_string(format!("/sys/block/{fs_name}/loop/backing_file")).unwrap();
+    match placement {
+        Placement::SameDisk => {
+            assert_eq!(sys("backing_file").unwrap(), fs_backing.trim(), "same image");
+            assert_eq!(sys("offset").unwrap(), (128u64 << 20).to_string(), "journal after the file system");
+        }
+        Placement::SecondDisk => {
+            let b = sys("backing_file").unwrap();
+            assert_ne!(b, fs_backing.trim());
+            assert!(b.starts_with(&*work.to_string_lossy()));
+        }
+        Placement::Ramdisk => {
+            let b = sys("backing_file").unwrap();
+            assert!(b.starts_with("/dev/shm/"), "{b}");
+        }
+        Placement::Zram => {
+            assert!(Path::new(&format!("/sys/block/{name}/disksize")).exists());
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn internal_journal() {
+    if need_root("internal_journal") {
+        check_placement("internal", "8M");
+    }
+}
+
+#[test]
+fn same_disk_journal() {
+    if need_root("same_disk_journal") {
+        check_placement("same-disk", "8M");
+    }
+}
+
+#[test]
+fn second_disk_journal() {
+    if need_root("second_disk_journal") {
+        check_placement("second-disk", "16M");
+    }
+}
+
+#[test]
+fn ramdisk_journal() {
+    if need_root("ramdisk_journal") {
+        check_placement("ramdisk", "8M");
+    }
+}
+
+#[test]
+fn zram_journal_is_added_and_removed() {
+    if !need_root("zram_journal") {
+        return;
+    }
+    let before: Vec<String> = zram_indices();
+    check_placement("zram", "8M");
+    assert_eq!(zram_indices(), before, "the zram device jbench added is gone, others untouched");
+}
+
+fn zram_indices() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/block")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("zram"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_panic_after_provisioning_releases_everything() {
+    if !need_root("panic_releases") {
+        return;
+    }
+    let tmp = scratch("panic-");
+    let spec = spec_for(tmp.path(), "same-disk", "8M");
+    let config = spec.configs[0].clone();
+    let work = tmp.path().to_path_buf();
+    let result = std::panic::catch_unwind(move || {
+        let mut ws = Workspace::new(&work).unwrap();
+        let rig = rig::provision(&config, &mut ws, &[]).unwrap();
+        assert!(!loops_under(&work).is_empty());
+        let _keep = (rig, ws);
+        panic!("boom in the middle of a trial");
+    });
+    assert!(result.is_err());
+    assert_no_leaks(tmp.path());
+}
+
+#[test]
+fn a_failed_mkfs_releases_what_was_attached() {
+    if !need_root("failed_mkfs") {
+        return;
+    }
+    let tmp = scratch("mkfsfail-");
+    let text = tiny_spec(tmp.path(), "\"second-disk\"", 1, "mkfs_options = [\"-O\", \"no_such_feature\"]");
+    let spec = jbench::spec::parse(&text, "t.toml").unwrap();
+    {
+        let mut ws = Workspace::new(tmp.path()).unwrap();
+        let err = rig::provision(&spec.configs[0], &mut ws, &[]).err().expect("mkfs must fail");
+        assert!(format!("{err:#}").contains("no_such_feature"), "{err:#}");
+        assert_no_leaks(tmp.path());
+    }
+    assert_no_leaks(tmp.path());
+}

@@ -127,3 +127,70 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(order: &str, seed: u64) -> Spec {
+        let text = format!(
+            r#"repetitions = 3
+order = "{order}"
+seed = {seed}
+[filesystem]
+size = "1G"
+[journal]
+placement = ["internal", "same-disk", "second-disk", "ramdisk"]
+[[workload]]
+kind = "fdtree"
+name = "a"
+dirs = 2
+levels = 2
+[[workload]]
+kind = "fdtree"
+name = "b"
+dirs = 3
+levels = 2
+"#
+        );
+        crate::spec::parse(&text, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn sequential_runs_every_repetition_of_a_pair_together() {
+        let s = spec("sequential", 1);
+        let p = plan(&s);
+        assert_eq!(p.len(), 4 * 2 * 3);
+        let first: Vec<(usize, usize, u32)> = p[..4].iter().map(|t| (t.config, t.workload, t.rep)).collect();
+        assert_eq!(first, [(0, 0, 1), (0, 0, 2), (0, 0, 3), (0, 1, 1)]);
+        assert!(p.iter().enumerate().all(|(i, t)| t.index == i));
+    }
+
+    #[test]
+    fn interleaved_rounds_hold_every_pair_once_in_a_seeded_order() {
+        let s = spec("interleaved", 42);
+        let p = plan(&s);
+        assert_eq!(p.len(), 24);
+        for (round, chunk) in p.chunks(8).enumerate() {
+            let mut pairs: Vec<(usize, usize)> = chunk.iter().map(|t| (t.config, t.workload)).collect();
+            assert!(chunk.iter().all(|t| t.rep == round as u32 + 1));
+            pairs.sort();
+            pairs.dedup();
+            assert_eq!(pairs.len(), 8, "round {round} has every pair once");
+        }
+        assert_eq!(plan(&s), p, "same seed, same order");
+        let other = plan(&spec("interleaved", 43));
+        assert_ne!(other, p, "another seed shuffles differently");
+        let rounds_differ = p[..8].iter().zip(&p[8..16]).any(|(a, b)| a.config != b.config || a.workload != b.workload);
+        assert!(rounds_differ, "each round is shuffled anew");
+    }
+
+    #[test]
+    fn describe_lists_configurations_and_trials() {
+        let s = spec("sequential", 1);
+        let text = describe(&s, &plan(&s));
+        assert!(text.contains("4 configuration(s) x 2 workload(s) x 3 repetition(s) = 24 trials"));
+        assert!(text.contains("a loop over /dev/shm"));
+        assert_eq!(text.lines().filter(|l| l.contains(" rep ")).count(), 24);
+    }
+}

@@ -202,3 +202,140 @@ fn summary_line(r: &TrialRecord, what: &str) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::TrialOutcome;
+    use crate::workload::PhaseResult;
+
+    /// Scripted outcomes by trial index; anything else succeeds.
+    struct Mock {
+        fail: Vec<usize>,
+        interrupt_at: Option<usize>,
+        fatal_at: Option<usize>,
+        seen: Vec<usize>,
+    }
+
+    impl Executor for Mock {
+        fn run_trial(
+            &mut self,
+            _spec: &Spec,
+            trial: &Trial,
+            _ctl: &RunControl,
+            _say: &mut dyn FnMut(&str),
+        ) -> Result<TrialOutcome, TrialError> {
+            self.seen.push(trial.index);
+            if Some(trial.index) == self.interrupt_at {
+                return Err(TrialError::Interrupted);
+            }
+            if Some(trial.index) == self.fatal_at {
+                return Err(TrialError::Fatal(anyhow::anyhow!("loop busy")));
+            }
+            if self.fail.contains(&trial.index) {
+                return Err(TrialError::Failed {
+                    error: "mkdir: No space left on device".into(),
+                    layout: serde_json::Value::Null,
+                    verified: None,
+                });
+            }
+            Ok(TrialOutcome {
+                layout: serde_json::json!({"fs_device": "/dev/loop9"}),
+                verified: None,
+                phases: vec![PhaseResult {
+                    name: "dir_create".into(),
+                    seconds: 1.0 + trial.index as f64,
+                    ops: 10,
+                    bytes: 0,
+                    op_unit: "dir creates".into(),
+                }],
+            })
+        }
+    }
+
+    fn mock() -> Mock {
+        Mock {
+            fail: vec![],
+            interrupt_at: None,
+            fatal_at: None,
+            seen: vec![],
+        }
+    }
+
+    fn setup() -> (tempfile::TempDir, Spec, Vec<Trial>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = "repetitions = 2\norder = \"sequential\"\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n";
+        let spec = crate::spec::parse(text, "t.toml").unwrap();
+        let trials = crate::plan::plan(&spec);
+        (tmp, spec, trials)
+    }
+
+    #[test]
+    fn every_trial_is_recorded_in_plan_order_and_failures_do_not_stop_the_run() {
+        let (tmp, spec, trials) = setup();
+        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let mut exec = Mock { fail: vec![1], ..mock() };
+        let out = run(&spec, &trials, &[], &mut store, &mut exec, &RunControl::new(), true).unwrap();
+        assert_eq!(out, RunOutcome { ran: 4, failed: 1, skipped: 0, interrupted: false });
+        let recs = crate::store::load_records(tmp.path()).unwrap();
+        assert_eq!(recs.iter().map(|r| r.trial).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(recs[1].status, Status::Failed);
+        assert!(recs[1].error.as_deref().unwrap().contains("No space"));
+        assert_eq!(recs[0].config.label, "internal");
+        assert_eq!(recs[2].config.label, "ramdisk");
+        assert_eq!(recs[3].rep, 2);
+        assert_eq!(recs[3].phases[0].seconds, 4.0);
+        assert_eq!(recs[0].schema_version, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn an_interrupted_trial_is_not_recorded_and_resume_runs_only_the_rest() {
+        let (tmp, spec, trials) = setup();
+        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let mut exec = Mock { interrupt_at: Some(2), ..mock() };
+        let out = run(&spec, &trials, &[], &mut store, &mut exec, &RunControl::new(), true).unwrap();
+        assert!(out.interrupted);
+        assert_eq!(out.ran, 2);
+        drop(store);
+        let (mut store, existing) = Store::resume(tmp.path(), &spec).unwrap();
+        assert_eq!(existing.len(), 2);
+        let mut exec = mock();
+        let out = run(&spec, &trials, &existing, &mut store, &mut exec, &RunControl::new(), true).unwrap();
+        assert_eq!(exec.seen, [2, 3], "only the missing trials run");
+        assert_eq!(out.skipped, 2);
+        let recs = crate::store::load_records(tmp.path()).unwrap();
+        assert_eq!(recs.iter().map(|r| r.trial).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_stop_request_before_a_trial_ends_the_run() {
+        let (tmp, spec, trials) = setup();
+        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let ctl = RunControl::new();
+        ctl.request_stop();
+        let mut exec = mock();
+        let out = run(&spec, &trials, &[], &mut store, &mut exec, &ctl, true).unwrap();
+        assert!(out.interrupted);
+        assert!(exec.seen.is_empty());
+    }
+
+    #[test]
+    fn a_fatal_error_stops_the_run_with_context() {
+        let (tmp, spec, trials) = setup();
+        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let mut exec = Mock { fatal_at: Some(1), ..mock() };
+        let err = run(&spec, &trials, &[], &mut store, &mut exec, &RunControl::new(), true).unwrap_err();
+        assert!(format!("{err:#}").contains("could not be torn down"), "{err:#}");
+        assert_eq!(exec.seen, [0, 1]);
+        assert_eq!(crate::store::load_records(tmp.path()).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_results_directory_with_trials_is_not_overwritten() {
+        let (tmp, spec, _) = setup();
+        drop(Store::create(tmp.path(), &spec, "").unwrap());
+        std::fs::write(tmp.path().join("trials.jsonl"), "{}\n").unwrap();
+        let err = Store::create(tmp.path(), &spec, "").err().unwrap();
+        assert!(err.to_string().contains("--resume"), "{err}");
+    }
+}

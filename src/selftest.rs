@@ -608,28 +608,3 @@ mod tests {
         println!("{report}");
     }
 }
-#[cfg(test)]
-mod tmp_probe {
-    use super::*;
-    fn contender() -> String { std::env::var("PROBE").unwrap() }
-    #[test]
-    #[ignore]
-    fn probe_only() {
-        let tree = OverheadOptions::default().tree;
-        let scratch = Scratch::create(Path::new("/dev/shm")).unwrap();
-        let dir = scratch.subdir("e").unwrap();
-        let ctl = RunControl::new();
-        let mut secs = [0.0f64; 4];
-        for _ in 0..10 {
-            let mut raw = RawTree::new(&tree, &dir.join(root_name())).unwrap();
-            for (i, phase) in Phase::ALL.into_iter().enumerate() {
-                secs[i] += match contender().as_str() {
-                    "engine" => tree.run_phases(&dir, &[phase], &ctl).unwrap()[0].seconds,
-                    "none" => 0.0,
-                    _ => raw.run(phase).unwrap(),
-                };
-            }
-        }
-        println!("{} {:?}", contender(), secs);
-    }
-}

@@ -1040,3 +1040,229 @@ impl Spec {
         self.configs.iter().find(|c| c.label == label)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"name = "t"
+repetitions = 2
+work_dir = "/var/tmp/jbench"
+
+[filesystem]
+type = "ext4"
+size = "8G"
+
+[journal]
+placement = ["same-disk", "second-disk", "ramdisk"]
+size = "16M"
+mode = "ordered"
+
+[[workload]]
+kind = "fdtree"
+name = "small-deep"
+dirs = 3
+files = 4
+blocks = 1
+levels = 10
+"#;
+
+    fn err_of(text: &str) -> SpecError {
+        parse(text, "x.toml").expect_err("must be rejected")
+    }
+
+    fn line_of(text: &str, needle: &str) -> usize {
+        text.lines().position(|l| l.contains(needle)).unwrap() + 1
+    }
+
+    #[test]
+    fn the_issue_example_parses_with_defaults() {
+        let s = parse(BASE, "x.toml").unwrap();
+        assert_eq!(s.name, "t");
+        assert_eq!(s.repetitions, 2);
+        assert_eq!(s.order, Order::Interleaved);
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.suspect_below, Duration::from_secs(60));
+        let labels: Vec<&str> = s.configs.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["same-disk", "second-disk", "ramdisk"]);
+        let c = &s.configs[0];
+        assert_eq!(c.fs_size, 8 << 30);
+        assert_eq!(c.journal_size, 16 << 20);
+        assert_eq!(c.mode, DataMode::Ordered);
+        assert_eq!(c.ramdisk_dir, PathBuf::from("/dev/shm"));
+        assert_eq!(s.workloads[0].engine.params()["levels"], 10);
+    }
+
+    #[test]
+    fn lists_expand_into_the_matrix_with_labels_of_what_varies() {
+        let text = BASE
+            .replace(r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, r#"placement = ["second-disk", "ramdisk"]"#)
+            .replace(r#"size = "16M""#, r#"size = ["16M", "64M", "256M", "1G"]"#);
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(s.configs.len(), 8);
+        let labels: Vec<&str> = s.configs.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "second-disk,16M", "second-disk,64M", "second-disk,256M", "second-disk,1G",
+                "ramdisk,16M", "ramdisk,64M", "ramdisk,256M", "ramdisk,1G"
+            ]
+        );
+        let text = BASE.replace(r#"mode = "ordered""#, r#"mode = ["ordered", "writeback"]"#);
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(s.configs.len(), 6);
+        assert_eq!(s.configs[1].label, "same-disk,writeback");
+        let text = BASE.replace(
+            r#"size = "8G""#,
+            "size = \"8G\"\nmount_options = [[], [\"noatime\"]]",
+        );
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(s.configs.len(), 6);
+        // File-system factors vary slowest: all placements without, then with noatime.
+        assert_eq!(s.configs[3].mount_options, ["noatime"]);
+        assert_eq!(s.configs[3].label, "same-disk,mount[noatime]");
+        assert_eq!(s.configs[0].label, "same-disk,mount[]");
+    }
+
+    #[test]
+    fn the_resolved_spec_parses_back_to_the_same_experiment() {
+        let text = BASE.replace(r#"size = "16M""#, r#"size = ["16M", "64M"]"#);
+        let s = parse(&text, "x.toml").unwrap();
+        let again = parse(&s.resolved, "resolved.toml").unwrap();
+        assert_eq!(again.resolved, s.resolved);
+        assert_eq!(again.configs, s.configs);
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_their_line() {
+        let text = BASE.replace("mode = \"ordered\"", "mode = \"ordered\"\njournal_sise = \"1G\"");
+        let e = err_of(&text);
+        assert_eq!(e.line, Some(line_of(&text, "journal_sise")));
+        assert!(e.to_string().contains("journal_sise"), "{e}");
+        let text = BASE.replace("levels = 10", "levels = 10\ndepth = 3");
+        let e = err_of(&text);
+        assert!(e.to_string().contains("depth"), "{e}");
+        assert_eq!(e.line, Some(line_of(&text, "depth")));
+    }
+
+    #[test]
+    fn bad_values_name_key_and_line() {
+        let cases = [
+            (r#"size = "16M""#, r#"size = "16Q""#, "journal.size", "unknown unit"),
+            (r#"size = "16M""#, r#"size = "1M""#, "journal.size", "too small"),
+            (r#"size = "8G""#, r#"size = "lots""#, "filesystem.size", "not a size"),
+            (r#"mode = "ordered""#, r#"mode = "fast""#, "journal.mode", "unknown journal mode"),
+            (r#"type = "ext4""#, r#"type = "ntfs""#, "filesystem.type", "unknown file system"),
+            (r#"type = "ext4""#, r#"type = "xfs""#, "filesystem.type", "not supported yet"),
+            ("repetitions = 2", "repetitions = 0", "repetitions", "at least 1"),
+            (r#"name = "t""#, r#"name = "a/b""#, "name", "must not contain"),
+            (r#"work_dir = "/var/tmp/jbench""#, r#"work_dir = "tmp""#, "work_dir", "absolute"),
+            ("repetitions = 2", "repetitions = 2\norder = \"random\"", "order", "unknown order"),
+            ("repetitions = 2", "repetitions = 2\nsuspect_below = \"soon\"", "suspect_below", "not a duration"),
+            ("repetitions = 2", "repetitions = 2\nbaseline = \"nvram\"", "baseline", "no configuration"),
+            (r#"kind = "fdtree""#, r#"kind = "postmark""#, "workload[0].kind", "unknown workload kind"),
+        ];
+        for (from, to, key, msg) in cases {
+            let text = BASE.replace(from, to);
+            assert_ne!(text, BASE, "{from}");
+            let e = err_of(&text);
+            assert_eq!(e.key, key, "{to}: {e}");
+            assert!(e.message.contains(msg), "{to}: {e}");
+            let first_line_of_to = to.lines().last().unwrap();
+            assert_eq!(e.line, Some(line_of(&text, first_line_of_to)), "{to}: {e}");
+        }
+    }
+
+    #[test]
+    fn placement_errors() {
+        let e = err_of(&BASE.replace(r#""ramdisk"]"#, r#""floppy"]"#));
+        assert_eq!(e.key, "journal.placement");
+        assert!(e.message.contains("floppy") && e.message.contains("same-disk"), "{e}");
+        let e = err_of(&BASE.replace(r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, r#"placement = "device""#));
+        assert!(e.message.contains("needs journal.device"), "{e}");
+        let e = err_of(&BASE.replace(r#"mode = "ordered""#, "mode = \"ordered\"\ndevice = \"/dev/sdc1\""));
+        assert_eq!(e.key, "journal.device");
+        assert!(e.message.contains("only goes with placement \"device\""), "{e}");
+        let e = err_of(&BASE.replace(r#"mode = "ordered""#, "mode = \"ordered\"\ndevice = \"sdc1\""));
+        assert!(e.message.contains("not a device path"), "{e}");
+        let e = err_of(&BASE.replace(r#"type = "ext4""#, "type = \"ext4\"\ndevice = \"/dev/sdb1\""));
+        assert_eq!(e.key, "filesystem.device");
+        assert!(e.message.contains("same-disk"), "{e}");
+        let e = err_of(&BASE.replace(r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, "placement = []"));
+        assert!(e.message.contains("empty"), "{e}");
+    }
+
+    #[test]
+    fn impossible_combinations_are_refused() {
+        let internal = BASE.replace(r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, r#"placement = "internal""#);
+        let e = err_of(&internal.replace(r#"size = "16M""#, r#"size = "5G""#));
+        assert!(e.message.contains("bigger than half"), "{e}");
+        let e = err_of(&BASE.replace(r#"size = "16M""#, r#"size = "64G""#));
+        assert!(e.message.contains("larger than mke2fs allows"), "{e}");
+        let with_mount = |opts: &str, mode: &str| {
+            BASE.replace(r#"size = "8G""#, &format!("size = \"8G\"\nmount_options = {opts}"))
+                .replace(r#"mode = "ordered""#, &format!("mode = \"{mode}\""))
+        };
+        for (opts, mode, msg) in [
+            (r#"["data=journal"]"#, "ordered", "journal.mode"),
+            (r#"["journal_async_commit"]"#, "ordered", "journal_async_commit"),
+            (r#"["delalloc"]"#, "journal", "delalloc"),
+            (r#"["dax"]"#, "journal", "dax"),
+            (r#"["noload"]"#, "ordered", "noload"),
+            (r#"["journal_path=/dev/x"]"#, "ordered", "journal_path"),
+        ] {
+            let text = with_mount(opts, mode);
+            let e = err_of(&text);
+            assert_eq!(e.key, "filesystem.mount_options", "{opts}");
+            assert!(e.message.contains(msg), "{opts}: {e}");
+            assert_eq!(e.line, Some(line_of(&text, "mount_options")));
+        }
+        let e = err_of(&BASE.replace(r#"size = "8G""#, "size = \"8G\"\nmkfs_options = [\"-J\", \"size=64\"]"));
+        assert_eq!(e.key, "filesystem.mkfs_options");
+        assert!(with_mount(r#"["journal_async_commit"]"#, "writeback").parse::<toml::Table>().is_ok());
+        assert!(parse(&with_mount(r#"["journal_async_commit"]"#, "writeback"), "x").is_ok());
+    }
+
+    #[test]
+    fn a_file_system_too_small_for_the_workload_is_refused() {
+        // Study 1's medium-deep tree holds 16,376,000 KiB of data.
+        let text = BASE
+            .replace("blocks = 1", "blocks = 1000")
+            .replace("dirs = 3", "dirs = 2")
+            .replace("files = 4", "files = 2");
+        let e = err_of(&text);
+        assert_eq!(e.key, "filesystem.size");
+        assert!(e.message.contains("too small for workload `small-deep`"), "{e}");
+        assert_eq!(e.line, Some(line_of(&text, r#"size = "8G""#)));
+        assert!(parse(&text.replace(r#"size = "8G""#, r#"size = "20G""#), "x").is_ok());
+        // Inodes run out before space: 88,573 directories + 354,292 files in 1G.
+        let e = err_of(&BASE.replace(r#"size = "8G""#, r#"size = "1G""#));
+        assert!(e.message.contains("inodes"), "{e}");
+    }
+
+    #[test]
+    fn workloads_need_a_kind_a_unique_name_and_a_countable_tree() {
+        let text = format!("{BASE}\n[[workload]]\nkind = \"fdtree\"\nname = \"small-deep\"\n");
+        let e = err_of(&text);
+        assert!(e.message.contains("two workloads are named"), "{e}");
+        let e = err_of(&BASE.replace("kind = \"fdtree\"\n", ""));
+        assert_eq!(e.key, "workload[0].kind");
+        let e = err_of(&BASE.replace("levels = 10", "levels = 4000000"));
+        assert!(e.message.contains("too large"), "{e}");
+        let no_workload = BASE.split("[[workload]]").next().unwrap();
+        let e = err_of(no_workload);
+        assert!(e.message.contains("no [[workload]]"), "{e}");
+        let unnamed = BASE.replace("name = \"small-deep\"\n", "");
+        let s = parse(&unnamed, "x").unwrap();
+        assert_eq!(s.workloads[0].name, "fdtree-d3-f4-s1-l10");
+    }
+
+    #[test]
+    fn toml_syntax_errors_carry_the_line() {
+        let text = BASE.replace("levels = 10", "levels = = 10");
+        let e = err_of(&text);
+        assert_eq!(e.line, Some(line_of(&text, "levels = = 10")));
+        let e = err_of(&BASE.replace("levels = 10", "levels = \"ten\""));
+        assert!(e.line.is_some(), "{e}");
+    }
+}

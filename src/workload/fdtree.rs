@@ -143,8 +143,11 @@ impl FsOpError {
 /// without copying or allocating.
 #[derive(Debug, Clone)]
 pub struct TreePath {
-    /// Invariant: ends with exactly one NUL and holds no other.
-    buf: Vec<u8>,
+    /// `buf[len]` is the terminating NUL; `buf[..len]` holds no NUL. Always has room
+    /// for one more component, so a push writes in place without a length check
+    /// per byte or a `memcpy` call.
+    buf: Box<[u8]>,
+    len: usize,
 }
 
 impl TreePath {
@@ -155,15 +158,17 @@ impl TreePath {
         }
         // Room for the deepest path the kernel accepts, so a valid tree never
         // reallocates mid-phase.
-        let mut buf = Vec::with_capacity(bytes.len().max(PATH_MAX) + COMPONENT_MAX);
-        buf.extend_from_slice(bytes);
-        buf.push(0);
-        Ok(TreePath { buf })
+        let mut buf = vec![0u8; bytes.len().max(PATH_MAX) + COMPONENT_MAX].into_boxed_slice();
+        buf[..bytes.len()].copy_from_slice(bytes);
+        Ok(TreePath {
+            buf,
+            len: bytes.len(),
+        })
     }
 
     /// The path without its terminating NUL.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.buf.len() - 1]
+        &self.buf[..self.len]
     }
 
     pub fn to_path_buf(&self) -> PathBuf {
@@ -177,49 +182,60 @@ impl TreePath {
     /// Appends `/L<level><kind><n>` and returns the mark that [`Self::pop`] restores.
     #[inline]
     fn push(&mut self, level: u32, kind: u8, n: u32) -> usize {
-        let mut name = [0u8; COMPONENT_MAX];
-        let len = encode_component(&mut name, level, kind, n);
-        let mark = self.buf.len() - 1;
-        self.buf.truncate(mark);
-        self.buf.extend_from_slice(&name[..len]);
+        let mark = self.len;
+        let slot: &mut [u8; COMPONENT_MAX] = (&mut self.buf[mark..mark + COMPONENT_MAX])
+            .try_into()
+            .expect("slot is COMPONENT_MAX long");
+        self.len = mark + encode_component(slot, level, kind, n);
+        if self.buf.len() - self.len < COMPONENT_MAX {
+            self.grow();
+        }
         mark
+    }
+
+    /// Only trees deeper than PATH_MAX get here (e.g. [`plan_ops`] on a tree that
+    /// [`Fdtree::validate`] would refuse); the engine never does.
+    #[cold]
+    fn grow(&mut self) {
+        let mut bigger = vec![0u8; self.buf.len() * 2].into_boxed_slice();
+        bigger[..=self.len].copy_from_slice(&self.buf[..=self.len]);
+        self.buf = bigger;
     }
 
     #[inline]
     fn pop(&mut self, mark: usize) {
-        self.buf.truncate(mark);
-        self.buf.push(0);
+        self.len = mark;
+        self.buf[mark] = 0;
     }
 }
 
-/// Writes `/L<level><kind><n>` and a NUL into `out`; returns the bytes written.
+/// Writes `/L<level><kind><n>` and a NUL into `out`; returns the length without the
+/// NUL.
 #[inline]
 fn encode_component(out: &mut [u8; COMPONENT_MAX], level: u32, kind: u8, n: u32) -> usize {
     out[0] = b'/';
     out[1] = b'L';
-    let mut len = 2 + encode_u32(&mut out[2..], level);
-    out[len] = kind;
-    len += 1;
-    len += encode_u32(&mut out[len..], n);
-    out[len] = 0;
-    len + 1
+    let at = 2 + encode_u32(tail(out, 2), level);
+    out[at] = kind;
+    let end = at + 1 + encode_u32(tail(out, at + 1), n);
+    out[end] = 0;
+    end
 }
 
-/// Decimal digits of `v` at the start of `out` (at least 10 bytes long).
+/// The 10 bytes of `out` from `at`, sized so the digit writes need no bounds checks.
 #[inline]
-fn encode_u32(out: &mut [u8], mut v: u32) -> usize {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
+fn tail(out: &mut [u8; COMPONENT_MAX], at: usize) -> &mut [u8; 10] {
+    (&mut out[at..at + 10]).try_into().expect("10 bytes")
+}
+
+/// Decimal digits of `v` at the start of `out`, written in place from the last.
+#[inline]
+fn encode_u32(out: &mut [u8; 10], mut v: u32) -> usize {
+    let len = decimal_len(v);
+    for slot in out[..len].iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
         v /= 10;
-        if v == 0 {
-            break;
-        }
     }
-    let len = digits.len() - i;
-    out[..len].copy_from_slice(&digits[i..]);
     len
 }
 
@@ -909,11 +925,27 @@ mod tests {
 
     #[test]
     fn component_encoding() {
-        let mut buf = [0u8; COMPONENT_MAX];
+        let mut buf = [0xffu8; COMPONENT_MAX];
         let n = encode_component(&mut buf, 10, b'D', 4_294_967_295);
-        assert_eq!(&buf[..n], b"/L10D4294967295\0");
+        assert_eq!(&buf[..=n], b"/L10D4294967295\0");
         let n = encode_component(&mut buf, 0, b'F', 7);
-        assert_eq!(&buf[..n], b"/L0F7\0");
+        assert_eq!(&buf[..=n], b"/L0F7\0");
+    }
+
+    #[test]
+    fn tree_path_pushes_pops_and_grows_past_path_max() {
+        let mut path = TreePath::new(Path::new("R")).unwrap();
+        let mark = path.push(3, b'D', 12);
+        assert_eq!(path.as_bytes(), b"R/L3D12");
+        path.pop(mark);
+        assert_eq!(path.as_bytes(), b"R");
+        // Only plan_ops on a tree validate() refuses goes this deep.
+        let deep = t(1, 1, 1, 2000);
+        let files = plan_ops(&deep, Phase::FileCreate, "R").unwrap();
+        let deepest = &files.last().unwrap().1;
+        assert!(deepest.len() > PATH_MAX);
+        assert!(deepest.starts_with("R/L2000D1/L1999D1/"));
+        assert!(deepest.ends_with("/L1D1/L0F1"));
     }
 
     /// Every path below `dir`, relative to it, directories marked with a trailing '/'.

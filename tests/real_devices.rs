@@ -1,0 +1,167 @@
+//! Real devices are sacred: loop devices stand in for disks here, and after every
+//! refusal their content must be byte-for-byte what it was.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+fn spec_on_device(work: &std::path::Path, fs_dev: &str, journal: Option<&str>) -> std::path::PathBuf {
+    let journal_keys = match journal {
+        Some(j) => format!("placement = \"device\"\ndevice = \"{j}\""),
+        None => "placement = \"internal\"".to_string(),
+    };
+    let body = format!(
+        r#"name = "real"
+repetitions = 1
+work_dir = "{}"
+
+[filesystem]
+device = "{fs_dev}"
+
+[journal]
+{journal_keys}
+size = "8M"
+
+[[workload]]
+kind = "fdtree"
+dirs = 2
+files = 2
+blocks = 1
+levels = 2
+"#,
+        work.display()
+    );
+    write_spec(work, "real", &body)
+}
+
+fn mkfs(dev: &str) {
+    let out = Command::new("mkfs.ext4").args(["-q", "-F", dev]).output().unwrap();
+    assert!(out.status.success());
+}
+
+fn refused(args: &[&str], spec: &std::path::Path) -> String {
+    let out = jbench().arg("run").arg(spec).args(args).output().unwrap();
+    assert!(!out.status.success(), "must refuse: {}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_device_with_a_file_system_is_refused_without_the_flag() {
+    if !need_root("signature_refused") {
+        return;
+    }
+    let tmp = scratch("real-sig-");
+    let disk = FakeDisk::new(tmp.path(), "disk.img", 128);
+    mkfs(&disk.dev);
+    let before = sha256_of_device(&disk.dev);
+    let spec = spec_on_device(tmp.path(), &disk.dev, None);
+    let err = refused(&[], &spec);
+    assert!(err.contains(&disk.dev), "names the device: {err}");
+    assert!(err.contains("ext4 signature"), "says why: {err}");
+    assert!(err.contains("--destroy-data-on"), "says how: {err}");
+    assert_eq!(sha256_of_device(&disk.dev), before, "content untouched");
+    assert!(!tmp.path().join("results").exists());
+}
+
+#[test]
+fn a_blank_device_is_refused_without_the_flag_too() {
+    if !need_root("blank_refused") {
+        return;
+    }
+    let tmp = scratch("real-blank-");
+    let disk = FakeDisk::new(tmp.path(), "disk.img", 128);
+    std::fs::write(&disk.image, b"payload that must survive").unwrap();
+    let before = sha256_of_device(&disk.dev);
+    let err = refused(&[], &spec_on_device(tmp.path(), &disk.dev, None));
+    assert!(err.contains("is a real device"), "{err}");
+    assert_eq!(sha256_of_device(&disk.dev), before);
+}
+
+#[test]
+fn the_flag_must_name_the_exact_device() {
+    if !need_root("exact_device") {
+        return;
+    }
+    let tmp = scratch("real-exact-");
+    let disk = FakeDisk::new(tmp.path(), "disk.img", 128);
+    let other = FakeDisk::new(tmp.path(), "other.img", 64);
+    mkfs(&disk.dev);
+    let before = sha256_of_device(&disk.dev);
+    let spec = spec_on_device(tmp.path(), &disk.dev, None);
+    let err = refused(&["--destroy-data-on", &other.dev], &spec);
+    assert!(err.contains(&other.dev) && err.contains("does not use"), "{err}");
+    assert_eq!(sha256_of_device(&disk.dev), before);
+}
+
+#[test]
+fn a_mounted_device_is_refused_even_with_the_flag() {
+    if !need_root("mounted_refused") {
+        return;
+    }
+    let tmp = scratch("real-mounted-");
+    let disk = FakeDisk::new(tmp.path(), "disk.img", 128);
+    mkfs(&disk.dev);
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let ok = Command::new("mount").arg(&disk.dev).arg(&mnt).status().unwrap();
+    assert!(ok.success());
+    std::fs::write(mnt.join("precious"), b"data").unwrap();
+    let spec = spec_on_device(tmp.path(), &disk.dev, None);
+    let err = refused(&["--destroy-data-on", &disk.dev], &spec);
+    Command::new("umount").arg(&mnt).status().unwrap();
+    assert!(err.contains("is mounted on"), "{err}");
+    assert!(err.contains(&disk.dev));
+    // Still the same file system with the file on it.
+    let ok = Command::new("mount").arg(&disk.dev).arg(&mnt).status().unwrap();
+    assert!(ok.success());
+    assert_eq!(std::fs::read(mnt.join("precious")).unwrap(), b"data");
+    Command::new("umount").arg(&mnt).status().unwrap();
+}
+
+#[test]
+fn a_journal_device_is_checked_like_a_file_system_device() {
+    if !need_root("journal_device_refused") {
+        return;
+    }
+    let tmp = scratch("real-journal-");
+    let fsdisk = FakeDisk::new(tmp.path(), "fs.img", 256);
+    let jdisk = FakeDisk::new(tmp.path(), "j.img", 64);
+    mkfs(&jdisk.dev);
+    let before = (sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev));
+    let spec = spec_on_device(tmp.path(), &fsdisk.dev, Some(&jdisk.dev));
+    // Only the file-system device is named: the journal device is refused, and the
+    // file-system device is not touched either (checks run before anything is made).
+    let err = refused(&["--destroy-data-on", &fsdisk.dev], &spec);
+    assert!(err.contains(&jdisk.dev), "{err}");
+    assert_eq!((sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev)), before);
+}
+
+#[test]
+fn named_devices_are_formatted_and_measured() {
+    if !need_root("named_devices_used") {
+        return;
+    }
+    let tmp = scratch("real-ok-");
+    let fsdisk = FakeDisk::new(tmp.path(), "fs.img", 256);
+    let jdisk = FakeDisk::new(tmp.path(), "j.img", 64);
+    mkfs(&fsdisk.dev); // an old signature: allowed because the device is named
+    let spec = spec_on_device(tmp.path(), &fsdisk.dev, Some(&jdisk.dev));
+    let results = tmp.path().join("results");
+    run_ok(
+        jbench()
+            .arg("run")
+            .arg(&spec)
+            .args(["--destroy-data-on", &fsdisk.dev, "--destroy-data-on", &jdisk.dev, "-q", "--results"])
+            .arg(&results),
+    );
+    let rec: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(results.join("trials.jsonl")).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(rec["status"], "ok", "{rec}");
+    assert_eq!(rec["verified"]["journal_device"], jdisk.dev.as_str());
+    assert_eq!(rec["verified"]["journal_bytes"], 8 << 20, "journal of the size asked for, not the whole device");
+    assert!(mounts_under(tmp.path()).is_empty());
+    // The test's own loop devices are still attached: jbench released only what it made.
+    assert_eq!(loops_under(tmp.path()).len(), 2);
+}

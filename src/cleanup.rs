@@ -70,7 +70,8 @@ fn orphan_session(backing: &Path) -> Option<PathBuf> {
     let parent = backing.parent()?;
     let name = parent.file_name()?.to_str()?;
     let mut parts = name.strip_prefix("jbench-")?.split('-');
-    let numeric = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let numeric =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     let shaped = numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none();
     (shaped && !parent.exists()).then(|| parent.to_path_buf())
 }
@@ -109,7 +110,9 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
         .collect();
     targets.sort_by_key(|t| std::cmp::Reverse(t.components().count()));
     for t in targets {
-        act(format!("unmount {}", t.display()), &mut || mounts::unmount(&t));
+        act(format!("unmount {}", t.display()), &mut || {
+            mounts::unmount(&t)
+        });
     }
     for (dev, backing) in loopdev::attached() {
         if inside(&backing) {

@@ -13,6 +13,7 @@ pub mod executor;
 pub mod interrupt;
 pub mod plan;
 pub mod preflight;
+pub mod presets;
 pub mod record;
 pub mod report;
 pub mod rig;

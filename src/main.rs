@@ -17,7 +17,8 @@ of classic workloads (fdtree) on a fresh file system for every trial, verifies e
 configuration before measuring it, and reports mean, spread, confidence and significance.";
 
 const AFTER: &str = "Examples:
-  jbench run presets/quick.toml              a few minutes: all journal placements, small trees
+  jbench run                                 the built-in quick preset: a few minutes
+  jbench run presets/quick.toml              the same, from its file
   jbench plan presets/study1-journal-device.toml   what the full study would run
   jbench report results/quick-20261123-101500 --format markdown
   jbench run presets/quick.toml --resume results/quick-20261123-101500
@@ -39,8 +40,8 @@ enum Command {
     Run(RunArgs),
     /// Print the configurations and the ordered trial plan of an experiment; runs nothing.
     Plan {
-        /// Experiment file (TOML).
-        spec: PathBuf,
+        #[command(flatten)]
+        source: SpecSource,
     },
     /// Tables of times, rates and comparisons from a results directory.
     Report(ReportArgs),
@@ -62,10 +63,49 @@ enum Command {
     Selftest(SelftestCmd),
 }
 
+/// Where the experiment comes from: a file, or a preset built into jbench.
+#[derive(Args)]
+struct SpecSource {
+    /// Experiment file (TOML) [default: the built-in `quick` preset].
+    spec: Option<PathBuf>,
+    /// Use a built-in experiment instead of a file: quick, study1-journal-device,
+    /// study2-journal-size (the files in presets/ are the same).
+    #[arg(long, conflicts_with = "spec")]
+    preset: Option<String>,
+}
+
+impl SpecSource {
+    /// The experiment text and the name errors should point at.
+    fn read(&self) -> Result<(String, String)> {
+        match (&self.spec, &self.preset) {
+            (Some(path), _) => Ok((
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read experiment file {}", path.display()))?,
+                path.display().to_string(),
+            )),
+            (None, name) => {
+                let name = name.as_deref().unwrap_or("quick");
+                let text = jbench::presets::find(name).with_context(|| {
+                    format!(
+                        "no preset `{name}` (built in: {})",
+                        jbench::presets::names().join(", ")
+                    )
+                })?;
+                Ok((text.to_string(), format!("preset {name}")))
+            }
+        }
+    }
+
+    fn load(&self) -> Result<spec::Spec> {
+        let (text, origin) = self.read()?;
+        Ok(spec::parse(&text, &origin)?)
+    }
+}
+
 #[derive(Args)]
 struct RunArgs {
-    /// Experiment file (TOML), e.g. presets/quick.toml.
-    spec: PathBuf,
+    #[command(flatten)]
+    source: SpecSource,
     /// Results directory [default: results/<name>-<timestamp>].
     #[arg(long)]
     results: Option<PathBuf>,
@@ -160,8 +200,8 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => cmd_run(args),
-        Command::Plan { spec } => {
-            let spec = spec::load(&spec)?;
+        Command::Plan { source } => {
+            let spec = source.load()?;
             print!("{}", plan::describe(&spec, &plan::plan(&spec)));
             Ok(ExitCode::SUCCESS)
         }
@@ -194,9 +234,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
 }
 
 fn cmd_run(args: RunArgs) -> Result<ExitCode> {
-    let original = std::fs::read_to_string(&args.spec)
-        .with_context(|| format!("cannot read {}", args.spec.display()))?;
-    let spec = spec::parse(&original, &args.spec.display().to_string())?;
+    let (original, origin) = args.source.read()?;
+    let spec = spec::parse(&original, &origin)?;
     preflight::require_root("jbench run")?;
     for w in preflight::check(&spec, &args.destroy)? {
         eprintln!("jbench: warning: {w}");
@@ -236,9 +275,13 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     println!("{}", report::render(&records, &opts, Format::Table));
     println!("results: {}", dir.display());
     if outcome.interrupted {
+        let again = match (&args.source.spec, &args.source.preset) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(p)) => format!("--preset {p}"),
+            (None, None) => String::new(),
+        };
         eprintln!(
-            "jbench: interrupted; everything was released. Finish with: jbench run {} --resume {}",
-            args.spec.display(),
+            "jbench: interrupted; everything was released. Finish with: jbench run {again} --resume {}",
             dir.display()
         );
         return Ok(ExitCode::from(130));

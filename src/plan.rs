@@ -161,7 +161,10 @@ levels = 2
         let s = spec("sequential", 1);
         let p = plan(&s);
         assert_eq!(p.len(), 4 * 2 * 3);
-        let first: Vec<(usize, usize, u32)> = p[..4].iter().map(|t| (t.config, t.workload, t.rep)).collect();
+        let first: Vec<(usize, usize, u32)> = p[..4]
+            .iter()
+            .map(|t| (t.config, t.workload, t.rep))
+            .collect();
         assert_eq!(first, [(0, 0, 1), (0, 0, 2), (0, 0, 3), (0, 1, 1)]);
         assert!(p.iter().enumerate().all(|(i, t)| t.index == i));
     }
@@ -172,7 +175,8 @@ levels = 2
         let p = plan(&s);
         assert_eq!(p.len(), 24);
         for (round, chunk) in p.chunks(8).enumerate() {
-            let mut pairs: Vec<(usize, usize)> = chunk.iter().map(|t| (t.config, t.workload)).collect();
+            let mut pairs: Vec<(usize, usize)> =
+                chunk.iter().map(|t| (t.config, t.workload)).collect();
             assert!(chunk.iter().all(|t| t.rep == round as u32 + 1));
             pairs.sort();
             pairs.dedup();
@@ -181,7 +185,10 @@ levels = 2
         assert_eq!(plan(&s), p, "same seed, same order");
         let other = plan(&spec("interleaved", 43));
         assert_ne!(other, p, "another seed shuffles differently");
-        let rounds_differ = p[..8].iter().zip(&p[8..16]).any(|(a, b)| a.config != b.config || a.workload != b.workload);
+        let rounds_differ = p[..8]
+            .iter()
+            .zip(&p[8..16])
+            .any(|(a, b)| a.config != b.config || a.workload != b.workload);
         assert!(rounds_differ, "each round is shuffled anew");
     }
 

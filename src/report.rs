@@ -101,7 +101,35 @@ pub struct WorkloadAnalysis {
     pub baseline: Option<String>,
     /// One per non-baseline configuration, in configuration order.
     pub comparisons: Vec<Comparison>,
+    /// Every (configuration, phase) whose mean time is under the suspect threshold, in
+    /// configuration then phase order. [`WorkloadAnalysis::warnings`] sums them up in
+    /// one line.
+    #[serde(default)]
+    pub suspect_phases: Vec<SuspectPhase>,
+    /// Every (configuration, phase) whose rate's coefficient of variation exceeds 10%,
+    /// in configuration then phase order; summed up in one warning line.
+    #[serde(default)]
+    pub high_variance: Vec<HighVariance>,
+    /// Human-readable warnings, aggregated: at most one line per workload for
+    /// suspect phases and one for high variance (details in the two lists above).
     pub warnings: Vec<String>,
+}
+
+/// A phase of one configuration whose mean elapsed time is under the threshold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuspectPhase {
+    pub config: String,
+    pub phase: String,
+    pub mean_seconds: f64,
+}
+
+/// A phase of one configuration whose rate varies too much between trials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HighVariance {
+    pub config: String,
+    pub phase: String,
+    /// Coefficient of variation of the rate, sd / mean (0.25 = 25%).
+    pub cv: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -287,7 +315,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         })
         .collect();
     for c in &configs {
-        config_warnings(&name, c, recs, ctx.opts, &mut warnings);
+        config_warnings(&name, c, recs, &mut warnings);
     }
     let baseline = ctx
         .baseline
@@ -302,6 +330,17 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         .as_deref()
         .map(|b| compare_all(recs, &configs, &phases, b, ctx))
         .unwrap_or_default();
+    let suspect_phases = suspect_phases(&configs);
+    let high_variance = high_variance(&configs);
+    let threshold = ctx.opts.suspect_below_secs;
+    warnings.extend(suspect_warning(
+        &name,
+        &configs,
+        &phases,
+        &suspect_phases,
+        threshold,
+    ));
+    warnings.extend(variance_warning(&name, &high_variance));
     WorkloadAnalysis {
         name,
         kind: first.workload.kind.clone(),
@@ -310,6 +349,8 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         configs,
         baseline,
         comparisons,
+        suspect_phases,
+        high_variance,
         warnings,
     }
 }
@@ -397,26 +438,31 @@ fn analyse_config(
     }
 }
 
+/// Failed and single trials, and phases missing from some trials, of one
+/// configuration. Suspect phases and high variance are summed up per workload by
+/// [`suspect_warning`] and [`variance_warning`].
 fn config_warnings(
     workload: &str,
     c: &ConfigAnalysis,
     recs: &[&TrialRecord],
-    opts: &ReportOptions,
     out: &mut Vec<String>,
 ) {
     let at = format!("{workload}/{}", c.label);
+    // A configuration is listed only when it has trials, so with no successful trial
+    // this line already says "N of N trials failed".
     if c.failed > 0 {
         out.push(failed_warning(&at, c, recs));
     }
-    match c.ok {
-        0 => out.push(format!("{at}: no successful trials")),
-        1 => out.push(format!(
+    if c.ok == 1 {
+        out.push(format!(
             "{at}: only 1 successful trial: no spread and no comparison possible"
-        )),
-        _ => {}
+        ));
     }
-    for p in &c.phases {
-        phase_warnings(&at, c.ok, p, opts, out);
+    for p in c.phases.iter().filter(|p| p.n < c.ok) {
+        out.push(format!(
+            "{at}/{}: recorded by only {} of {} successful trials",
+            p.phase, p.n, c.ok
+        ));
     }
 }
 
@@ -438,36 +484,134 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("").trim()
 }
 
-fn phase_warnings(
-    at: &str,
-    ok: usize,
-    p: &PhaseStats,
-    opts: &ReportOptions,
-    out: &mut Vec<String>,
-) {
-    let at = format!("{at}/{}", p.phase);
-    if p.n < ok {
-        out.push(format!(
-            "{at}: recorded by only {} of {ok} successful trials",
-            p.n
-        ));
+fn suspect_phases(configs: &[ConfigAnalysis]) -> Vec<SuspectPhase> {
+    configs
+        .iter()
+        .flat_map(|c| c.phases.iter().map(move |p| (c, p)))
+        .filter_map(|(c, p)| {
+            let t = p.seconds.filter(|_| p.suspect)?;
+            Some(SuspectPhase {
+                config: c.label.clone(),
+                phase: p.phase.clone(),
+                mean_seconds: t.mean,
+            })
+        })
+        .collect()
+}
+
+fn high_variance(configs: &[ConfigAnalysis]) -> Vec<HighVariance> {
+    configs
+        .iter()
+        .flat_map(|c| c.phases.iter().map(move |p| (c, p)))
+        .filter_map(|(c, p)| {
+            let r = p
+                .rate
+                .filter(|r| r.n >= 2 && r.mean > 0.0 && r.cv() > HIGH_CV)?;
+            Some(HighVariance {
+                config: c.label.clone(),
+                phase: p.phase.clone(),
+                cv: r.cv(),
+            })
+        })
+        .collect()
+}
+
+/// One line for all of a workload's suspect phases: when every measured phase is
+/// suspect, how many and the longest; otherwise the suspect ones grouped by phase,
+/// e.g. `dir_create (all configurations), file_remove (same-disk, ramdisk)`.
+fn suspect_warning(
+    workload: &str,
+    configs: &[ConfigAnalysis],
+    phases: &[PhaseInfo],
+    suspect: &[SuspectPhase],
+    threshold: f64,
+) -> Option<String> {
+    let longest = suspect
+        .iter()
+        .max_by(|a, b| a.mean_seconds.total_cmp(&b.mean_seconds))?;
+    let measured = configs
+        .iter()
+        .flat_map(|c| &c.phases)
+        .filter(|p| p.seconds.is_some())
+        .count();
+    let limit = format!("the {threshold} s suspect threshold");
+    let (verb, pronoun) = if suspect.len() == 1 {
+        ("is", "it")
+    } else {
+        ("are", "them")
+    };
+    let advice = format!("do not draw conclusions from {pronoun}");
+    if suspect.len() == measured {
+        let what = format!(
+            "{} on {}, {} s",
+            longest.phase,
+            longest.config,
+            fmt_num(longest.mean_seconds)
+        );
+        return Some(if measured == 1 {
+            format!("{workload}: the only phase mean ({what}) is under {limit}; {advice}")
+        } else {
+            format!(
+                "{workload}: all {measured} phase means are under {limit} (longest: {what}); {advice}"
+            )
+        });
     }
-    if let (true, Some(t)) = (p.suspect, p.seconds) {
-        out.push(format!(
-            "{at}: mean time {} s is under the {} s threshold: suspect, do not draw conclusions from it",
-            fmt_num(t.mean),
-            opts.suspect_below_secs
-        ));
+    let groups: Vec<String> = phases
+        .iter()
+        .filter_map(|info| {
+            let who: Vec<&str> = suspect
+                .iter()
+                .filter(|s| s.phase == info.name)
+                .map(|s| s.config.as_str())
+                .collect();
+            let who = match who.len() {
+                0 => return None,
+                n if n == configs.len() && n > 1 => "all configurations".to_string(),
+                _ => who.join(", "),
+            };
+            Some(format!("{} ({who})", info.name))
+        })
+        .collect();
+    Some(format!(
+        "{workload}: {} of {measured} phase means {verb} under {limit}: {}; {advice}",
+        suspect.len(),
+        groups.join(", ")
+    ))
+}
+
+/// One line for all of a workload's high-variance rates, grouped by configuration:
+/// `high variance (rate CV > 10%): same-disk dir_create 32%, file_create 24%; ...`.
+fn variance_warning(workload: &str, high: &[HighVariance]) -> Option<String> {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for h in high {
+        let item = format!("{} {}", h.phase, fmt_cv(h.cv));
+        match groups.last_mut() {
+            Some((config, items)) if *config == h.config => items.push(item),
+            _ => groups.push((&h.config, vec![item])),
+        }
     }
-    if let Some(r) = p
-        .rate
-        .filter(|r| r.n >= 2 && r.mean > 0.0 && r.cv() > HIGH_CV)
-    {
-        out.push(format!(
-            "{at}: high variance: the rate's coefficient of variation is {:.1}% (> {:.0}%)",
-            r.cv() * 100.0,
-            HIGH_CV * 100.0
-        ));
+    if groups.is_empty() {
+        return None;
+    }
+    let groups: Vec<String> = groups
+        .iter()
+        .map(|(config, items)| format!("{config} {}", items.join(", ")))
+        .collect();
+    Some(format!(
+        "{workload}: high variance (rate CV > {:.0}%): {}",
+        HIGH_CV * 100.0,
+        groups.join("; ")
+    ))
+}
+
+/// A coefficient of variation in whole percent, or with one decimal when rounding
+/// would hide that it exceeds the threshold ("10.4%", not "10%").
+fn fmt_cv(cv: f64) -> String {
+    let pct = cv * 100.0;
+    if pct.round() <= (HIGH_CV * 100.0).round() {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.0}%")
     }
 }
 
@@ -738,7 +882,7 @@ fn render_workload(w: &WorkloadAnalysis, a: &Analysis, style: Style) -> String {
         if !w.comparisons.is_empty() {
             out.push_str(&comparison_grid(w, base, a.confidence).render(style));
             out.push('\n');
-            out.push_str(&verdict_lines(w, base, style));
+            out.push_str(&verdict_lines(w, base, a, style));
             out.push('\n');
         }
     }
@@ -961,23 +1105,113 @@ fn short_verdict(c: &PhaseComparison) -> &str {
         .unwrap_or(c.verdict.as_str())
 }
 
-fn verdict_lines(w: &WorkloadAnalysis, base: &str, style: Style) -> String {
+/// One line per configuration: significant differences one by one with their p,
+/// then the other phases grouped by verdict ("no significant difference in
+/// dir_create, file_create"). The suspect condition is stated once: above the lines
+/// when every comparison involves a suspect phase, otherwise as a `*` on the phases
+/// that do, explained below the lines.
+fn verdict_lines(w: &WorkloadAnalysis, base: &str, a: &Analysis, style: Style) -> String {
+    let alpha = fmt_alpha(1.0 - a.confidence);
     let mut out = match style {
-        Style::Plain => format!("Verdicts (rate vs {base}):\n"),
-        Style::Markdown => format!("Verdicts (rate vs `{}`):\n\n", md_escape(base)),
+        Style::Plain => format!("Verdicts (rate vs {base}, significant when p < {alpha}):\n"),
+        Style::Markdown => format!(
+            "Verdicts (rate vs `{}`, significant when p < {alpha}):\n\n",
+            md_escape(base)
+        ),
     };
-    for c in &w.comparisons {
-        let parts: Vec<String> = c
-            .phases
-            .iter()
-            .map(|p| format!("{} {}", p.phase, p.verdict))
-            .collect();
+    let all = || w.comparisons.iter().flat_map(|c| &c.phases);
+    let n_suspect = all().filter(|p| p.suspect).count();
+    let every = n_suspect > 0 && n_suspect == all().count();
+    let threshold = a.suspect_below_secs;
+    let note = format!("mean phase time under {threshold} s");
+    if every {
         let _ = match style {
-            Style::Plain => writeln!(out, "  {}: {}", c.config, parts.join("; ")),
-            Style::Markdown => writeln!(out, "- `{}`: {}", c.config, md_escape(&parts.join("; "))),
+            Style::Plain => writeln!(
+                out,
+                "  (all comparisons below involve suspect phases: {note})"
+            ),
+            Style::Markdown => writeln!(
+                out,
+                "All comparisons below involve suspect phases: {note}.\n"
+            ),
+        };
+    }
+    for c in &w.comparisons {
+        let line = verdict_line(c, w.phases.len(), !every);
+        let _ = match style {
+            Style::Plain => writeln!(out, "  {}: {line}", c.config),
+            Style::Markdown => writeln!(out, "- `{}`: {}", c.config, md_escape(&line)),
+        };
+    }
+    if n_suspect > 0 && !every {
+        let _ = match style {
+            Style::Plain => writeln!(out, "* involves a suspect phase: {note}"),
+            Style::Markdown => writeln!(out, "\n\\* involves a suspect phase: {note}"),
         };
     }
     out
+}
+
+/// `file_remove 43.8% faster (p=0.007), dir_remove 30.3% faster (p=0.002); no
+/// significant difference in dir_create, file_create`. With `mark`, suspect phases
+/// carry a `*`.
+fn verdict_line(c: &Comparison, n_phases: usize, mark: bool) -> String {
+    let name = |p: &PhaseComparison| {
+        let marker = if mark && p.suspect { "*" } else { "" };
+        format!("{}{marker}", p.phase)
+    };
+    let significant: Vec<String> = c
+        .phases
+        .iter()
+        .filter(|p| p.significant)
+        .map(|p| {
+            let p_value = p.p.map(|x| format!(" ({})", p_expr(x, false)));
+            format!(
+                "{} {}{}",
+                name(p),
+                short_verdict(p),
+                p_value.unwrap_or_default()
+            )
+        })
+        .collect();
+    // The other phases, grouped by verdict in order of first appearance; "no
+    // significant difference (p = 0.41)" groups as "no significant difference" (the
+    // p-values are in the comparison table).
+    let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    for p in c.phases.iter().filter(|p| !p.significant) {
+        let verdict = short_verdict(p);
+        let (head, tail) = match (p.p, verdict.split_once(" (")) {
+            (Some(_), Some((head, _))) => (head, ""),
+            (None, Some((head, _))) => (head, &verdict[head.len()..]),
+            (_, None) => (verdict, ""),
+        };
+        match groups.iter_mut().find(|g| g.0 == head && g.1 == tail) {
+            Some(g) => g.2.push(name(p)),
+            None => groups.push((head, tail, vec![name(p)])),
+        }
+    }
+    let mut parts = Vec::new();
+    if !significant.is_empty() {
+        parts.push(significant.join(", "));
+    }
+    for (head, tail, phases) in groups {
+        // Names are dropped only when none carries a marker.
+        let whole =
+            phases.len() == n_phases && n_phases > 1 && !phases.iter().any(|p| p.ends_with('*'));
+        let which = match (whole, head) {
+            (true, "no significant difference") => "any phase".to_string(),
+            (true, _) => "all phases".to_string(),
+            (false, _) => phases.join(", "),
+        };
+        parts.push(format!("{head} in {which}{tail}"));
+    }
+    parts.join("; ")
+}
+
+/// The significance level as a short decimal: 0.05, 0.01, 0.005.
+fn fmt_alpha(alpha: f64) -> String {
+    let s = format!("{alpha:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// "p = 0.41" (`spaced`) or "p=0.41": two decimals for ordinary p-values, three near
@@ -1304,15 +1538,21 @@ mod tests {
         let c = find(&a, "small", "ramdisk");
         assert_eq!((c.ok, c.failed), (0, 1));
         assert!(c.phases.iter().all(|p| p.n == 0 && p.seconds.is_none()));
-        assert!(a.workloads[0]
-            .warnings
-            .contains(&"small/ramdisk: no successful trials".to_string()));
+        // The failed line already says "1 of 1": no second "no successful trials" line.
+        assert_eq!(
+            a.workloads[0].warnings,
+            ["small/ramdisk: 1 of 1 trials failed and are excluded from the statistics (first error: zram busy)"]
+        );
         assert_eq!(
             comparison(&a, "small", "ramdisk", "dir_create").verdict,
             "too few trials"
         );
         let text = render(&recs, &opts(), Format::Table);
         assert!(text.contains("0 (+1 failed)"), "{text}");
+        assert!(
+            text.contains("\n  ramdisk: too few trials in all phases\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -1341,9 +1581,23 @@ mod tests {
         let c = find(&a, "small", "same-disk");
         let suspect: Vec<bool> = c.phases.iter().map(|p| p.suspect).collect();
         assert_eq!(suspect, [true, false, false, false]);
-        assert!(a.workloads[0].warnings.contains(
-            &"small/same-disk/dir_create: mean time 30.00 s is under the 60 s threshold: suspect, do not draw conclusions from it".to_string()
-        ));
+        // One line for the workload, grouped by phase.
+        assert_eq!(
+            a.workloads[0].warnings,
+            ["small: 2 of 8 phase means are under the 60 s suspect threshold: dir_create (all configurations); do not draw conclusions from them"]
+        );
+        let listed: Vec<(&str, &str, String)> = a.workloads[0]
+            .suspect_phases
+            .iter()
+            .map(|s| (s.config.as_str(), s.phase.as_str(), fmt_num(s.mean_seconds)))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("same-disk", "dir_create", "30.00".to_string()),
+                ("ramdisk", "dir_create", "28.57".to_string())
+            ]
+        );
         let cmp = comparison(&a, "small", "ramdisk", "dir_create");
         assert!(cmp.suspect);
         assert!(
@@ -1366,6 +1620,18 @@ mod tests {
             text.contains("* suspect: mean phase time under 60 s"),
             "{text}"
         );
+        // Only some comparisons are suspect: those phases carry a `*` in the verdict
+        // line, explained once below it; the suffix is not repeated per phase.
+        assert!(
+            text.contains("\n  ramdisk: dir_create* 5.0% faster (p<0.001), "),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n* involves a suspect phase: mean phase time under 60 s\n"),
+            "{text}"
+        );
+        assert!(!text.contains("(suspect: phase < 60 s)"), "{text}");
+        assert!(!text.contains("all comparisons below"), "{text}");
         // A lower threshold clears the mark.
         let lenient = ReportOptions {
             suspect_below_secs: 10.0,
@@ -1373,6 +1639,12 @@ mod tests {
         };
         let a = analyse(&recs, &lenient);
         assert!(!find(&a, "small", "same-disk").phases[0].suspect);
+        assert!(a.workloads[0].suspect_phases.is_empty());
+        assert!(
+            a.workloads[0].warnings.is_empty(),
+            "{:?}",
+            a.workloads[0].warnings
+        );
     }
 
     #[test]
@@ -1449,21 +1721,244 @@ mod tests {
     }
 
     #[test]
-    fn high_variance_is_warned() {
+    fn high_variance_is_warned_once_per_workload() {
         let mut recs = Vec::new();
         series(&mut recs, 0, "same-disk", "small", &[600.0, 1000.0, 800.0]);
+        series(&mut recs, 3, "second-disk", "small", &BASE);
+        // file_create: sd 104 / mean 1000 = 10.4%; file_remove: 500 / 1000 = 50%.
+        for (k, (fc, fr)) in [(896.0, 500.0), (1104.0, 1500.0), (1000.0, 1000.0)]
+            .into_iter()
+            .enumerate()
+        {
+            recs.push(rec(
+                6 + k,
+                k as u32 + 1,
+                "ramdisk",
+                "small",
+                [1000.0, fc, fr, 1000.0],
+            ));
+        }
         let a = analyse(&recs, &opts());
-        // sd 200 / mean 800 = 25%.
-        assert!(a.workloads[0].warnings.contains(
-            &"small/same-disk/dir_create: high variance: the rate's coefficient of variation is 25.0% (> 10%)"
-                .to_string()
-        ), "{:?}", a.workloads[0].warnings);
+        // sd 200 / mean 800 = 25%. second-disk (1%) is left out; 10.4% keeps its
+        // decimal so it does not read as "10% (> 10%)".
         assert_eq!(
-            a.workloads[0].warnings.len(),
-            1,
-            "{:?}",
-            a.workloads[0].warnings
+            a.workloads[0].warnings,
+            ["small: high variance (rate CV > 10%): same-disk dir_create 25%; ramdisk file_create 10.4%, file_remove 50%"]
         );
+        let high: Vec<(&str, &str, String)> = a.workloads[0]
+            .high_variance
+            .iter()
+            .map(|h| (h.config.as_str(), h.phase.as_str(), format!("{:.4}", h.cv)))
+            .collect();
+        assert_eq!(
+            high,
+            [
+                ("same-disk", "dir_create", "0.2500".to_string()),
+                ("ramdisk", "file_create", "0.1040".to_string()),
+                ("ramdisk", "file_remove", "0.5000".to_string())
+            ]
+        );
+        let text = render(&recs, &opts(), Format::Table);
+        assert_eq!(text.matches("high variance").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn all_suspect_workload_is_summed_up_once() {
+        // Like a real run that was too small: every phase takes 6-12 s.
+        let mut recs = Vec::new();
+        let mut trial = 0;
+        let mut push = |label: &str, rates: [[f64; 4]; 3]| {
+            for (k, r) in rates.into_iter().enumerate() {
+                recs.push(rec(trial, k as u32 + 1, label, "small", r));
+                trial += 1;
+            }
+        };
+        let scaled = |f: [f64; 3], g: [f64; 3]| -> [[f64; 4]; 3] {
+            [0, 1, 2].map(|t| {
+                [
+                    100_000.0 * f[t],
+                    50_000.0 * f[t],
+                    100_000.0 * g[t],
+                    100_000.0 * g[t],
+                ]
+            })
+        };
+        let base = [1.0, 1.01, 0.99];
+        push("same-disk", scaled(base, base));
+        push(
+            "second-disk",
+            scaled([1.005, 0.995, 1.0], [1.2, 1.19, 1.21]),
+        );
+        push("ramdisk", scaled([1.0, 1.005, 0.995], [1.0, 1.005, 0.995]));
+        let a = analyse(&recs, &opts());
+        assert_eq!(a.workloads[0].suspect_phases.len(), 12);
+        assert_eq!(
+            a.workloads[0].warnings,
+            ["small: all 12 phase means are under the 60 s suspect threshold (longest: file_create on same-disk, 12.00 s); do not draw conclusions from them"]
+        );
+        // The model keeps the per-phase verdicts and their suffix (CSV and JSON).
+        let c = comparison(&a, "small", "second-disk", "file_remove");
+        assert_eq!(c.verdict, "20.0% faster (suspect: phase < 60 s)");
+        let csv = render(&recs, &opts(), Format::Csv);
+        assert!(
+            csv.contains(",20.0% faster (suspect: phase < 60 s)\n"),
+            "{csv}"
+        );
+
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&recs, &opts(), Format::Json)).unwrap();
+        let first = &json["workloads"][0]["suspect_phases"][0];
+        assert_eq!(
+            (&first["config"], &first["phase"]),
+            (&"same-disk".into(), &"dir_create".into())
+        );
+        assert!(
+            (first["mean_seconds"].as_f64().unwrap() - 6.0).abs() < 0.01,
+            "{first}"
+        );
+        assert_eq!(json["workloads"][0]["high_variance"], serde_json::json!([]));
+
+        let text = render(&recs, &opts(), Format::Table);
+        let verdicts: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Verdicts"))
+            .take_while(|l| !l.is_empty())
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                "Verdicts (rate vs same-disk, significant when p < 0.05):",
+                "  (all comparisons below involve suspect phases: mean phase time under 60 s)",
+                "  second-disk: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create",
+                "  ramdisk: no significant difference in any phase",
+            ],
+            "{text}"
+        );
+        assert!(!text.contains("(suspect: phase"), "{text}");
+        let warnings: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Warnings:"))
+            .collect();
+        assert_eq!(warnings.len(), 1 + 1 + 1, "title, one line, blank:\n{text}");
+
+        let md = render(&recs, &opts(), Format::Markdown);
+        assert!(md.contains(
+            "Verdicts (rate vs `same-disk`, significant when p < 0.05):\n\nAll comparisons below involve suspect phases: mean phase time under 60 s.\n\n- `second-disk`: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create\n- `ramdisk`: no significant difference in any phase\n"
+        ), "{md}");
+    }
+
+    #[test]
+    fn some_suspect_phases_are_grouped_by_phase() {
+        let mut recs = Vec::new();
+        // dir_create runs 6 s everywhere; file_remove 6 s on same-disk and ramdisk only.
+        for (k, label) in ["same-disk", "second-disk", "ramdisk"].iter().enumerate() {
+            let fr = if *label == "second-disk" {
+                1000.0
+            } else {
+                100_000.0
+            };
+            for t in 0..2 {
+                recs.push(rec(
+                    2 * k + t,
+                    t as u32 + 1,
+                    label,
+                    "small",
+                    [100_000.0, 1000.0, fr, 1000.0],
+                ));
+            }
+        }
+        let a = analyse(&recs, &opts());
+        assert_eq!(
+            a.workloads[0].warnings,
+            ["small: 5 of 12 phase means are under the 60 s suspect threshold: dir_create (all configurations), file_remove (same-disk, ramdisk); do not draw conclusions from them"]
+        );
+        // A configuration without measurements does not count: dir_create is then
+        // suspect on the three that have one, named one by one.
+        recs.push(failed(rec(6, 1, "zram", "small", [1.0; 4]), "zram busy"));
+        let a = analyse(&recs, &opts());
+        assert_eq!(
+            a.workloads[0].warnings[1],
+            "small: 5 of 12 phase means are under the 60 s suspect threshold: dir_create (same-disk, second-disk, ramdisk), file_remove (same-disk, ramdisk); do not draw conclusions from them"
+        );
+
+        // Singular forms.
+        let one = vec![rec(
+            0,
+            1,
+            "same-disk",
+            "small",
+            [20_000.0, 1000.0, 1000.0, 1000.0],
+        )];
+        let a = analyse(&one, &opts());
+        assert_eq!(
+            a.workloads[0].warnings[1],
+            "small: 1 of 4 phase means is under the 60 s suspect threshold: dir_create (same-disk); do not draw conclusions from it"
+        );
+        let mut only = one.clone();
+        only[0].phases.truncate(1);
+        let a = analyse(&only, &opts());
+        assert_eq!(
+            a.workloads[0].warnings[1],
+            "small: the only phase mean (dir_create on same-disk, 30.00 s) is under the 60 s suspect threshold; do not draw conclusions from it"
+        );
+    }
+
+    fn phase_cmp(phase: &str, p: Option<f64>, verdict: &str, suspect: bool) -> PhaseComparison {
+        PhaseComparison {
+            phase: phase.to_string(),
+            n_baseline: 3,
+            n_other: 3,
+            pct: None,
+            ci_low_pct: None,
+            ci_high_pct: None,
+            p,
+            significant: verdict.contains("% "),
+            suspect,
+            verdict: verdict.to_string(),
+        }
+    }
+
+    #[test]
+    fn verdict_line_groups_by_verdict() {
+        let c = Comparison {
+            config: "ramdisk".to_string(),
+            baseline: "same-disk".to_string(),
+            phases: vec![
+                phase_cmp(
+                    "a",
+                    Some(0.01),
+                    "12.3% slower (suspect: phase < 60 s)",
+                    true,
+                ),
+                phase_cmp("b", None, "too few trials", false),
+                phase_cmp("c", None, "not comparable (baseline rate is 0)", false),
+                phase_cmp("d", None, "too few trials (suspect: phase < 60 s)", true),
+                phase_cmp(
+                    "e",
+                    Some(0.5),
+                    "no significant difference (p = 0.50)",
+                    false,
+                ),
+            ],
+        };
+        assert_eq!(
+            verdict_line(&c, 5, true),
+            "a* 12.3% slower (p=0.010); too few trials in b, d*; not comparable in c (baseline rate is 0); no significant difference in e"
+        );
+        assert_eq!(
+            verdict_line(&c, 5, false),
+            "a 12.3% slower (p=0.010); too few trials in b, d; not comparable in c (baseline rate is 0); no significant difference in e"
+        );
+        let few = Comparison {
+            phases: vec![
+                phase_cmp("a", None, "too few trials", false),
+                phase_cmp("b", None, "too few trials (suspect: phase < 60 s)", true),
+            ],
+            ..c
+        };
+        assert_eq!(verdict_line(&few, 2, false), "too few trials in all phases");
+        // A marker is never dropped with the names.
+        assert_eq!(verdict_line(&few, 2, true), "too few trials in a, b*");
     }
 
     #[test]
@@ -1617,7 +2112,9 @@ mod tests {
             md.contains("| ramdisk\\|64M | +20.0% [+17.7, +22.3] p<0.001 |"),
             "{md}"
         );
-        assert!(md.contains("- `ramdisk|64M`: dir_create 20.0% faster; file_create no significant difference (p = 1.00);"), "{md}");
+        assert!(md.contains(
+            "Verdicts (rate vs `same-disk`, significant when p < 0.05):\n\n- `ramdisk|64M`: dir_create 20.0% faster (p<0.001); no significant difference in file_create, file_remove, dir_remove\n"
+        ), "{md}");
         assert!(
             !md.contains("### Warnings"),
             "no warnings for clean data:\n{md}"
@@ -1719,5 +2216,10 @@ mod tests {
         assert_eq!(fmt_num(61.234), "61.23");
         assert_eq!(fmt_num(0.1234), "0.123");
         assert_eq!(verdict_text(0.04, 0.01, true), "0.04% faster");
+        assert_eq!(fmt_cv(0.2549), "25%");
+        assert_eq!(fmt_cv(0.104), "10.4%");
+        assert_eq!(fmt_cv(0.1051), "11%");
+        assert_eq!(fmt_alpha(1.0 - 0.95), "0.05");
+        assert_eq!(fmt_alpha(1.0 - 0.995), "0.005");
     }
 }

@@ -25,7 +25,11 @@ pub struct RunOutcome {
 /// Progress output: a bar on a terminal, plain lines otherwise (logs, CI).
 enum Progress {
     Bar(ProgressBar),
-    Lines { total: usize },
+    Lines {
+        total: usize,
+        started: Instant,
+        done_at_start: usize,
+    },
     Quiet,
 }
 
@@ -47,7 +51,11 @@ impl Progress {
             bar.reset_eta();
             Progress::Bar(bar)
         } else {
-            Progress::Lines { total }
+            Progress::Lines {
+                total,
+                started: Instant::now(),
+                done_at_start: done,
+            }
         }
     }
 
@@ -62,7 +70,21 @@ impl Progress {
     fn start(&self, n: usize, what: &str) {
         match self {
             Progress::Bar(b) => b.set_message(what.to_string()),
-            Progress::Lines { total } => eprintln!("[{}/{}] {what} ...", n, total),
+            Progress::Lines {
+                total,
+                started,
+                done_at_start,
+            } => {
+                // ETA from the trials this process ran, like the bar's.
+                let ran = n.saturating_sub(done_at_start + 1);
+                let eta = if ran > 0 {
+                    let per = started.elapsed().as_secs_f64() / ran as f64;
+                    format!(", ETA {}", format_eta(per * (total + 1 - n) as f64))
+                } else {
+                    String::new()
+                };
+                eprintln!("[{n}/{total}{eta}] {what} ...")
+            }
             Progress::Quiet => {}
         }
     }
@@ -185,6 +207,15 @@ pub fn run(
     Ok(outcome)
 }
 
+fn format_eta(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
 fn summary_line(r: &TrialRecord, what: &str) -> String {
     match r.status {
         Status::Failed => format!(
@@ -274,11 +305,34 @@ mod tests {
     fn every_trial_is_recorded_in_plan_order_and_failures_do_not_stop_the_run() {
         let (tmp, spec, trials) = setup();
         let mut store = Store::create(tmp.path(), &spec, "").unwrap();
-        let mut exec = Mock { fail: vec![1], ..mock() };
-        let out = run(&spec, &trials, &[], &mut store, &mut exec, &RunControl::new(), true).unwrap();
-        assert_eq!(out, RunOutcome { ran: 4, failed: 1, skipped: 0, interrupted: false });
+        let mut exec = Mock {
+            fail: vec![1],
+            ..mock()
+        };
+        let out = run(
+            &spec,
+            &trials,
+            &[],
+            &mut store,
+            &mut exec,
+            &RunControl::new(),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            RunOutcome {
+                ran: 4,
+                failed: 1,
+                skipped: 0,
+                interrupted: false
+            }
+        );
         let recs = crate::store::load_records(tmp.path()).unwrap();
-        assert_eq!(recs.iter().map(|r| r.trial).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(
+            recs.iter().map(|r| r.trial).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
         assert_eq!(recs[1].status, Status::Failed);
         assert!(recs[1].error.as_deref().unwrap().contains("No space"));
         assert_eq!(recs[0].config.label, "internal");
@@ -292,19 +346,43 @@ mod tests {
     fn an_interrupted_trial_is_not_recorded_and_resume_runs_only_the_rest() {
         let (tmp, spec, trials) = setup();
         let mut store = Store::create(tmp.path(), &spec, "").unwrap();
-        let mut exec = Mock { interrupt_at: Some(2), ..mock() };
-        let out = run(&spec, &trials, &[], &mut store, &mut exec, &RunControl::new(), true).unwrap();
+        let mut exec = Mock {
+            interrupt_at: Some(2),
+            ..mock()
+        };
+        let out = run(
+            &spec,
+            &trials,
+            &[],
+            &mut store,
+            &mut exec,
+            &RunControl::new(),
+            true,
+        )
+        .unwrap();
         assert!(out.interrupted);
         assert_eq!(out.ran, 2);
         drop(store);
         let (mut store, existing) = Store::resume(tmp.path(), &spec).unwrap();
         assert_eq!(existing.len(), 2);
         let mut exec = mock();
-        let out = run(&spec, &trials, &existing, &mut store, &mut exec, &RunControl::new(), true).unwrap();
+        let out = run(
+            &spec,
+            &trials,
+            &existing,
+            &mut store,
+            &mut exec,
+            &RunControl::new(),
+            true,
+        )
+        .unwrap();
         assert_eq!(exec.seen, [2, 3], "only the missing trials run");
         assert_eq!(out.skipped, 2);
         let recs = crate::store::load_records(tmp.path()).unwrap();
-        assert_eq!(recs.iter().map(|r| r.trial).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(
+            recs.iter().map(|r| r.trial).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
     }
 
     #[test]
@@ -323,11 +401,33 @@ mod tests {
     fn a_fatal_error_stops_the_run_with_context() {
         let (tmp, spec, trials) = setup();
         let mut store = Store::create(tmp.path(), &spec, "").unwrap();
-        let mut exec = Mock { fatal_at: Some(1), ..mock() };
-        let err = run(&spec, &trials, &[], &mut store, &mut exec, &RunControl::new(), true).unwrap_err();
-        assert!(format!("{err:#}").contains("could not be torn down"), "{err:#}");
+        let mut exec = Mock {
+            fatal_at: Some(1),
+            ..mock()
+        };
+        let err = run(
+            &spec,
+            &trials,
+            &[],
+            &mut store,
+            &mut exec,
+            &RunControl::new(),
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("could not be torn down"),
+            "{err:#}"
+        );
         assert_eq!(exec.seen, [0, 1]);
         assert_eq!(crate::store::load_records(tmp.path()).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn eta_is_human_readable() {
+        assert_eq!(format_eta(42.4), "42s");
+        assert_eq!(format_eta(125.0), "2m05s");
+        assert_eq!(format_eta(7380.0), "2h03m");
     }
 
     #[test]

@@ -1096,7 +1096,10 @@ levels = 10
     #[test]
     fn lists_expand_into_the_matrix_with_labels_of_what_varies() {
         let text = BASE
-            .replace(r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, r#"placement = ["second-disk", "ramdisk"]"#)
+            .replace(
+                r#"placement = ["same-disk", "second-disk", "ramdisk"]"#,
+                r#"placement = ["second-disk", "ramdisk"]"#,
+            )
             .replace(r#"size = "16M""#, r#"size = ["16M", "64M", "256M", "1G"]"#);
         let s = parse(&text, "x.toml").unwrap();
         assert_eq!(s.configs.len(), 8);
@@ -1104,8 +1107,14 @@ levels = 10
         assert_eq!(
             labels,
             [
-                "second-disk,16M", "second-disk,64M", "second-disk,256M", "second-disk,1G",
-                "ramdisk,16M", "ramdisk,64M", "ramdisk,256M", "ramdisk,1G"
+                "second-disk,16M",
+                "second-disk,64M",
+                "second-disk,256M",
+                "second-disk,1G",
+                "ramdisk,16M",
+                "ramdisk,64M",
+                "ramdisk,256M",
+                "ramdisk,1G"
             ]
         );
         let text = BASE.replace(r#"mode = "ordered""#, r#"mode = ["ordered", "writeback"]"#);
@@ -1135,7 +1144,10 @@ levels = 10
 
     #[test]
     fn unknown_keys_are_named_with_their_line() {
-        let text = BASE.replace("mode = \"ordered\"", "mode = \"ordered\"\njournal_sise = \"1G\"");
+        let text = BASE.replace(
+            "mode = \"ordered\"",
+            "mode = \"ordered\"\njournal_sise = \"1G\"",
+        );
         let e = err_of(&text);
         assert_eq!(e.line, Some(line_of(&text, "journal_sise")));
         assert!(e.to_string().contains("journal_sise"), "{e}");
@@ -1148,19 +1160,84 @@ levels = 10
     #[test]
     fn bad_values_name_key_and_line() {
         let cases = [
-            (r#"size = "16M""#, r#"size = "16Q""#, "journal.size", "unknown unit"),
-            (r#"size = "16M""#, r#"size = "1M""#, "journal.size", "too small"),
-            (r#"size = "8G""#, r#"size = "lots""#, "filesystem.size", "not a size"),
-            (r#"mode = "ordered""#, r#"mode = "fast""#, "journal.mode", "unknown journal mode"),
-            (r#"type = "ext4""#, r#"type = "ntfs""#, "filesystem.type", "unknown file system"),
-            (r#"type = "ext4""#, r#"type = "xfs""#, "filesystem.type", "not supported yet"),
-            ("repetitions = 2", "repetitions = 0", "repetitions", "at least 1"),
-            (r#"name = "t""#, r#"name = "a/b""#, "name", "must not contain"),
-            (r#"work_dir = "/var/tmp/jbench""#, r#"work_dir = "tmp""#, "work_dir", "absolute"),
-            ("repetitions = 2", "repetitions = 2\norder = \"random\"", "order", "unknown order"),
-            ("repetitions = 2", "repetitions = 2\nsuspect_below = \"soon\"", "suspect_below", "not a duration"),
-            ("repetitions = 2", "repetitions = 2\nbaseline = \"nvram\"", "baseline", "no configuration"),
-            (r#"kind = "fdtree""#, r#"kind = "postmark""#, "workload[0].kind", "unknown workload kind"),
+            (
+                r#"size = "16M""#,
+                r#"size = "16Q""#,
+                "journal.size",
+                "unknown unit",
+            ),
+            (
+                r#"size = "16M""#,
+                r#"size = "1M""#,
+                "journal.size",
+                "too small",
+            ),
+            (
+                r#"size = "8G""#,
+                r#"size = "lots""#,
+                "filesystem.size",
+                "not a size",
+            ),
+            (
+                r#"mode = "ordered""#,
+                r#"mode = "fast""#,
+                "journal.mode",
+                "unknown journal mode",
+            ),
+            (
+                r#"type = "ext4""#,
+                r#"type = "ntfs""#,
+                "filesystem.type",
+                "unknown file system",
+            ),
+            (
+                r#"type = "ext4""#,
+                r#"type = "xfs""#,
+                "filesystem.type",
+                "not supported yet",
+            ),
+            (
+                "repetitions = 2",
+                "repetitions = 0",
+                "repetitions",
+                "at least 1",
+            ),
+            (
+                r#"name = "t""#,
+                r#"name = "a/b""#,
+                "name",
+                "must not contain",
+            ),
+            (
+                r#"work_dir = "/var/tmp/jbench""#,
+                r#"work_dir = "tmp""#,
+                "work_dir",
+                "absolute",
+            ),
+            (
+                "repetitions = 2",
+                "repetitions = 2\norder = \"random\"",
+                "order",
+                "unknown order",
+            ),
+            (
+                "repetitions = 2",
+                "repetitions = 2\nsuspect_below = \"soon\"",
+                "suspect_below",
+                "not a duration",
+            ),
+            (
+                "repetitions = 2",
+                "repetitions = 2\nbaseline = \"nvram\"",
+                "baseline",
+                "no configuration",
+            ),
+            (
+                r#"kind = "fdtree""#,
+                r#"kind = "postmark""#,
+                "workload[0].kind",
+                "unknown workload kind",
+            ),
         ];
         for (from, to, key, msg) in cases {
             let text = BASE.replace(from, to);
@@ -1177,35 +1254,66 @@ levels = 10
     fn placement_errors() {
         let e = err_of(&BASE.replace(r#""ramdisk"]"#, r#""floppy"]"#));
         assert_eq!(e.key, "journal.placement");
-        assert!(e.message.contains("floppy") && e.message.contains("same-disk"), "{e}");
-        let e = err_of(&BASE.replace(r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, r#"placement = "device""#));
+        assert!(
+            e.message.contains("floppy") && e.message.contains("same-disk"),
+            "{e}"
+        );
+        let e = err_of(&BASE.replace(
+            r#"placement = ["same-disk", "second-disk", "ramdisk"]"#,
+            r#"placement = "device""#,
+        ));
         assert!(e.message.contains("needs journal.device"), "{e}");
-        let e = err_of(&BASE.replace(r#"mode = "ordered""#, "mode = \"ordered\"\ndevice = \"/dev/sdc1\""));
+        let e = err_of(&BASE.replace(
+            r#"mode = "ordered""#,
+            "mode = \"ordered\"\ndevice = \"/dev/sdc1\"",
+        ));
         assert_eq!(e.key, "journal.device");
-        assert!(e.message.contains("only goes with placement \"device\""), "{e}");
-        let e = err_of(&BASE.replace(r#"mode = "ordered""#, "mode = \"ordered\"\ndevice = \"sdc1\""));
+        assert!(
+            e.message.contains("only goes with placement \"device\""),
+            "{e}"
+        );
+        let e = err_of(&BASE.replace(
+            r#"mode = "ordered""#,
+            "mode = \"ordered\"\ndevice = \"sdc1\"",
+        ));
         assert!(e.message.contains("not a device path"), "{e}");
-        let e = err_of(&BASE.replace(r#"type = "ext4""#, "type = \"ext4\"\ndevice = \"/dev/sdb1\""));
+        let e = err_of(&BASE.replace(
+            r#"type = "ext4""#,
+            "type = \"ext4\"\ndevice = \"/dev/sdb1\"",
+        ));
         assert_eq!(e.key, "filesystem.device");
         assert!(e.message.contains("same-disk"), "{e}");
-        let e = err_of(&BASE.replace(r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, "placement = []"));
+        let e = err_of(&BASE.replace(
+            r#"placement = ["same-disk", "second-disk", "ramdisk"]"#,
+            "placement = []",
+        ));
         assert!(e.message.contains("empty"), "{e}");
     }
 
     #[test]
     fn impossible_combinations_are_refused() {
-        let internal = BASE.replace(r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, r#"placement = "internal""#);
+        let internal = BASE.replace(
+            r#"placement = ["same-disk", "second-disk", "ramdisk"]"#,
+            r#"placement = "internal""#,
+        );
         let e = err_of(&internal.replace(r#"size = "16M""#, r#"size = "5G""#));
         assert!(e.message.contains("bigger than half"), "{e}");
         let e = err_of(&BASE.replace(r#"size = "16M""#, r#"size = "64G""#));
         assert!(e.message.contains("larger than mke2fs allows"), "{e}");
         let with_mount = |opts: &str, mode: &str| {
-            BASE.replace(r#"size = "8G""#, &format!("size = \"8G\"\nmount_options = {opts}"))
-                .replace(r#"mode = "ordered""#, &format!("mode = \"{mode}\""))
+            BASE.replace(
+                r#"size = "8G""#,
+                &format!("size = \"8G\"\nmount_options = {opts}"),
+            )
+            .replace(r#"mode = "ordered""#, &format!("mode = \"{mode}\""))
         };
         for (opts, mode, msg) in [
             (r#"["data=journal"]"#, "ordered", "journal.mode"),
-            (r#"["journal_async_commit"]"#, "ordered", "journal_async_commit"),
+            (
+                r#"["journal_async_commit"]"#,
+                "ordered",
+                "journal_async_commit",
+            ),
             (r#"["delalloc"]"#, "journal", "delalloc"),
             (r#"["dax"]"#, "journal", "dax"),
             (r#"["noload"]"#, "ordered", "noload"),
@@ -1217,9 +1325,14 @@ levels = 10
             assert!(e.message.contains(msg), "{opts}: {e}");
             assert_eq!(e.line, Some(line_of(&text, "mount_options")));
         }
-        let e = err_of(&BASE.replace(r#"size = "8G""#, "size = \"8G\"\nmkfs_options = [\"-J\", \"size=64\"]"));
+        let e = err_of(&BASE.replace(
+            r#"size = "8G""#,
+            "size = \"8G\"\nmkfs_options = [\"-J\", \"size=64\"]",
+        ));
         assert_eq!(e.key, "filesystem.mkfs_options");
-        assert!(with_mount(r#"["journal_async_commit"]"#, "writeback").parse::<toml::Table>().is_ok());
+        assert!(with_mount(r#"["journal_async_commit"]"#, "writeback")
+            .parse::<toml::Table>()
+            .is_ok());
         assert!(parse(&with_mount(r#"["journal_async_commit"]"#, "writeback"), "x").is_ok());
     }
 
@@ -1232,7 +1345,10 @@ levels = 10
             .replace("files = 4", "files = 2");
         let e = err_of(&text);
         assert_eq!(e.key, "filesystem.size");
-        assert!(e.message.contains("too small for workload `small-deep`"), "{e}");
+        assert!(
+            e.message.contains("too small for workload `small-deep`"),
+            "{e}"
+        );
         assert_eq!(e.line, Some(line_of(&text, r#"size = "8G""#)));
         assert!(parse(&text.replace(r#"size = "8G""#, r#"size = "20G""#), "x").is_ok());
         // Inodes run out before space: 88,573 directories + 354,292 files in 1G.

@@ -25,7 +25,11 @@ fn blkid(dev: &Path) -> BTreeMap<String, String> {
 }
 
 fn dumpe2fs(dev: &Path) -> BTreeMap<String, String> {
-    let out = Command::new("dumpe2fs").arg("-h").arg(dev).output().unwrap();
+    let out = Command::new("dumpe2fs")
+        .arg("-h")
+        .arg(dev)
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_once(':'))
@@ -57,7 +61,10 @@ fn check_placement(placement: &str, journal: &str) {
         match config.placement {
             Placement::Internal => {
                 assert!(rig.journal_device.is_none());
-                assert!(!sb.contains_key("Journal UUID"), "internal journal has no UUID: {sb:?}");
+                assert!(
+                    !sb.contains_key("Journal UUID"),
+                    "internal journal has no UUID: {sb:?}"
+                );
                 assert_eq!(sb["Journal inode"], "8");
                 let blocks: u64 = sb["Total journal blocks"].parse().unwrap();
                 assert_eq!(blocks * 4096, journal_bytes);
@@ -66,7 +73,10 @@ fn check_placement(placement: &str, journal: &str) {
                 let jdev = rig.journal_device.clone().expect("external journal device");
                 let j = blkid(&jdev);
                 assert_eq!(j.get("TYPE").map(String::as_str), Some("jbd"), "{j:?}");
-                assert_eq!(sb["Journal UUID"], j["UUID"], "file system points at this journal");
+                assert_eq!(
+                    sb["Journal UUID"], j["UUID"],
+                    "file system points at this journal"
+                );
                 let jsb = dumpe2fs(&jdev);
                 let blocks: u64 = jsb["Total journal blocks"].parse().unwrap();
                 assert_eq!(blocks * 4096, journal_bytes);
@@ -74,7 +84,9 @@ fn check_placement(placement: &str, journal: &str) {
                     Placement::Zram => "/dev/zram",
                     _ => "/dev/loop",
                 };
-                assert!(jdev.starts_with("/dev") && jdev.to_string_lossy().starts_with(expect_prefix));
+                assert!(
+                    jdev.starts_with("/dev") && jdev.to_string_lossy().starts_with(expect_prefix)
+                );
                 check_backing(config.placement, &rig, tmp.path());
             }
         }
@@ -84,11 +96,17 @@ fn check_placement(placement: &str, journal: &str) {
             .find(|l| l.split_whitespace().nth(1) == Some(&*rig.mount_point.to_string_lossy()))
             .expect("mounted");
         assert!(line.contains("data=ordered"), "{line}");
-        assert!(line.starts_with(&*rig.fs_device.to_string_lossy()), "{line}");
+        assert!(
+            line.starts_with(&*rig.fs_device.to_string_lossy()),
+            "{line}"
+        );
         rig.teardown().unwrap();
     }
     assert_no_leaks(tmp.path());
-    assert!(std::fs::read_dir(tmp.path()).unwrap().next().is_none(), "session directory removed");
+    assert!(
+        std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+        "session directory removed"
+    );
 }
 
 /// Where the journal's bytes live: the same image after the file system, a second
@@ -96,13 +114,29 @@ fn check_placement(placement: &str, journal: &str) {
 fn check_backing(placement: Placement, rig: &rig::Rig, work: &Path) {
     let jdev = rig.journal_device.as_ref().unwrap();
     let name = jdev.file_name().unwrap().to_string_lossy().into_owned();
-    let sys = |f: &str| std::fs::read_to_string(format!("/sys/block/{name}/loop/{f}")).map(|s| s.trim().to_string());
-    let fs_name = rig.fs_device.file_name().unwrap().to_string_lossy().into_owned();
-    let fs_backing = std::fs::read_to_string(format!("/sys/block/{fs_name}/loop/backing_file")).unwrap();
+    let sys = |f: &str| {
+        std::fs::read_to_string(format!("/sys/block/{name}/loop/{f}")).map(|s| s.trim().to_string())
+    };
+    let fs_name = rig
+        .fs_device
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let fs_backing =
+        std::fs::read_to_string(format!("/sys/block/{fs_name}/loop/backing_file")).unwrap();
     match placement {
         Placement::SameDisk => {
-            assert_eq!(sys("backing_file").unwrap(), fs_backing.trim(), "same image");
-            assert_eq!(sys("offset").unwrap(), (128u64 << 20).to_string(), "journal after the file system");
+            assert_eq!(
+                sys("backing_file").unwrap(),
+                fs_backing.trim(),
+                "same image"
+            );
+            assert_eq!(
+                sys("offset").unwrap(),
+                (128u64 << 20).to_string(),
+                "journal after the file system"
+            );
         }
         Placement::SecondDisk => {
             let b = sys("backing_file").unwrap();
@@ -155,7 +189,11 @@ fn zram_journal_is_added_and_removed() {
     }
     let before: Vec<String> = zram_indices();
     check_placement("zram", "8M");
-    assert_eq!(zram_indices(), before, "the zram device jbench added is gone, others untouched");
+    assert_eq!(
+        zram_indices(),
+        before,
+        "the zram device jbench added is gone, others untouched"
+    );
 }
 
 fn zram_indices() -> Vec<String> {
@@ -195,11 +233,18 @@ fn a_failed_mkfs_releases_what_was_attached() {
         return;
     }
     let tmp = scratch("mkfsfail-");
-    let text = tiny_spec(tmp.path(), "\"second-disk\"", 1, "mkfs_options = [\"-O\", \"no_such_feature\"]");
+    let text = tiny_spec(
+        tmp.path(),
+        "\"second-disk\"",
+        1,
+        "mkfs_options = [\"-O\", \"no_such_feature\"]",
+    );
     let spec = jbench::spec::parse(&text, "t.toml").unwrap();
     {
         let mut ws = Workspace::new(tmp.path()).unwrap();
-        let err = rig::provision(&spec.configs[0], &mut ws, &[]).err().expect("mkfs must fail");
+        let err = rig::provision(&spec.configs[0], &mut ws, &[])
+            .err()
+            .expect("mkfs must fail");
         assert!(format!("{err:#}").contains("no_such_feature"), "{err:#}");
         assert_no_leaks(tmp.path());
     }

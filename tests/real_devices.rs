@@ -7,7 +7,11 @@ use std::process::Command;
 
 use common::*;
 
-fn spec_on_device(work: &std::path::Path, fs_dev: &str, journal: Option<&str>) -> std::path::PathBuf {
+fn spec_on_device(
+    work: &std::path::Path,
+    fs_dev: &str,
+    journal: Option<&str>,
+) -> std::path::PathBuf {
     let journal_keys = match journal {
         Some(j) => format!("placement = \"device\"\ndevice = \"{j}\""),
         None => "placement = \"internal\"".to_string(),
@@ -37,13 +41,20 @@ levels = 2
 }
 
 fn mkfs(dev: &str) {
-    let out = Command::new("mkfs.ext4").args(["-q", "-F", dev]).output().unwrap();
+    let out = Command::new("mkfs.ext4")
+        .args(["-q", "-F", dev])
+        .output()
+        .unwrap();
     assert!(out.status.success());
 }
 
 fn refused(args: &[&str], spec: &std::path::Path) -> String {
     let out = jbench().arg("run").arg(spec).args(args).output().unwrap();
-    assert!(!out.status.success(), "must refuse: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "must refuse: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -91,7 +102,10 @@ fn the_flag_must_name_the_exact_device() {
     let before = sha256_of_device(&disk.dev);
     let spec = spec_on_device(tmp.path(), &disk.dev, None);
     let err = refused(&["--destroy-data-on", &other.dev], &spec);
-    assert!(err.contains(&other.dev) && err.contains("does not use"), "{err}");
+    assert!(
+        err.contains(&other.dev) && err.contains("does not use"),
+        "{err}"
+    );
     assert_eq!(sha256_of_device(&disk.dev), before);
 }
 
@@ -105,7 +119,11 @@ fn a_mounted_device_is_refused_even_with_the_flag() {
     mkfs(&disk.dev);
     let mnt = tmp.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    let ok = Command::new("mount").arg(&disk.dev).arg(&mnt).status().unwrap();
+    let ok = Command::new("mount")
+        .arg(&disk.dev)
+        .arg(&mnt)
+        .status()
+        .unwrap();
     assert!(ok.success());
     std::fs::write(mnt.join("precious"), b"data").unwrap();
     let spec = spec_on_device(tmp.path(), &disk.dev, None);
@@ -114,7 +132,11 @@ fn a_mounted_device_is_refused_even_with_the_flag() {
     assert!(err.contains("is mounted on"), "{err}");
     assert!(err.contains(&disk.dev));
     // Still the same file system with the file on it.
-    let ok = Command::new("mount").arg(&disk.dev).arg(&mnt).status().unwrap();
+    let ok = Command::new("mount")
+        .arg(&disk.dev)
+        .arg(&mnt)
+        .status()
+        .unwrap();
     assert!(ok.success());
     assert_eq!(std::fs::read(mnt.join("precious")).unwrap(), b"data");
     Command::new("umount").arg(&mnt).status().unwrap();
@@ -135,7 +157,10 @@ fn a_journal_device_is_checked_like_a_file_system_device() {
     // file-system device is not touched either (checks run before anything is made).
     let err = refused(&["--destroy-data-on", &fsdisk.dev], &spec);
     assert!(err.contains(&jdisk.dev), "{err}");
-    assert_eq!((sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev)), before);
+    assert_eq!(
+        (sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev)),
+        before
+    );
 }
 
 #[test]
@@ -153,14 +178,31 @@ fn named_devices_are_formatted_and_measured() {
         jbench()
             .arg("run")
             .arg(&spec)
-            .args(["--destroy-data-on", &fsdisk.dev, "--destroy-data-on", &jdisk.dev, "-q", "--results"])
+            .args([
+                "--destroy-data-on",
+                &fsdisk.dev,
+                "--destroy-data-on",
+                &jdisk.dev,
+                "-q",
+                "--results",
+            ])
             .arg(&results),
     );
-    let rec: serde_json::Value =
-        serde_json::from_str(std::fs::read_to_string(results.join("trials.jsonl")).unwrap().lines().next().unwrap()).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(results.join("trials.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(rec["status"], "ok", "{rec}");
     assert_eq!(rec["verified"]["journal_device"], jdisk.dev.as_str());
-    assert_eq!(rec["verified"]["journal_bytes"], 8 << 20, "journal of the size asked for, not the whole device");
+    assert_eq!(
+        rec["verified"]["journal_bytes"],
+        8 << 20,
+        "journal of the size asked for, not the whole device"
+    );
     assert!(mounts_under(tmp.path()).is_empty());
     // The test's own loop devices are still attached: jbench released only what it made.
     assert_eq!(loops_under(tmp.path()).len(), 2);

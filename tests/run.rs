@@ -23,23 +23,45 @@ fn tiny_run_records_verified_trials_and_reports_them() {
     if !need_root("tiny_run") {
         return;
     }
+    let _serial = zram_lock();
     let tmp = scratch("run-");
     let spec = write_spec(
         tmp.path(),
         "tiny",
-        &tiny_spec(tmp.path(), r#"["internal", "same-disk", "second-disk", "ramdisk", "zram"]"#, 2, ""),
+        &tiny_spec(
+            tmp.path(),
+            r#"["internal", "same-disk", "second-disk", "ramdisk", "zram"]"#,
+            2,
+            "",
+        ),
     );
     let results = tmp.path().join("results");
-    let out = run_ok(jbench().arg("run").arg(&spec).arg("--results").arg(&results));
+    let out = run_ok(
+        jbench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--results")
+            .arg(&results),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Times (s)"), "{stdout}");
     assert_no_leaks(tmp.path());
 
-    for f in ["spec.toml", "spec.original.toml", "env.json", "trials.jsonl", "summary.csv"] {
+    for f in [
+        "spec.toml",
+        "spec.original.toml",
+        "env.json",
+        "trials.jsonl",
+        "summary.csv",
+    ] {
         assert!(results.join(f).is_file(), "{f} written");
     }
     let recs = records(&results);
-    assert_eq!(recs.len(), 10, "5 configurations x 1 workload x 2 repetitions");
+    assert_eq!(
+        recs.len(),
+        10,
+        "5 configurations x 1 workload x 2 repetitions"
+    );
     let mut indices: Vec<u64> = recs.iter().map(|r| r["trial"].as_u64().unwrap()).collect();
     indices.sort();
     assert_eq!(indices, (0..10).collect::<Vec<u64>>());
@@ -57,27 +79,47 @@ fn tiny_run_records_verified_trials_and_reports_them() {
         if placement == "internal" {
             assert_eq!(v["journal_device"], "internal");
         } else {
-            assert!(v["journal_device"].as_str().unwrap().starts_with("/dev/"), "{v}");
+            assert!(
+                v["journal_device"].as_str().unwrap().starts_with("/dev/"),
+                "{v}"
+            );
         }
-        let phases: Vec<&str> = r["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-        assert_eq!(phases, ["dir_create", "file_create", "file_remove", "dir_remove"]);
+        let phases: Vec<&str> = r["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            phases,
+            ["dir_create", "file_create", "file_remove", "dir_remove"]
+        );
         // fdtree -d 2 -l 3: 15 directories, 30 files of 4 KiB.
         assert_eq!(r["phases"][0]["ops"], 15);
         assert_eq!(r["phases"][1]["ops"], 30);
         assert_eq!(r["phases"][1]["bytes"], 30 * 4096);
     }
-    let env: Value = serde_json::from_str(&std::fs::read_to_string(results.join("env.json")).unwrap()).unwrap();
+    let env: Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("env.json")).unwrap()).unwrap();
     assert!(env["kernel"].as_str().unwrap().contains("Linux"));
     assert!(env["e2fsprogs"].as_str().unwrap().contains("mke2fs"));
 
-    for (format, needle) in [("markdown", "| configuration"), ("csv", "workload,config,phase"), ("json", "\"workloads\"")] {
+    for (format, needle) in [
+        ("markdown", "| configuration"),
+        ("csv", "workload,config,phase"),
+        ("json", "\"workloads\""),
+    ] {
         let out = run_ok(jbench().args(["report", "--format", format]).arg(&results));
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(needle), "{format}: {text}");
         assert!(text.contains("zram"), "{format} lists every configuration");
     }
     let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 5 * 4, "header + 5 configurations x 4 phases");
+    assert_eq!(
+        csv.lines().count(),
+        1 + 5 * 4,
+        "header + 5 configurations x 4 phases"
+    );
 }
 
 #[test]
@@ -87,11 +129,27 @@ fn a_failing_workload_is_recorded_and_the_run_goes_on() {
     }
     let tmp = scratch("fail-");
     // A read-only mount lets provisioning and verification pass; fdtree's first mkdir fails.
-    let body = tiny_spec(tmp.path(), r#"["second-disk"]"#, 2, r#"mount_options = [["ro"], []]"#);
+    let body = tiny_spec(
+        tmp.path(),
+        r#"["second-disk"]"#,
+        2,
+        r#"mount_options = [["ro"], []]"#,
+    );
     let spec = write_spec(tmp.path(), "fail", &body);
     let results = tmp.path().join("results");
-    let out = jbench().arg("run").arg(&spec).arg("--results").arg(&results).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "exit 2 when trials failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = jbench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "exit 2 when trials failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_no_leaks(tmp.path());
     let recs = records(&results);
     assert_eq!(recs.len(), 4);
@@ -99,7 +157,11 @@ fn a_failing_workload_is_recorded_and_the_run_goes_on() {
     assert_eq!(failed.len(), 2);
     for r in &failed {
         assert_eq!(r["config"]["mount_options"][0], "ro");
-        assert!(r["error"].as_str().unwrap().contains("Read-only"), "{}", r["error"]);
+        assert!(
+            r["error"].as_str().unwrap().contains("Read-only"),
+            "{}",
+            r["error"]
+        );
     }
     assert_eq!(recs.iter().filter(|r| r["status"] == "ok").count(), 2);
 }
@@ -110,9 +172,20 @@ fn resume_runs_only_missing_trials_and_keeps_the_rest() {
         return;
     }
     let tmp = scratch("resume-");
-    let spec = write_spec(tmp.path(), "r", &tiny_spec(tmp.path(), r#"["internal", "ramdisk"]"#, 3, ""));
+    let spec = write_spec(
+        tmp.path(),
+        "r",
+        &tiny_spec(tmp.path(), r#"["internal", "ramdisk"]"#, 3, ""),
+    );
     let results = tmp.path().join("results");
-    run_ok(jbench().arg("run").arg(&spec).arg("--results").arg(&results).arg("-q"));
+    run_ok(
+        jbench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--results")
+            .arg(&results)
+            .arg("-q"),
+    );
     let path = results.join("trials.jsonl");
     let full = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = full.lines().collect();
@@ -122,34 +195,74 @@ fn resume_runs_only_missing_trials_and_keeps_the_rest() {
     std::fs::write(&path, &kept).unwrap();
     let kept_indices: Vec<u64> = lines[..4]
         .iter()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["trial"].as_u64().unwrap())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["trial"]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
 
     let out = run_ok(jbench().arg("run").arg(&spec).arg("--resume").arg(&results));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("resuming: 4 of 6"), "{stderr}");
-    assert!(stderr.contains("torn last line"), "the torn record is reported: {stderr}");
+    assert!(
+        stderr.contains("torn last line"),
+        "the torn record is reported: {stderr}"
+    );
     let after = std::fs::read_to_string(&path).unwrap();
-    assert!(after.starts_with(&format!("{}\n", lines[..4].join("\n"))), "earlier records untouched");
+    assert!(
+        after.starts_with(&format!("{}\n", lines[..4].join("\n"))),
+        "earlier records untouched"
+    );
     let recs = records(&results);
     assert_eq!(recs.len(), 6);
     let mut all: Vec<u64> = recs.iter().map(|r| r["trial"].as_u64().unwrap()).collect();
     all.sort();
-    assert_eq!(all, (0..6).collect::<Vec<_>>(), "no trial repeated, none missing");
+    assert_eq!(
+        all,
+        (0..6).collect::<Vec<_>>(),
+        "no trial repeated, none missing"
+    );
     assert!(kept_indices.iter().all(|i| all.contains(i)));
 
     // A changed experiment is refused.
-    let other = write_spec(tmp.path(), "r2", &tiny_spec(tmp.path(), r#"["internal", "ramdisk"]"#, 4, ""));
-    let out = jbench().arg("run").arg(&other).arg("--resume").arg(&results).output().unwrap();
+    let other = write_spec(
+        tmp.path(),
+        "r2",
+        &tiny_spec(tmp.path(), r#"["internal", "ramdisk"]"#, 4, ""),
+    );
+    let out = jbench()
+        .arg("run")
+        .arg(&other)
+        .arg("--resume")
+        .arg(&results)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("differs"));
     assert_no_leaks(tmp.path());
 }
 
+fn zram_devices() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/block")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("zram"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Starts a run big enough to be interrupted, and waits until a trial is under way.
 fn start_long_run(tmp: &Path) -> (std::process::Child, std::path::PathBuf) {
-    let body = tiny_spec(tmp, r#"["same-disk", "ramdisk"]"#, 50, "").replace("levels = 3", "levels = 9");
-    let spec = write_spec(tmp, "long", &body.replace("size = \"128M\"", "size = \"1G\""));
+    let body =
+        tiny_spec(tmp, r#"["same-disk", "zram"]"#, 50, "").replace("levels = 3", "levels = 9");
+    let spec = write_spec(
+        tmp,
+        "long",
+        &body.replace("size = \"128M\"", "size = \"1G\""),
+    );
     let results = tmp.join("results");
     let child = jbench()
         .arg("run")
@@ -161,7 +274,9 @@ fn start_long_run(tmp: &Path) -> (std::process::Child, std::path::PathBuf) {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while loops_under(tmp).is_empty() || mounts_under(tmp).is_empty() {
+    // Wait for a zram trial to be mounted, so the interruption finds a zram device,
+    // loop devices (the file-system image) and a mount to release.
+    while mounts_under(tmp).is_empty() || zram_ledgers_under(tmp).is_empty() {
         assert!(Instant::now() < deadline, "the run never mounted anything");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -173,18 +288,28 @@ fn ctrl_c_mid_run_releases_everything_and_records_only_finished_trials() {
     if !need_root("ctrl_c") {
         return;
     }
+    let _serial = zram_lock();
     let tmp = scratch("sigint-");
+    let zram_before = zram_devices();
     let (child, results) = start_long_run(tmp.path());
     std::thread::sleep(Duration::from_millis(300));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::SIGINT).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGINT,
+    )
+    .unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("--resume"), "tells how to finish: {stderr}");
     assert_no_leaks(tmp.path());
+    assert_eq!(zram_devices(), zram_before, "the zram device is removed");
     let recs = records(&results);
     assert!(recs.len() < 100);
-    assert!(recs.iter().all(|r| r["status"] == "ok"), "the interrupted trial is not recorded as a result");
+    assert!(
+        recs.iter().all(|r| r["status"] == "ok"),
+        "the interrupted trial is not recorded as a result"
+    );
 }
 
 #[test]
@@ -192,8 +317,10 @@ fn cleanup_releases_what_a_killed_run_left_and_nothing_else() {
     if !need_root("cleanup") {
         return;
     }
+    let _serial = zram_lock();
     let tmp = scratch("sigkill-");
     let foreign = FakeDisk::new(tmp.path(), "foreign.img", 64);
+    let zram_before = zram_devices();
     let (mut child, _) = start_long_run(tmp.path());
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
@@ -205,10 +332,19 @@ fn cleanup_releases_what_a_killed_run_left_and_nothing_else() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("detach"), "{stdout}");
     let left = loops_under(tmp.path());
-    assert_eq!(left.len(), 1, "only the foreign loop device remains: {left:?}");
+    assert_eq!(
+        left.len(),
+        1,
+        "only the foreign loop device remains: {left:?}"
+    );
     assert!(left[0].starts_with(&format!("{}:", foreign.dev)));
     assert!(mounts_under(tmp.path()).is_empty());
     assert!(zram_ledgers_under(tmp.path()).is_empty());
+    assert_eq!(
+        zram_devices(),
+        zram_before,
+        "a zram device the killed run added is removed"
+    );
     let sessions: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
         .flatten()
@@ -223,10 +359,17 @@ fn cleanup_releases_what_a_killed_run_left_and_nothing_else() {
 #[test]
 fn plan_prints_the_trials_without_running_anything() {
     let tmp = scratch("plan-");
-    let spec = write_spec(tmp.path(), "p", &tiny_spec(tmp.path(), r#"["internal", "same-disk"]"#, 2, ""));
+    let spec = write_spec(
+        tmp.path(),
+        "p",
+        &tiny_spec(tmp.path(), r#"["internal", "same-disk"]"#, 2, ""),
+    );
     let out = run_ok(jbench().arg("plan").arg(&spec));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("2 configuration(s) x 1 workload(s) x 2 repetition(s) = 4 trials"), "{text}");
+    assert!(
+        text.contains("2 configuration(s) x 1 workload(s) x 2 repetition(s) = 4 trials"),
+        "{text}"
+    );
     assert_eq!(text.lines().filter(|l| l.contains(" rep ")).count(), 4);
     assert!(loops_under(tmp.path()).is_empty());
 }
@@ -239,23 +382,47 @@ fn spec_errors_name_the_key_and_line() {
     let out = jbench().arg("plan").arg(&spec).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    let line = body.lines().position(|l| l.starts_with("placement")).unwrap() + 1;
-    assert!(err.contains(&format!("bad.toml:{line}: journal.placement")), "{err}");
+    let line = body
+        .lines()
+        .position(|l| l.starts_with("placement"))
+        .unwrap()
+        + 1;
+    assert!(
+        err.contains(&format!("bad.toml:{line}: journal.placement")),
+        "{err}"
+    );
     assert!(err.contains("floppy"), "{err}");
 }
 
 #[test]
 fn workload_subcommand_runs_fdtree_in_a_directory() {
     let tmp = scratch("wl-");
-    let out = run_ok(jbench().args(["workload", "fdtree", "--dir"]).arg(tmp.path()).args(["-d", "2", "-f", "3", "-s", "1", "-l", "2", "--json"]));
+    let out = run_ok(
+        jbench()
+            .args(["workload", "fdtree", "--dir"])
+            .arg(tmp.path())
+            .args(["-d", "2", "-f", "3", "-s", "1", "-l", "2", "--json"]),
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["phases"][0]["ops"], 7);
     assert_eq!(v["phases"][1]["ops"], 21);
-    let out = run_ok(jbench().args(["workload", "fdtree", "--dir"]).arg(tmp.path()).args(["-d", "2", "-f", "3", "-s", "1", "-l", "2"]));
+    let out = run_ok(
+        jbench()
+            .args(["workload", "fdtree", "--dir"])
+            .arg(tmp.path())
+            .args(["-d", "2", "-f", "3", "-s", "1", "-l", "2"]),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("DIRECTORY CREATE TIME IN, OUT, TOTAL"), "{text}");
+    assert!(
+        text.contains("DIRECTORY CREATE TIME IN, OUT, TOTAL"),
+        "{text}"
+    );
     assert!(text.contains("File removals per second"), "{text}");
-    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "the tree is removed");
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "the tree is removed"
+    );
 }
 
 #[test]
@@ -263,9 +430,18 @@ fn non_root_is_told_to_use_sudo() {
     if is_root() {
         // Drop privileges for the child only.
         let tmp = scratch("nonroot-");
-        let spec = write_spec(tmp.path(), "n", &tiny_spec(tmp.path(), r#""internal""#, 1, ""));
-        std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        std::fs::set_permissions(&spec, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+        let spec = write_spec(
+            tmp.path(),
+            "n",
+            &tiny_spec(tmp.path(), r#""internal""#, 1, ""),
+        );
+        std::fs::set_permissions(
+            tmp.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::set_permissions(&spec, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .unwrap();
         let out = Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(env!("CARGO_BIN_EXE_jbench"))
@@ -274,7 +450,11 @@ fn non_root_is_told_to_use_sudo() {
             .output()
             .unwrap();
         assert!(!out.status.success());
-        assert!(String::from_utf8_lossy(&out.stderr).contains("needs root"), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("needs root"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     } else {
         let out = jbench().args(["cleanup"]).output().unwrap();
         assert!(String::from_utf8_lossy(&out.stderr).contains("needs root"));

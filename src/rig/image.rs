@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 #[derive(Debug)]
 pub struct ImageFile {
     path: PathBuf,
+    released: bool,
 }
 
 impl ImageFile {
@@ -22,7 +23,25 @@ impl ImageFile {
             .with_context(|| format!("cannot size image {} to {size} bytes", path.display()))?;
         Ok(Self {
             path: path.to_path_buf(),
+            released: false,
         })
+    }
+
+    /// Removes the file; a file already gone is fine.
+    pub fn release(&mut self) -> Result<()> {
+        if self.released {
+            return Ok(());
+        }
+        match fs::remove_file(&self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot remove image {}", self.path.display()))
+            }
+        }
+        self.released = true;
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -32,10 +51,8 @@ impl ImageFile {
 
 impl Drop for ImageFile {
     fn drop(&mut self) {
-        if let Err(e) = fs::remove_file(&self.path) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                eprintln!("jbench: cannot remove image {}: {e}", self.path.display());
-            }
+        if let Err(e) = self.release() {
+            eprintln!("jbench: {e:#}");
         }
     }
 }

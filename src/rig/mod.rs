@@ -121,7 +121,7 @@ enum Guard {
 impl Guard {
     fn release(&mut self) -> Result<()> {
         match self {
-            Guard::Image(_) => Ok(()), // the file is removed when the guard drops
+            Guard::Image(i) => i.release(),
             Guard::Loop(l) => l.release(),
             Guard::Zram(z, ledger_dir) => {
                 z.release()?;

@@ -29,7 +29,7 @@ impl ZramDevice {
             .trim()
             .parse()
             .with_context(|| format!("hot_add returned `{}`", text.trim()))?;
-        let mut dev = Self {
+        let dev = Self {
             index,
             device: PathBuf::from(format!("/dev/zram{index}")),
             released: false,

@@ -299,10 +299,14 @@ impl Fdtree {
 
     /// Length of the longest path below the start directory (root name, separators
     /// and the deepest file included), so a tree whose paths the kernel would refuse
-    /// is rejected before anything is made.
+    /// is rejected before anything is made. Exact up to PATH_MAX levels; deeper trees
+    /// get a figure that is merely far above PATH_MAX, so that a `levels` in the
+    /// billions is refused at once instead of summed.
     pub fn deepest_relative_path_len(&self, root_name: &str) -> usize {
         let depth = if self.dirs == 0 { 0 } else { self.levels };
         let dirs: usize = (1..=depth)
+            .rev()
+            .take(PATH_MAX)
             .map(|nl| 3 + decimal_len(nl) + decimal_len(self.dirs))
             .sum();
         let file_level = self.levels - depth;
@@ -393,8 +397,8 @@ impl Fdtree {
         })
     }
 
-    /// `remove_dirs`: post-order; the grandchildren go before this level's children,
-    /// and leaves (nl == 1) only remove their children.
+    /// `remove_dirs`: post-order; all grandchildren go before this level's children,
+    /// and at nl == 1 (the parents of the leaves) only the children are removed.
     fn remove_dirs<E, F>(&self, nl: u32, path: &mut TreePath, visit: &mut F) -> Result<(), E>
     where
         F: FnMut(Op, &TreePath) -> Result<(), E>,
@@ -512,23 +516,22 @@ impl fmt::Display for Fdtree {
 /// Issues the system calls of one operation.
 #[inline]
 fn apply(op: Op, path: &TreePath, blocks: u32) -> Result<(), FsOpError> {
-    // SAFETY (all calls below): `path` is NUL-terminated, holds no interior NUL and
-    // outlives the call; ZEROS is a static buffer of the length passed.
-    let rc = match op {
-        Op::Mkdir => unsafe { libc::mkdir(path.as_ptr(), 0o777) },
-        Op::Create => return create_file(path, blocks),
-        Op::Unlink => unsafe { libc::unlink(path.as_ptr()) },
-        Op::Rmdir => unsafe { libc::rmdir(path.as_ptr()) },
-    };
+    // SAFETY (every libc call in this file): `path` is NUL-terminated, holds no
+    // interior NUL and outlives the call; ZEROS is a static buffer of the length passed.
+    match op {
+        Op::Mkdir => check(unsafe { libc::mkdir(path.as_ptr(), 0o777) }, "mkdir", path),
+        Op::Create => create_file(path, blocks),
+        Op::Unlink => check(unsafe { libc::unlink(path.as_ptr()) }, "unlink", path),
+        Op::Rmdir => check(unsafe { libc::rmdir(path.as_ptr()) }, "rmdir", path),
+    }
+}
+
+#[inline]
+fn check(rc: libc::c_int, op: &'static str, path: &TreePath) -> Result<(), FsOpError> {
     if rc == 0 {
         Ok(())
     } else {
-        let name = match op {
-            Op::Mkdir => "mkdir",
-            Op::Unlink => "unlink",
-            _ => "rmdir",
-        };
-        Err(FsOpError::last(name, path))
+        Err(FsOpError::last(op, path))
     }
 }
 
@@ -548,10 +551,7 @@ fn create_file(path: &TreePath, blocks: u32) -> Result<(), FsOpError> {
             return Err(e);
         }
     }
-    if unsafe { libc::close(fd) } != 0 {
-        return Err(FsOpError::last("close", path));
-    }
-    Ok(())
+    check(unsafe { libc::close(fd) }, "close", path)
 }
 
 /// One 4096-byte block; resumes short writes and EINTR as dd does.
@@ -819,6 +819,7 @@ mod tests {
         // Huge `levels` must not loop for ages.
         assert_eq!(t(2, 1, 1, u32::MAX).dir_count_checked(), None);
         assert_eq!(t(0, 1, 1, u32::MAX).dir_count(), 1);
+        assert!(t(1, 1, 1, u32::MAX).validate().is_err());
     }
 
     #[test]

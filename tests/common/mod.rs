@@ -6,6 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Tests that add zram devices and count them run one at a time.
+pub fn zram_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
@@ -74,7 +80,11 @@ pub fn zram_ledgers_under(dir: &Path) -> Vec<String> {
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             if let Ok(t) = std::fs::read_to_string(e.path().join("zram-devices")) {
-                out.extend(t.lines().filter(|l| !l.trim().is_empty()).map(str::to_string));
+                out.extend(
+                    t.lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .map(str::to_string),
+                );
             }
         }
     }
@@ -155,7 +165,11 @@ impl FakeDisk {
             .arg(&image)
             .output()
             .unwrap();
-        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         Self {
             dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
             image,

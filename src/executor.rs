@@ -26,15 +26,19 @@ pub enum TrialError {
     #[error("interrupted")]
     Interrupted,
     /// This trial failed (recorded as failed); the run goes on.
-    #[error("{error}")]
-    Failed {
-        error: String,
-        layout: serde_json::Value,
-        verified: Option<Verified>,
-    },
+    #[error("{}", .0.error)]
+    Failed(Box<FailedTrial>),
     /// Going on would be unsafe (e.g. a device could not be released): stop the run.
     #[error("{0:#}")]
     Fatal(anyhow::Error),
+}
+
+/// What is known of a failed trial: why, and as much of the set-up as existed.
+#[derive(Debug)]
+pub struct FailedTrial {
+    pub error: String,
+    pub layout: serde_json::Value,
+    pub verified: Option<Verified>,
 }
 
 pub trait Executor {
@@ -78,11 +82,11 @@ impl Executor for RigExecutor {
             if ctl.stop_requested() {
                 TrialError::Interrupted
             } else {
-                TrialError::Failed {
+                TrialError::Failed(Box::new(FailedTrial {
                     error: format!("{e:#}"),
                     layout,
                     verified,
-                }
+                }))
             }
         };
         drop_caches().map_err(|e| failed(e, serde_json::Value::Null, None))?;

@@ -173,14 +173,10 @@ pub fn run(
                 phases,
                 ..base(Status::Ok)
             },
-            Err(TrialError::Failed {
-                error,
-                layout,
-                verified,
-            }) => TrialRecord {
-                layout,
-                verified,
-                error: Some(error),
+            Err(TrialError::Failed(failed)) => TrialRecord {
+                layout: failed.layout,
+                verified: failed.verified,
+                error: Some(failed.error),
                 ..base(Status::Failed)
             },
             Err(TrialError::Interrupted) => {
@@ -264,11 +260,11 @@ mod tests {
                 return Err(TrialError::Fatal(anyhow::anyhow!("loop busy")));
             }
             if self.fail.contains(&trial.index) {
-                return Err(TrialError::Failed {
+                return Err(TrialError::Failed(Box::new(crate::executor::FailedTrial {
                     error: "mkdir: No space left on device".into(),
                     layout: serde_json::Value::Null,
                     verified: None,
-                });
+                })));
             }
             Ok(TrialOutcome {
                 layout: serde_json::json!({"fs_device": "/dev/loop9"}),

@@ -409,23 +409,11 @@ fn fdtree_from(ctx: &Ctx, raw: &RawWorkload, key: &str) -> Result<Fdtree, SpecEr
         blocks: get(&raw.blocks, 10),
         levels: get(&raw.levels, 4),
     };
-    let too_big = |what: &str| {
+    // Overflowing counts and paths longer than PATH_MAX are refused here, not hours in.
+    tree.validate().map_err(|e| {
         let span = raw.levels.as_ref().or(raw.dirs.as_ref()).map(|s| s.span());
-        ctx.err(
-            span,
-            &format!("{key}.{what}"),
-            format!(
-                "the tree (-d {} -f {} -s {} -l {}) is too large to count",
-                tree.dirs, tree.files, tree.blocks, tree.levels
-            ),
-        )
-    };
-    if tree.dir_count_checked().is_none() {
-        return Err(too_big("levels"));
-    }
-    if tree.data_bytes_checked().is_none() {
-        return Err(too_big("blocks"));
-    }
+        ctx.err(span, &format!("{key}.levels"), format!("{e:#}"))
+    })?;
     Ok(tree)
 }
 

@@ -2,14 +2,19 @@
 
 use std::time::Duration;
 
-/// Parses a size with an optional binary suffix: `4096`, `16M`, `16MiB`, `1G`, `512k`.
-/// Suffixes are powers of 1024, as mke2fs and the studies use them ("16 MB journal").
-pub fn parse_size(text: &str) -> Result<u64, String> {
+/// Splits "16M" into ("16", "M").
+fn split_number(text: &str) -> (&str, &str) {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
+    t.split_at(split)
+}
+
+/// Parses a size with an optional binary suffix: `4096`, `16M`, `16MiB`, `1G`, `512k`.
+/// Suffixes are powers of 1024, as mke2fs and the studies use them ("16 MB journal").
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let (num, suffix) = split_number(text);
     if num.is_empty() {
         return Err(format!("`{text}` is not a size (use e.g. 4096, 16M, 1G)"));
     }
@@ -44,7 +49,7 @@ pub fn format_size(bytes: u64) -> String {
     const UNITS: [(u32, &str); 4] = [(40, "T"), (30, "G"), (20, "M"), (10, "K")];
     for (shift, unit) in UNITS {
         let base = 1u64 << shift;
-        if bytes >= base && bytes % base == 0 {
+        if bytes >= base && bytes.is_multiple_of(base) {
             return format!("{}{unit}", bytes / base);
         }
     }
@@ -56,11 +61,7 @@ pub fn format_size(bytes: u64) -> String {
 
 /// Parses a duration: `60s`, `1.5s`, `500ms`, `2m`, `1h`; a bare number is seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
+    let (num, suffix) = split_number(text);
     let value: f64 = num
         .parse()
         .map_err(|_| format!("`{text}` is not a duration (use e.g. 60s, 500ms, 2m)"))?;

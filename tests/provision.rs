@@ -187,24 +187,13 @@ fn zram_journal_is_added_and_removed() {
     if !need_root("zram_journal") {
         return;
     }
-    let before: Vec<String> = zram_indices();
+    let before: Vec<String> = zram_devices();
     check_placement("zram", "8M");
     assert_eq!(
-        zram_indices(),
+        zram_devices(),
         before,
         "the zram device jbench added is gone, others untouched"
     );
-}
-
-fn zram_indices() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/sys/block")
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("zram"))
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

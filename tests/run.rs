@@ -243,17 +243,6 @@ fn resume_runs_only_missing_trials_and_keeps_the_rest() {
     assert_no_leaks(tmp.path());
 }
 
-fn zram_devices() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/sys/block")
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("zram"))
-        .collect();
-    v.sort();
-    v
-}
-
 /// Starts a run big enough to be interrupted, and waits until a trial is under way.
 fn start_long_run(tmp: &Path) -> (std::process::Child, std::path::PathBuf) {
     let body =

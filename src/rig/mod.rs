@@ -219,7 +219,7 @@ pub fn provision(config: &Config, ws: &mut Workspace, destroy: &[PathBuf]) -> Re
     }
 
     let options = mount_options(config, rig.journal_device.as_deref());
-    let mount = Mount::mount(&rig.fs_device, &mount_point, &config.fs_type, &options)?;
+    let mount = Mount::new(&rig.fs_device, &mount_point, &config.fs_type, &options)?;
     rig.push(Guard::Mount(mount));
     rig.layout.mount_options = options;
 

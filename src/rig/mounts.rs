@@ -66,7 +66,7 @@ pub struct Mount {
 }
 
 impl Mount {
-    pub fn mount(device: &Path, target: &Path, fstype: &str, options: &str) -> Result<Self> {
+    pub fn new(device: &Path, target: &Path, fstype: &str, options: &str) -> Result<Self> {
         std::fs::create_dir_all(target)
             .with_context(|| format!("cannot create mount point {}", target.display()))?;
         let dev = device.to_string_lossy();

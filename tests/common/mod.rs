@@ -183,3 +183,15 @@ impl Drop for FakeDisk {
         let _ = Command::new("losetup").args(["-d", &self.dev]).output();
     }
 }
+
+/// The zram devices that exist now, sorted.
+pub fn zram_devices() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/block")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("zram"))
+        .collect();
+    v.sort();
+    v
+}

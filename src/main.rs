@@ -315,6 +315,8 @@ fn report_options(
         suspect_below_secs: suspect_below.as_secs_f64(),
         baseline: baseline.or_else(|| spec.baseline.clone()),
         confidence: 0.95,
+        config_order: spec.configs.iter().map(|c| c.label.clone()).collect(),
+        workload_order: spec.workloads.iter().map(|w| w.name.clone()).collect(),
     })
 }
 

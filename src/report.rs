@@ -7,11 +7,11 @@
 //! the terminal table, Markdown, CSV and JSON can never disagree.
 //!
 //! Ordering (deterministic, independent of the order of the input slice):
-//! - workloads: by the smallest `trial` index among their records;
-//! - configurations: by the smallest `trial` index among their records, over the whole
-//!   run (not per workload), so every workload's table lists them in the same order and
-//!   the default baseline is the same everywhere. For sequential plans this is the
-//!   matrix order; for interleaved, shuffled plans it is the order of the first round;
+//! - workloads and configurations: as [`ReportOptions::workload_order`] and
+//!   [`ReportOptions::config_order`] list them (the experiment's order; the first
+//!   configuration of the matrix is the default baseline); any not listed follow, by
+//!   the smallest `trial` index among their records, over the whole run (not per
+//!   workload), so every workload's table lists them in the same order;
 //! - phases: by first appearance in the records sorted by `trial`.
 
 use std::fmt::Write as _;
@@ -38,6 +38,14 @@ pub struct ReportOptions {
     pub baseline: Option<String>,
     /// Confidence level of intervals; a difference is significant when p < 1 - level.
     pub confidence: f64,
+    /// Configuration labels in the experiment's matrix order. An interleaved plan's
+    /// first trials are shuffled, so trial order alone would list configurations (and
+    /// pick the default baseline) at random.
+    #[serde(default)]
+    pub config_order: Vec<String>,
+    /// Workload names in the experiment's order.
+    #[serde(default)]
+    pub workload_order: Vec<String>,
 }
 
 impl Default for ReportOptions {
@@ -46,6 +54,8 @@ impl Default for ReportOptions {
             suspect_below_secs: 60.0,
             baseline: None,
             confidence: FALLBACK_CONFIDENCE,
+            config_order: Vec::new(),
+            workload_order: Vec::new(),
         }
     }
 }
@@ -215,7 +225,10 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
     if sorted.is_empty() {
         warnings.push("no trial records: nothing to report".to_string());
     }
-    let config_order = first_appearance(&sorted, |r| r.config.label.as_str());
+    let config_order = preferred_first(
+        &opts.config_order,
+        first_appearance(&sorted, |r| r.config.label.as_str()),
+    );
     let baseline = choose_baseline(opts.baseline.as_deref(), &config_order, &mut warnings);
     let ctx = Ctx {
         opts,
@@ -223,7 +236,11 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         config_order: &config_order,
         baseline: baseline.as_deref(),
     };
-    let workloads = first_appearance(&sorted, |r| r.workload.name.as_str())
+    let workload_order = preferred_first(
+        &opts.workload_order,
+        first_appearance(&sorted, |r| r.workload.name.as_str()),
+    );
+    let workloads = workload_order
         .into_iter()
         .map(|name| {
             let recs: Vec<&TrialRecord> = sorted
@@ -274,6 +291,18 @@ fn first_appearance<'a>(
             out.push(k.to_string());
         }
     }
+    out
+}
+
+/// The `preferred` keys that occur in `seen`, in preferred order, then the rest of
+/// `seen` in its own order.
+fn preferred_first(preferred: &[String], seen: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = preferred
+        .iter()
+        .filter(|p| seen.contains(p))
+        .cloned()
+        .collect();
+    out.extend(seen.into_iter().filter(|s| !preferred.contains(s)));
     out
 }
 
@@ -1985,6 +2014,42 @@ mod tests {
             a.warnings,
             ["baseline configuration `nvram` has no trials; comparing with `same-disk` instead"]
         );
+    }
+
+    #[test]
+    fn the_experiment_order_beats_trial_order() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "ramdisk", "small", &FAST);
+        series(&mut recs, 3, "same-disk", "small", &BASE);
+        series(&mut recs, 6, "ramdisk", "deep", &FAST);
+        series(&mut recs, 9, "same-disk", "deep", &BASE);
+        let by_trial = analyse(&recs, &opts());
+        assert_eq!(by_trial.baseline.as_deref(), Some("ramdisk"));
+        let ordered = ReportOptions {
+            config_order: vec!["same-disk".into(), "second-disk".into(), "ramdisk".into()],
+            workload_order: vec!["deep".into(), "small".into()],
+            ..opts()
+        };
+        let a = analyse(&recs, &ordered);
+        assert_eq!(
+            a.baseline.as_deref(),
+            Some("same-disk"),
+            "first of the matrix"
+        );
+        let names: Vec<&str> = a.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["deep", "small"]);
+        let labels: Vec<&str> = a.workloads[0]
+            .configs
+            .iter()
+            .map(|c| c.label.as_str())
+            .collect();
+        assert_eq!(
+            labels,
+            ["same-disk", "ramdisk"],
+            "labels without trials are skipped"
+        );
+        let c = comparison(&a, "small", "ramdisk", "dir_create");
+        assert!(c.verdict.contains("faster"), "{}", c.verdict);
     }
 
     #[test]

@@ -114,6 +114,25 @@ fn tiny_run_records_verified_trials_and_reports_them() {
         assert!(text.contains(needle), "{format}: {text}");
         assert!(text.contains("zram"), "{format} lists every configuration");
     }
+    let out = jbench()
+        .args(["report", "--baseline", "nvram"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no configuration `nvram`"));
+    let out = run_ok(
+        jbench()
+            .args(["report", "--format", "csv", "--baseline", "zram"])
+            .arg(&results),
+    );
+    let csv_zram = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        csv_zram
+            .lines()
+            .any(|l| l.starts_with("tiny,zram,") && l.ends_with(",baseline")),
+        "{csv_zram}"
+    );
     let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
     assert_eq!(
         csv.lines().count(),
@@ -343,6 +362,65 @@ fn cleanup_releases_what_a_killed_run_left_and_nothing_else() {
     // A second cleanup finds nothing of this run.
     let out = run_ok(jbench().arg("cleanup").arg("--work-dir").arg(tmp.path()));
     assert!(!String::from_utf8_lossy(&out.stdout).contains(&*tmp.path().to_string_lossy()));
+}
+
+#[test]
+fn cleanup_leaves_a_running_jbench_alone() {
+    if !need_root("cleanup_live") {
+        return;
+    }
+    let _serial = zram_lock();
+    let tmp = scratch("live-");
+    let (child, _) = start_long_run(tmp.path());
+    let out = run_ok(jbench().arg("cleanup").arg("--work-dir").arg(tmp.path()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("left alone"), "{stdout}");
+    assert!(!stdout.contains("detach"), "{stdout}");
+    let after = loops_under(tmp.path());
+    assert!(
+        !after.is_empty(),
+        "the live run's devices are still attached"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert_no_leaks(tmp.path());
+}
+
+#[test]
+fn problems_found_before_provisioning_stop_the_run_at_once() {
+    if !need_root("preflight") {
+        return;
+    }
+    let tmp = scratch("preflight-");
+    let missing = tmp.path().join("no-such-dir");
+    let body = tiny_spec(tmp.path(), r#""second-disk""#, 1, "").replace(
+        "mode = \"ordered\"",
+        &format!(
+            "mode = \"ordered\"\nsecond_disk_dir = \"{}\"",
+            missing.display()
+        ),
+    );
+    let spec = write_spec(tmp.path(), "pf", &body);
+    let out = jbench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--results")
+        .arg(tmp.path().join("results"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("second_disk_dir") && err.contains("no-such-dir"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("results").exists(), "nothing was started");
+    assert!(loops_under(tmp.path()).is_empty());
 }
 
 #[test]

@@ -69,6 +69,17 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
                 }
             }
         }
+        if let Some(dev) = &c.journal_device {
+            let size = safety::device_size(dev)?;
+            if size < c.journal_size {
+                bail!(
+                    "journal.size {} is bigger than the journal device {} ({})",
+                    format_size(c.journal_size),
+                    dev.display(),
+                    format_size(size)
+                );
+            }
+        }
         if let Some(d) = &c.second_disk_dir {
             if !d.is_dir() {
                 bail!(

@@ -207,3 +207,33 @@ fn named_devices_are_formatted_and_measured() {
     // The test's own loop devices are still attached: jbench released only what it made.
     assert_eq!(loops_under(tmp.path()).len(), 2);
 }
+
+#[test]
+fn a_journal_bigger_than_its_device_is_refused_before_anything_is_made() {
+    if !need_root("journal_too_big") {
+        return;
+    }
+    let tmp = scratch("real-small-");
+    let fsdisk = FakeDisk::new(tmp.path(), "fs.img", 256);
+    let jdisk = FakeDisk::new(tmp.path(), "j.img", 16);
+    let before = (sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev));
+    let spec = spec_on_device(tmp.path(), &fsdisk.dev, Some(&jdisk.dev));
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("size = \"8M\"", "size = \"32M\"");
+    std::fs::write(&spec, text).unwrap();
+    let err = refused(
+        &[
+            "--destroy-data-on",
+            &fsdisk.dev,
+            "--destroy-data-on",
+            &jdisk.dev,
+        ],
+        &spec,
+    );
+    assert!(err.contains("bigger than the journal device"), "{err}");
+    assert_eq!(
+        (sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev)),
+        before
+    );
+}

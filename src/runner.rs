@@ -289,32 +289,59 @@ mod tests {
         }
     }
 
-    fn setup() -> (tempfile::TempDir, Spec, Vec<Trial>) {
-        let tmp = tempfile::tempdir().unwrap();
-        let text = "repetitions = 2\norder = \"sequential\"\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n";
-        let spec = crate::spec::parse(text, "t.toml").unwrap();
-        let trials = crate::plan::plan(&spec);
-        (tmp, spec, trials)
+    /// A two-configuration, two-repetition experiment with a fresh results directory.
+    struct Fixture {
+        tmp: tempfile::TempDir,
+        spec: Spec,
+        trials: Vec<Trial>,
+        store: Store,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let tmp = tempfile::tempdir().unwrap();
+            let text = "repetitions = 2\norder = \"sequential\"\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n";
+            let spec = crate::spec::parse(text, "t.toml").unwrap();
+            let trials = crate::plan::plan(&spec);
+            let store = Store::create(tmp.path(), &spec, "").unwrap();
+            Self {
+                tmp,
+                spec,
+                trials,
+                store,
+            }
+        }
+
+        fn run(
+            &mut self,
+            exec: &mut Mock,
+            existing: &[TrialRecord],
+            ctl: &RunControl,
+        ) -> Result<RunOutcome> {
+            run(
+                &self.spec,
+                &self.trials,
+                existing,
+                &mut self.store,
+                exec,
+                ctl,
+                true,
+            )
+        }
+
+        fn recorded(&self) -> Vec<TrialRecord> {
+            crate::store::load_records(self.tmp.path()).unwrap()
+        }
     }
 
     #[test]
     fn every_trial_is_recorded_in_plan_order_and_failures_do_not_stop_the_run() {
-        let (tmp, spec, trials) = setup();
-        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let mut f = Fixture::new();
         let mut exec = Mock {
             fail: vec![1],
             ..mock()
         };
-        let out = run(
-            &spec,
-            &trials,
-            &[],
-            &mut store,
-            &mut exec,
-            &RunControl::new(),
-            true,
-        )
-        .unwrap();
+        let out = f.run(&mut exec, &[], &RunControl::new()).unwrap();
         assert_eq!(
             out,
             RunOutcome {
@@ -324,7 +351,7 @@ mod tests {
                 interrupted: false
             }
         );
-        let recs = crate::store::load_records(tmp.path()).unwrap();
+        let recs = f.recorded();
         assert_eq!(
             recs.iter().map(|r| r.trial).collect::<Vec<_>>(),
             [0, 1, 2, 3]
@@ -340,83 +367,52 @@ mod tests {
 
     #[test]
     fn an_interrupted_trial_is_not_recorded_and_resume_runs_only_the_rest() {
-        let (tmp, spec, trials) = setup();
-        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let mut f = Fixture::new();
         let mut exec = Mock {
             interrupt_at: Some(2),
             ..mock()
         };
-        let out = run(
-            &spec,
-            &trials,
-            &[],
-            &mut store,
-            &mut exec,
-            &RunControl::new(),
-            true,
-        )
-        .unwrap();
+        let out = f.run(&mut exec, &[], &RunControl::new()).unwrap();
         assert!(out.interrupted);
         assert_eq!(out.ran, 2);
-        drop(store);
-        let (mut store, existing) = Store::resume(tmp.path(), &spec).unwrap();
+        let (store, existing) = Store::resume(f.tmp.path(), &f.spec).unwrap();
+        f.store = store;
         assert_eq!(existing.len(), 2);
         let mut exec = mock();
-        let out = run(
-            &spec,
-            &trials,
-            &existing,
-            &mut store,
-            &mut exec,
-            &RunControl::new(),
-            true,
-        )
-        .unwrap();
+        let out = f.run(&mut exec, &existing, &RunControl::new()).unwrap();
         assert_eq!(exec.seen, [2, 3], "only the missing trials run");
         assert_eq!(out.skipped, 2);
-        let recs = crate::store::load_records(tmp.path()).unwrap();
         assert_eq!(
-            recs.iter().map(|r| r.trial).collect::<Vec<_>>(),
+            f.recorded().iter().map(|r| r.trial).collect::<Vec<_>>(),
             [0, 1, 2, 3]
         );
     }
 
     #[test]
     fn a_stop_request_before_a_trial_ends_the_run() {
-        let (tmp, spec, trials) = setup();
-        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let mut f = Fixture::new();
         let ctl = RunControl::new();
         ctl.request_stop();
         let mut exec = mock();
-        let out = run(&spec, &trials, &[], &mut store, &mut exec, &ctl, true).unwrap();
+        let out = f.run(&mut exec, &[], &ctl).unwrap();
         assert!(out.interrupted);
         assert!(exec.seen.is_empty());
     }
 
     #[test]
     fn a_fatal_error_stops_the_run_with_context() {
-        let (tmp, spec, trials) = setup();
-        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let mut f = Fixture::new();
         let mut exec = Mock {
             fatal_at: Some(1),
             ..mock()
         };
-        let err = run(
-            &spec,
-            &trials,
-            &[],
-            &mut store,
-            &mut exec,
-            &RunControl::new(),
-            true,
-        )
-        .unwrap_err();
+        let err = f.run(&mut exec, &[], &RunControl::new()).unwrap_err();
         assert!(
             format!("{err:#}").contains("could not be torn down"),
             "{err:#}"
         );
         assert_eq!(exec.seen, [0, 1]);
-        assert_eq!(crate::store::load_records(tmp.path()).unwrap().len(), 1);
+        assert_eq!(f.recorded().len(), 1);
     }
 
     #[test]
@@ -428,10 +424,9 @@ mod tests {
 
     #[test]
     fn a_results_directory_with_trials_is_not_overwritten() {
-        let (tmp, spec, _) = setup();
-        drop(Store::create(tmp.path(), &spec, "").unwrap());
-        std::fs::write(tmp.path().join("trials.jsonl"), "{}\n").unwrap();
-        let err = Store::create(tmp.path(), &spec, "").err().unwrap();
+        let f = Fixture::new();
+        std::fs::write(f.tmp.path().join("trials.jsonl"), "{}\n").unwrap();
+        let err = Store::create(f.tmp.path(), &f.spec, "").err().unwrap();
         assert!(err.to_string().contains("--resume"), "{err}");
     }
 }

@@ -58,6 +58,18 @@ fn refused(args: &[&str], spec: &std::path::Path) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Runs `jbench run SPEC ARGS`, expects a refusal whose message holds every `needle`,
+/// and checks that no disk's content changed.
+fn assert_refused(spec: &std::path::Path, args: &[&str], disks: &[&FakeDisk], needles: &[&str]) {
+    let before: Vec<String> = disks.iter().map(|d| sha256_of_device(&d.dev)).collect();
+    let err = refused(args, spec);
+    for n in needles {
+        assert!(err.contains(n), "expected `{n}` in: {err}");
+    }
+    let after: Vec<String> = disks.iter().map(|d| sha256_of_device(&d.dev)).collect();
+    assert_eq!(after, before, "content untouched");
+}
+
 #[test]
 fn a_device_with_a_file_system_is_refused_without_the_flag() {
     if !need_root("signature_refused") {
@@ -66,13 +78,14 @@ fn a_device_with_a_file_system_is_refused_without_the_flag() {
     let tmp = scratch("real-sig-");
     let disk = FakeDisk::new(tmp.path(), "disk.img", 128);
     mkfs(&disk.dev);
-    let before = sha256_of_device(&disk.dev);
     let spec = spec_on_device(tmp.path(), &disk.dev, None);
-    let err = refused(&[], &spec);
-    assert!(err.contains(&disk.dev), "names the device: {err}");
-    assert!(err.contains("ext4 signature"), "says why: {err}");
-    assert!(err.contains("--destroy-data-on"), "says how: {err}");
-    assert_eq!(sha256_of_device(&disk.dev), before, "content untouched");
+    // Names the device, says why, and says how.
+    assert_refused(
+        &spec,
+        &[],
+        &[&disk],
+        &[&disk.dev, "ext4 signature", "--destroy-data-on"],
+    );
     assert!(!tmp.path().join("results").exists());
 }
 
@@ -84,10 +97,8 @@ fn a_blank_device_is_refused_without_the_flag_too() {
     let tmp = scratch("real-blank-");
     let disk = FakeDisk::new(tmp.path(), "disk.img", 128);
     std::fs::write(&disk.image, b"payload that must survive").unwrap();
-    let before = sha256_of_device(&disk.dev);
-    let err = refused(&[], &spec_on_device(tmp.path(), &disk.dev, None));
-    assert!(err.contains("is a real device"), "{err}");
-    assert_eq!(sha256_of_device(&disk.dev), before);
+    let spec = spec_on_device(tmp.path(), &disk.dev, None);
+    assert_refused(&spec, &[], &[&disk], &["is a real device"]);
 }
 
 #[test]
@@ -99,14 +110,14 @@ fn the_flag_must_name_the_exact_device() {
     let disk = FakeDisk::new(tmp.path(), "disk.img", 128);
     let other = FakeDisk::new(tmp.path(), "other.img", 64);
     mkfs(&disk.dev);
-    let before = sha256_of_device(&disk.dev);
     let spec = spec_on_device(tmp.path(), &disk.dev, None);
-    let err = refused(&["--destroy-data-on", &other.dev], &spec);
-    assert!(
-        err.contains(&other.dev) && err.contains("does not use"),
-        "{err}"
+    let args = ["--destroy-data-on", other.dev.as_str()];
+    assert_refused(
+        &spec,
+        &args,
+        &[&disk, &other],
+        &[&other.dev, "does not use"],
     );
-    assert_eq!(sha256_of_device(&disk.dev), before);
 }
 
 #[test]
@@ -129,8 +140,10 @@ fn a_mounted_device_is_refused_even_with_the_flag() {
     let spec = spec_on_device(tmp.path(), &disk.dev, None);
     let err = refused(&["--destroy-data-on", &disk.dev], &spec);
     Command::new("umount").arg(&mnt).status().unwrap();
-    assert!(err.contains("is mounted on"), "{err}");
-    assert!(err.contains(&disk.dev));
+    assert!(
+        err.contains("is mounted on") && err.contains(&disk.dev),
+        "{err}"
+    );
     // Still the same file system with the file on it.
     let ok = Command::new("mount")
         .arg(&disk.dev)
@@ -151,16 +164,11 @@ fn a_journal_device_is_checked_like_a_file_system_device() {
     let fsdisk = FakeDisk::new(tmp.path(), "fs.img", 256);
     let jdisk = FakeDisk::new(tmp.path(), "j.img", 64);
     mkfs(&jdisk.dev);
-    let before = (sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev));
     let spec = spec_on_device(tmp.path(), &fsdisk.dev, Some(&jdisk.dev));
     // Only the file-system device is named: the journal device is refused, and the
     // file-system device is not touched either (checks run before anything is made).
-    let err = refused(&["--destroy-data-on", &fsdisk.dev], &spec);
-    assert!(err.contains(&jdisk.dev), "{err}");
-    assert_eq!(
-        (sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev)),
-        before
-    );
+    let args = ["--destroy-data-on", fsdisk.dev.as_str()];
+    assert_refused(&spec, &args, &[&fsdisk, &jdisk], &[&jdisk.dev]);
 }
 
 #[test]
@@ -216,24 +224,21 @@ fn a_journal_bigger_than_its_device_is_refused_before_anything_is_made() {
     let tmp = scratch("real-small-");
     let fsdisk = FakeDisk::new(tmp.path(), "fs.img", 256);
     let jdisk = FakeDisk::new(tmp.path(), "j.img", 16);
-    let before = (sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev));
     let spec = spec_on_device(tmp.path(), &fsdisk.dev, Some(&jdisk.dev));
     let text = std::fs::read_to_string(&spec)
         .unwrap()
         .replace("size = \"8M\"", "size = \"32M\"");
     std::fs::write(&spec, text).unwrap();
-    let err = refused(
-        &[
-            "--destroy-data-on",
-            &fsdisk.dev,
-            "--destroy-data-on",
-            &jdisk.dev,
-        ],
+    let args = [
+        "--destroy-data-on",
+        &fsdisk.dev,
+        "--destroy-data-on",
+        &jdisk.dev,
+    ];
+    assert_refused(
         &spec,
-    );
-    assert!(err.contains("bigger than the journal device"), "{err}");
-    assert_eq!(
-        (sha256_of_device(&fsdisk.dev), sha256_of_device(&jdisk.dev)),
-        before
+        &args,
+        &[&fsdisk, &jdisk],
+        &["bigger than the journal device"],
     );
 }

@@ -102,7 +102,8 @@ impl Executor for RigExecutor {
             ));
         }
         let verified = Some(rig.verified.clone());
-        let result = workload.engine.run(&rig.mount_point, ctl);
+        let ctl = ctl.clone().with_durable(workload.durable);
+        let result = workload.engine.run(&rig.mount_point, &ctl);
         // Tear down before judging the result: a device that cannot be released makes
         // every later trial suspect, so that stops the run.
         rig.teardown().map_err(TrialError::Fatal)?;

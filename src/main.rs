@@ -141,6 +141,15 @@ enum WorkloadCmd {
     /// fdtree 1.0.2: create a directory tree, fill it with files, remove both; prints
     /// fdtree's own report and precise figures.
     Fdtree(FdtreeArgs),
+    /// PostMark 1.53: a pool of files of random sizes, then transactions pairing a
+    /// create or delete with a read or append; reads PostMark's own config files.
+    Postmark(jbench::workload::postmark::CliArgs),
+    /// iozone-style sequential write/rewrite and read/re-read, optionally O_SYNC,
+    /// flush-timed, or with N workers on N files.
+    Iozone(jbench::workload::iozone::CliArgs),
+    /// Create files, write and fsync each before close (fs_mark -S 1 style): the
+    /// workload where journal placement shows most. Per-operation latency percentiles.
+    Fsync(jbench::workload::fsync::CliArgs),
 }
 
 #[derive(Args)]
@@ -207,6 +216,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Report(args) => cmd_report(args),
         Command::Workload(WorkloadCmd::Fdtree(args)) => cmd_fdtree(args),
+        Command::Workload(WorkloadCmd::Postmark(args)) => {
+            jbench::workload::postmark::run_cli(&args, &interrupt::install()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Workload(WorkloadCmd::Iozone(args)) => {
+            jbench::workload::iozone::run_cli(&args, &interrupt::install()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Workload(WorkloadCmd::Fsync(args)) => {
+            jbench::workload::fsync::run_cli(&args, &interrupt::install()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Cleanup { work_dirs, dry_run } => cmd_cleanup(work_dirs, dry_run),
         Command::Selftest(SelftestCmd::Overhead {
             dir,

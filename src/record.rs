@@ -32,6 +32,9 @@ pub struct WorkloadRecord {
     pub kind: String,
     pub name: String,
     pub params: serde_json::Value,
+    /// Phases were also timed up to `syncfs` (`durable_seconds`).
+    #[serde(default)]
+    pub durable: bool,
 }
 
 /// What the mounted file system really had, read back from the devices and the kernel.

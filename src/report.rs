@@ -1401,6 +1401,7 @@ mod tests {
                     0
                 },
                 op_unit: unit.to_string(),
+                ..PhaseResult::default()
             })
             .collect();
         TrialRecord {
@@ -1421,6 +1422,7 @@ mod tests {
                 kind: "fdtree".to_string(),
                 name: workload.to_string(),
                 params: serde_json::json!({"dirs": 3}),
+                durable: false,
             },
             layout: serde_json::Value::Null,
             verified: None,

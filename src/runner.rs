@@ -153,6 +153,7 @@ pub fn run(
                 kind: workload.engine.kind().to_string(),
                 name: workload.name.clone(),
                 params: workload.engine.params(),
+                durable: workload.durable,
             },
             layout: serde_json::Value::Null,
             verified: None,
@@ -275,6 +276,7 @@ mod tests {
                     ops: 10,
                     bytes: 0,
                     op_unit: "dir creates".into(),
+                    ..PhaseResult::default()
                 }],
             })
         }

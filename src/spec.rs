@@ -14,7 +14,6 @@ use toml::Spanned;
 
 use crate::config::{Config, DataMode, Placement};
 use crate::units::{format_size, parse_duration, parse_size};
-use crate::workload::fdtree::Fdtree;
 use crate::workload::Workload;
 
 /// Smallest file system we make: below this ext4's own metadata dominates.
@@ -67,6 +66,8 @@ pub enum Order {
 pub struct WorkloadSpec {
     pub name: String,
     pub engine: Arc<dyn Workload>,
+    /// Also time each phase up to `syncfs` of the file system.
+    pub durable: bool,
 }
 
 impl fmt::Debug for WorkloadSpec {
@@ -160,7 +161,7 @@ struct RawSpec {
     #[serde(default)]
     journal: RawJournal,
     #[serde(default)]
-    workload: Vec<Spanned<RawWorkload>>,
+    workload: Vec<Spanned<toml::Table>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -183,18 +184,6 @@ struct RawJournal {
     device: Key<OneOrMany<String>>,
     second_disk_dir: Key<OneOrMany<String>>,
     ramdisk_dir: Key<OneOrMany<String>>,
-}
-
-/// Keys of every workload kind; each kind checks that only its own are set.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWorkload {
-    kind: Key<String>,
-    name: Key<String>,
-    dirs: Key<u32>,
-    files: Key<u32>,
-    blocks: Key<u32>,
-    levels: Key<u32>,
 }
 
 // ---------------------------------------------------------------------------
@@ -337,7 +326,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
 
 fn build_workloads(
     ctx: &Ctx,
-    raws: &[Spanned<RawWorkload>],
+    raws: &[Spanned<toml::Table>],
 ) -> Result<Vec<WorkloadSpec>, SpecError> {
     if raws.is_empty() {
         return Err(ctx.err(
@@ -348,73 +337,78 @@ fn build_workloads(
     }
     let mut out: Vec<WorkloadSpec> = Vec::new();
     for (i, w) in raws.iter().enumerate() {
-        let raw = w.get_ref();
+        let table = w.get_ref();
         let key = format!("workload[{i}]");
-        let kind = raw
-            .kind
-            .as_ref()
-            .ok_or_else(|| ctx.at(w, &format!("{key}.kind"), "missing (use kind = \"fdtree\")"))?;
-        let engine: Arc<dyn Workload> = match kind.get_ref().as_str() {
-            "fdtree" => Arc::new(fdtree_from(ctx, raw, &key)?),
-            other => {
-                return Err(ctx.at(
-                    kind,
-                    &format!("{key}.kind"),
-                    format!("unknown workload kind `{other}` (available: fdtree)"),
+        // The table's own keys carry no spans; find each key's line inside the table.
+        let blame = |k: &str, message: String| {
+            ctx.err(
+                Some(key_span(ctx.text, w.span(), k)),
+                &format!("{key}.{k}"),
+                message,
+            )
+        };
+        let kind = match table.get("kind") {
+            Some(toml::Value::String(k)) => k.as_str(),
+            Some(_) => {
+                return Err(blame(
+                    "kind",
+                    "must be a string, e.g. kind = \"fdtree\"".into(),
+                ))
+            }
+            None => {
+                return Err(blame(
+                    "kind",
+                    format!(
+                        "missing (use kind = \"{}\")",
+                        crate::workload::KINDS.join("\" or \"")
+                    ),
                 ))
             }
         };
-        let name = match &raw.name {
-            Some(n) if n.get_ref().trim().is_empty() || n.get_ref().contains('/') => {
-                return Err(ctx.at(
-                    n,
-                    &format!("{key}.name"),
-                    "must be non-empty and contain no `/`",
-                ))
+        let engine =
+            crate::workload::from_table(kind, table).map_err(|e| blame(&e.key, e.message))?;
+        let name = match table.get("name") {
+            Some(toml::Value::String(n)) if n.trim().is_empty() || n.contains('/') => {
+                return Err(blame("name", "must be non-empty and contain no `/`".into()))
             }
-            Some(n) => n.get_ref().clone(),
-            None => default_workload_name(engine.as_ref()),
+            Some(toml::Value::String(n)) => n.clone(),
+            Some(_) => return Err(blame("name", "must be a string".into())),
+            None => engine.default_name(),
+        };
+        let durable = match table.get("durable") {
+            None => false,
+            Some(toml::Value::Boolean(b)) => *b,
+            Some(_) => return Err(blame("durable", "must be true or false".into())),
         };
         if out.iter().any(|o| o.name == name) {
-            return Err(ctx.at(
-                w,
-                &format!("{key}.name"),
+            return Err(blame(
+                "name",
                 format!("two workloads are named `{name}`; give each a unique name"),
             ));
         }
-        out.push(WorkloadSpec { name, engine });
+        out.push(WorkloadSpec {
+            name,
+            engine,
+            durable,
+        });
     }
     Ok(out)
 }
 
-fn default_workload_name(engine: &dyn Workload) -> String {
-    let p = engine.params();
-    let field = |k: &str| p.get(k).map(|v| v.to_string()).unwrap_or_default();
-    format!(
-        "{}-d{}-f{}-s{}-l{}",
-        engine.kind(),
-        field("dirs"),
-        field("files"),
-        field("blocks"),
-        field("levels")
-    )
-}
-
-fn fdtree_from(ctx: &Ctx, raw: &RawWorkload, key: &str) -> Result<Fdtree, SpecError> {
-    // fdtree.bash's own defaults, so an experiment can omit what it does not vary.
-    let get = |v: &Key<u32>, default: u32| v.as_ref().map(|s| *s.get_ref()).unwrap_or(default);
-    let tree = Fdtree {
-        dirs: get(&raw.dirs, 10),
-        files: get(&raw.files, 10),
-        blocks: get(&raw.blocks, 10),
-        levels: get(&raw.levels, 4),
-    };
-    // Overflowing counts and paths longer than PATH_MAX are refused here, not hours in.
-    tree.validate().map_err(|e| {
-        let span = raw.levels.as_ref().or(raw.dirs.as_ref()).map(|s| s.span());
-        ctx.err(span, &format!("{key}.levels"), format!("{e:#}"))
-    })?;
-    Ok(tree)
+/// The span of `key = ...` inside the table spanning `table`, else the table itself.
+fn key_span(text: &str, table: Range<usize>, key: &str) -> Range<usize> {
+    let end = table.end.min(text.len());
+    let mut offset = table.start.min(end);
+    for line in text[offset..end].split_inclusive('\n') {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix(key) {
+            if rest.trim_start().starts_with('=') {
+                return offset..offset + line.len();
+            }
+        }
+        offset += line.len();
+    }
+    table
 }
 
 /// A list-valued key, with the span to blame and the values.
@@ -990,12 +984,13 @@ fn resolve(spec: &Spec) -> String {
             let mut t = toml::Table::new();
             t.insert("kind".into(), s(w.engine.kind()));
             t.insert("name".into(), s(&w.name));
+            if w.durable {
+                t.insert("durable".into(), toml::Value::Boolean(true));
+            }
             if let serde_json::Value::Object(m) = w.engine.params() {
                 for (k, v) in m {
-                    if let Some(n) = v.as_i64() {
-                        t.insert(k, toml::Value::Integer(n));
-                    } else {
-                        t.insert(k, s(&v.to_string()));
+                    if let Some(v) = json_to_toml(&v) {
+                        t.insert(k, v);
                     }
                 }
             }
@@ -1021,6 +1016,26 @@ fn resolve(spec: &Spec) -> String {
         env!("CARGO_PKG_VERSION"),
         labels.join(" | ")
     )
+}
+
+/// TOML has no null: absent parameters are left out.
+fn json_to_toml(v: &serde_json::Value) -> Option<toml::Value> {
+    use serde_json::Value as J;
+    Some(match v {
+        J::Null => return None,
+        J::Bool(b) => toml::Value::Boolean(*b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None => toml::Value::Float(n.as_f64()?),
+        },
+        J::String(s) => toml::Value::String(s.clone()),
+        J::Array(a) => toml::Value::Array(a.iter().filter_map(json_to_toml).collect()),
+        J::Object(m) => toml::Value::Table(
+            m.iter()
+                .filter_map(|(k, v)| json_to_toml(v).map(|v| (k.clone(), v)))
+                .collect(),
+        ),
+    })
 }
 
 impl Spec {

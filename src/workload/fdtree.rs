@@ -453,7 +453,7 @@ impl Fdtree {
         let mut results = Vec::with_capacity(phases.len());
         for &phase in phases {
             let result = self
-                .run_phase(phase, &mut path, ctl)
+                .run_phase(phase, start, &mut path, ctl)
                 .with_context(|| format!("fdtree phase {}", phase.name()))?;
             debug_assert_eq!(path.as_bytes().len(), root_len);
             results.push(result);
@@ -464,6 +464,7 @@ impl Fdtree {
     fn run_phase(
         &self,
         phase: Phase,
+        start: &Path,
         path: &mut TreePath,
         ctl: &RunControl,
     ) -> anyhow::Result<PhaseResult> {
@@ -479,7 +480,12 @@ impl Fdtree {
         let started = Instant::now();
         self.walk(phase, path, &mut step)?;
         let seconds = started.elapsed().as_secs_f64();
-        Ok(self.phase_result(phase, seconds))
+        // `start`, not the tree's root: the directory-remove phase deletes the root.
+        let durable_seconds = ctl.finish_phase(start, started)?;
+        Ok(PhaseResult {
+            durable_seconds,
+            ..self.phase_result(phase, seconds)
+        })
     }
 
     fn phase_result(&self, phase: Phase, seconds: f64) -> PhaseResult {
@@ -499,6 +505,7 @@ impl Fdtree {
             ops,
             bytes,
             op_unit: phase.op_unit().to_string(),
+            ..PhaseResult::default()
         }
     }
 }
@@ -577,6 +584,28 @@ fn write_block(fd: libc::c_int, path: &TreePath) -> Result<(), FsOpError> {
     Ok(())
 }
 
+impl Fdtree {
+    /// From a `[[workload]]` table; fdtree.bash's own defaults for absent keys.
+    pub fn from_table(t: &toml::Table) -> Result<Self, crate::workload::ParamError> {
+        use crate::workload::{reject_unknown, table_u64, ParamError};
+        reject_unknown(t, &["dirs", "files", "blocks", "levels"])?;
+        let get = |key: &str, default: u32| -> Result<u32, ParamError> {
+            let v = table_u64(t, key, default as u64)?;
+            u32::try_from(v).map_err(|_| ParamError::new(key, format!("{v} is too large")))
+        };
+        let tree = Fdtree::new(
+            get("dirs", 10)?,
+            get("files", 10)?,
+            get("blocks", 10)?,
+            get("levels", 4)?,
+        );
+        // Overflowing counts and paths longer than PATH_MAX are refused here, not hours in.
+        tree.validate()
+            .map_err(|e| ParamError::new("levels", format!("{e:#}")))?;
+        Ok(tree)
+    }
+}
+
 impl Workload for Fdtree {
     fn kind(&self) -> &'static str {
         "fdtree"
@@ -589,6 +618,13 @@ impl Workload for Fdtree {
             "blocks": self.blocks,
             "levels": self.levels,
         })
+    }
+
+    fn default_name(&self) -> String {
+        format!(
+            "fdtree-d{}-f{}-s{}-l{}",
+            self.dirs, self.files, self.blocks, self.levels
+        )
     }
 
     fn phase_names(&self) -> Vec<&'static str> {

@@ -5,15 +5,32 @@
 //! knows nothing of devices or file systems: the rig prepares the directory.
 
 pub mod fdtree;
+pub mod fsync;
+pub mod iozone;
+pub mod postmark;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+/// Per-operation latency of a phase, in microseconds, from a histogram of every
+/// operation (percentiles are never averaged across trials; keep the histograms'
+/// figures per trial).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub p50_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
 /// One measured phase of a workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
     /// Stable identifier, e.g. `dir_create`.
     pub name: String,
@@ -25,6 +42,16 @@ pub struct PhaseResult {
     pub bytes: u64,
     /// What one operation is, for rate labels: "dir creates", "file creates", ...
     pub op_unit: String,
+    /// With `durable = true`: seconds until the phase's work was on the devices
+    /// (`syncfs` inside the clock). `seconds` stays the plain figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durable_seconds: Option<f64>,
+    /// Per-operation latency, for engines that time each operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Latency>,
+    /// Engine-specific counts (PostMark's `created`, `read`, `appended`, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, u64>,
 }
 
 impl PhaseResult {
@@ -51,6 +78,7 @@ impl PhaseResult {
 #[derive(Debug, Default, Clone)]
 pub struct RunControl {
     stop: Arc<AtomicBool>,
+    durable: bool,
 }
 
 impl RunControl {
@@ -60,7 +88,35 @@ impl RunControl {
 
     /// Shares a flag that signal handlers set (see `interrupt`).
     pub fn from_flag(stop: Arc<AtomicBool>) -> Self {
-        Self { stop }
+        Self {
+            stop,
+            durable: false,
+        }
+    }
+
+    /// Asks engines to also time each phase up to `syncfs` (see [`Self::finish_phase`]).
+    pub fn with_durable(mut self, durable: bool) -> Self {
+        self.durable = durable;
+        self
+    }
+
+    pub fn durable(&self) -> bool {
+        self.durable
+    }
+
+    /// Ends a phase that started at `started` with its plain time already taken:
+    /// with `durable`, flushes the file system holding `dir` (`syncfs`) and returns
+    /// the time including the flush. Engines call this right after stopping their
+    /// plain clock, so the two figures differ by the flush alone.
+    pub fn finish_phase(&self, dir: &Path, started: Instant) -> anyhow::Result<Option<f64>> {
+        if !self.durable {
+            return Ok(None);
+        }
+        let d = std::fs::File::open(dir)
+            .map_err(|e| anyhow::anyhow!("cannot open {} for syncfs: {e}", dir.display()))?;
+        nix::unistd::syncfs(std::os::fd::AsRawFd::as_raw_fd(&d))
+            .map_err(|e| anyhow::anyhow!("syncfs {}: {e}", dir.display()))?;
+        Ok(Some(started.elapsed().as_secs_f64()))
     }
 
     pub fn request_stop(&self) {
@@ -78,13 +134,84 @@ impl RunControl {
 #[error("interrupted")]
 pub struct Interrupted;
 
+/// A parameter error of a `[[workload]]` table: the key to blame and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamError {
+    pub key: String,
+    pub message: String,
+}
+
+impl ParamError {
+    pub fn new(key: &str, message: impl Into<String>) -> Self {
+        Self {
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Keys every `[[workload]]` table may hold whatever its kind; the spec handles them.
+pub const COMMON_KEYS: [&str; 3] = ["kind", "name", "durable"];
+
+/// Reads an unsigned integer key of a workload table, or its default.
+pub fn table_u64(t: &toml::Table, key: &str, default: u64) -> Result<u64, ParamError> {
+    match t.get(key) {
+        None => Ok(default),
+        Some(toml::Value::Integer(i)) if *i >= 0 => Ok(*i as u64),
+        Some(v) => Err(ParamError::new(
+            key,
+            format!("expected a whole number >= 0, found {v}"),
+        )),
+    }
+}
+
+/// Refuses keys a workload kind does not know.
+pub fn reject_unknown(t: &toml::Table, known: &[&str]) -> Result<(), ParamError> {
+    for k in t.keys() {
+        if !known.contains(&k.as_str()) && !COMMON_KEYS.contains(&k.as_str()) {
+            let mut all: Vec<&str> = known.to_vec();
+            all.extend(COMMON_KEYS);
+            return Err(ParamError::new(
+                k,
+                format!("unknown key `{k}` (known: {})", all.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Builds the engine a `[[workload]]` table names with `kind`.
+pub fn from_table(kind: &str, t: &toml::Table) -> Result<Arc<dyn Workload>, ParamError> {
+    match kind {
+        "fdtree" => Ok(Arc::new(fdtree::Fdtree::from_table(t)?)),
+        "postmark" => postmark::from_table(t),
+        "iozone" => iozone::from_table(t),
+        "fsync" => fsync::from_table(t),
+        other => Err(ParamError::new(
+            "kind",
+            format!(
+                "unknown workload kind `{other}` (available: {})",
+                KINDS.join(", ")
+            ),
+        )),
+    }
+}
+
+/// Workload kinds an experiment may name.
+pub const KINDS: [&str; 4] = ["fdtree", "postmark", "iozone", "fsync"];
+
 /// A workload engine. Later workloads (PostMark, iozone-style, fsync-heavy) implement
 /// this trait and slot into the runner unchanged.
 pub trait Workload: Send + Sync {
     /// Engine name as used in experiment files: `fdtree`.
     fn kind(&self) -> &'static str;
-    /// Parameters as recorded in results (`{"dirs":3,"files":4,...}`).
+    /// Parameters as recorded in results (`{"dirs":3,"files":4,...}`). They use the
+    /// experiment file's key names, so the resolved spec can write them back.
     fn params(&self) -> serde_json::Value;
+    /// Name used when the experiment gives none.
+    fn default_name(&self) -> String {
+        self.kind().to_string()
+    }
     /// Phase identifiers in the order they run.
     fn phase_names(&self) -> Vec<&'static str>;
     /// Payload bytes the workload will hold on the file system at its peak.

@@ -1237,7 +1237,7 @@ levels = 10
             ),
             (
                 r#"kind = "fdtree""#,
-                r#"kind = "postmark""#,
+                r#"kind = "bonnie""#,
                 "workload[0].kind",
                 "unknown workload kind",
             ),

@@ -128,6 +128,11 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
             act(format!("remove zram{index}"), &mut || zram::remove(index));
         }
     }
+    for cg in crate::rig::memcg::stale_cgroups() {
+        act(format!("remove cgroup {}", cg.display()), &mut || {
+            crate::rig::memcg::remove(&cg)
+        });
+    }
     for dir in stale.iter().filter(|d| d.exists()) {
         act(format!("remove {}", dir.display()), &mut || {
             if session::still_mounted_under(dir) {

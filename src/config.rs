@@ -12,6 +12,8 @@ use crate::record::ConfigRecord;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {
+    /// No journal at all (ext4 `-O ^has_journal`): the non-journaled baseline.
+    None,
     /// The classic journal inside the file system (`mke2fs -J size=`).
     Internal,
     /// A region after the file system on the same image: the study's "partition 2 of
@@ -28,7 +30,8 @@ pub enum Placement {
 }
 
 impl Placement {
-    pub const ALL: [Placement; 6] = [
+    pub const ALL: [Placement; 7] = [
+        Placement::None,
         Placement::Internal,
         Placement::SameDisk,
         Placement::SecondDisk,
@@ -39,6 +42,7 @@ impl Placement {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Placement::None => "none",
             Placement::Internal => "internal",
             Placement::SameDisk => "same-disk",
             Placement::SecondDisk => "second-disk",
@@ -60,12 +64,55 @@ impl Placement {
             })
     }
 
+    /// The journal lives on a device of its own.
     pub fn is_external(self) -> bool {
-        self != Placement::Internal
+        !matches!(self, Placement::Internal | Placement::None)
     }
 }
 
 impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The file system under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsType {
+    Ext4,
+    Ext3,
+    Xfs,
+}
+
+impl FsType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsType::Ext4 => "ext4",
+            FsType::Ext3 => "ext3",
+            FsType::Xfs => "xfs",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "ext4" => Ok(FsType::Ext4),
+            "ext3" => Ok(FsType::Ext3),
+            "xfs" => Ok(FsType::Xfs),
+            "ext2" | "btrfs" => Err(format!(
+                "`{text}` is not supported (supported: ext4, ext3, xfs; ext2 is ext4 with journal.placement = \"none\")"
+            )),
+            _ => Err(format!("unknown file system `{text}` (supported: ext4, ext3, xfs)")),
+        }
+    }
+
+    /// ext3 and ext4, which e2fsprogs makes and jbd2 journals.
+    pub fn is_ext(self) -> bool {
+        matches!(self, FsType::Ext4 | FsType::Ext3)
+    }
+}
+
+impl fmt::Display for FsType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -111,7 +158,7 @@ impl fmt::Display for DataMode {
 pub struct Config {
     /// Made of the factor values that vary across the matrix; unique within a spec.
     pub label: String,
-    pub fs_type: String,
+    pub fs_type: FsType,
     pub fs_size: u64,
     /// A real device for the file system instead of an image.
     pub fs_device: Option<PathBuf>,
@@ -126,19 +173,55 @@ pub struct Config {
     pub second_disk_dir: Option<PathBuf>,
     /// tmpfs directory for the `ramdisk` placement's backing file.
     pub ramdisk_dir: PathBuf,
+    /// Size of the RAM disk the `ramdisk` journal is a region of; `None`: exactly the
+    /// journal. A fixed size keeps the memory taken equal across journal sizes
+    /// (Study 3's method).
+    pub ramdisk_size: Option<u64>,
+    /// ext4 `-O fast_commit`.
+    pub fast_commit: bool,
+    /// Journal commit interval (`commit=` mount option), seconds; `None`: the default.
+    pub commit_seconds: Option<u32>,
+    /// Memory cgroup limit the workload runs under.
+    pub memory_limit: Option<u64>,
 }
 
 impl Config {
+    /// What the journal records: `ordered`/`journal`/`writeback` for ext3/ext4,
+    /// `none` without a journal, `metadata` for XFS (its log holds metadata only and
+    /// it has no data= modes).
+    pub fn mode_label(&self) -> &'static str {
+        if self.placement == Placement::None {
+            "none"
+        } else if self.fs_type == FsType::Xfs {
+            "metadata"
+        } else {
+            self.mode.as_str()
+        }
+    }
+
+    /// Journal bytes as recorded: 0 without a journal.
+    pub fn journal_bytes(&self) -> u64 {
+        if self.placement == Placement::None {
+            0
+        } else {
+            self.journal_size
+        }
+    }
+
     pub fn record(&self) -> ConfigRecord {
         ConfigRecord {
             label: self.label.clone(),
-            filesystem: self.fs_type.clone(),
+            filesystem: self.fs_type.to_string(),
             fs_size: self.fs_size,
             placement: self.placement.as_str().to_string(),
-            journal_size: self.journal_size,
-            mode: self.mode.as_str().to_string(),
+            journal_size: self.journal_bytes(),
+            mode: self.mode_label().to_string(),
             mkfs_options: self.mkfs_options.clone(),
             mount_options: self.mount_options.clone(),
+            fast_commit: self.fast_commit,
+            commit_seconds: self.commit_seconds,
+            memory_limit: self.memory_limit,
+            ramdisk_size: self.ramdisk_size,
         }
     }
 }

@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use crate::plan::Trial;
 use crate::record::Verified;
+use crate::rig::memcg::{MemoryLimit, MemoryUse};
 use crate::rig::{self, Workspace};
 use crate::spec::Spec;
 use crate::workload::{Interrupted, PhaseResult, RunControl};
@@ -18,6 +19,8 @@ pub struct TrialOutcome {
     pub layout: serde_json::Value,
     pub verified: Option<Verified>,
     pub phases: Vec<PhaseResult>,
+    /// Memory limit and peak use, when the configuration sets `memory_limit`.
+    pub memory: Option<MemoryUse>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +106,24 @@ impl Executor for RigExecutor {
         }
         let verified = Some(rig.verified.clone());
         let ctl = ctl.clone().with_durable(workload.durable);
-        let result = workload.engine.run(&rig.mount_point, &ctl);
+        // The cgroup is made fresh per trial so its peak is this trial's alone.
+        let mut limit = match config.memory_limit.map(MemoryLimit::create).transpose() {
+            Ok(l) => l,
+            Err(e) => {
+                rig.teardown().map_err(TrialError::Fatal)?;
+                return Err(failed(e, layout, verified));
+            }
+        };
+        let entered = limit.as_mut().map(|l| l.enter()).transpose();
+        let result = match entered {
+            Ok(_) => workload.engine.run(&rig.mount_point, &ctl),
+            Err(e) => Err(e),
+        };
+        let memory = limit.as_mut().map(|l| {
+            let _ = l.leave();
+            l.usage()
+        });
+        drop(limit);
         // Tear down before judging the result: a device that cannot be released makes
         // every later trial suspect, so that stops the run.
         rig.teardown().map_err(TrialError::Fatal)?;
@@ -112,6 +132,7 @@ impl Executor for RigExecutor {
                 layout,
                 verified,
                 phases,
+                memory,
             }),
             Err(e) if e.is::<Interrupted>() => Err(TrialError::Interrupted),
             Err(e) => Err(failed(e, layout, verified)),

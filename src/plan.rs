@@ -90,6 +90,7 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
                 .as_ref()
                 .map(|d| d.display().to_string())
                 .unwrap_or_else(|| match c.placement {
+                    crate::config::Placement::None => "nowhere (no journal)".into(),
                     crate::config::Placement::Internal => "the file system".into(),
                     crate::config::Placement::SameDisk => "the same image".into(),
                     crate::config::Placement::SecondDisk => c

@@ -106,6 +106,18 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
             }
         }
     }
+    if spec.configs.iter().any(|c| c.memory_limit.is_some()) {
+        crate::rig::memcg::check_available()
+            .map_err(|e| anyhow::anyhow!("memory_limit needs a memory cgroup: {e:#}"))?;
+    }
+    if spec
+        .configs
+        .iter()
+        .any(|c| c.fs_type == crate::config::FsType::Xfs)
+        && !cmd::available("mkfs.xfs")
+    {
+        bail!("XFS configurations need mkfs.xfs and xfs_info (Debian/Ubuntu: apt-get install xfsprogs)");
+    }
     check_work_dir_space(spec, &mut warnings)?;
     Ok(warnings)
 }

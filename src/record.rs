@@ -15,16 +15,26 @@ pub struct ConfigRecord {
     pub filesystem: String,
     /// File-system size in bytes.
     pub fs_size: u64,
-    /// `internal`, `same-disk`, `second-disk`, `ramdisk`, `zram` or `device`.
+    /// `none`, `internal`, `same-disk`, `second-disk`, `ramdisk`, `zram` or `device`.
     pub placement: String,
     /// Journal size in bytes.
     pub journal_size: u64,
-    /// `ordered`, `journal` or `writeback`.
+    /// `ordered`, `journal` or `writeback`; `none` without a journal; `metadata` for XFS.
     pub mode: String,
     #[serde(default)]
     pub mkfs_options: Vec<String>,
     #[serde(default)]
     pub mount_options: Vec<String>,
+    #[serde(default)]
+    pub fast_commit: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_seconds: Option<u32>,
+    /// Memory cgroup limit of the workload, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
+    /// Size of the RAM disk a `ramdisk` journal is a region of, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramdisk_size: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,6 +86,9 @@ pub struct TrialRecord {
     pub verified: Option<Verified>,
     #[serde(default)]
     pub phases: Vec<PhaseResult>,
+    /// The workload's memory limit and peak use (`memory_limit` configurations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::rig::memcg::MemoryUse>,
     pub status: Status,
     #[serde(default)]
     pub error: Option<String>,

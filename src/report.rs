@@ -1417,6 +1417,10 @@ mod tests {
                 mode: "ordered".to_string(),
                 mkfs_options: vec![],
                 mount_options: vec![],
+                fast_commit: false,
+                commit_seconds: None,
+                memory_limit: None,
+                ramdisk_size: None,
             },
             workload: crate::record::WorkloadRecord {
                 kind: "fdtree".to_string(),
@@ -1427,6 +1431,7 @@ mod tests {
             layout: serde_json::Value::Null,
             verified: None,
             phases,
+            memory: None,
             status: Status::Ok,
             error: None,
             started_at: "2024-01-01T00:00:00Z".to_string(),

@@ -158,6 +158,7 @@ pub fn run(
             layout: serde_json::Value::Null,
             verified: None,
             phases: Vec::new(),
+            memory: None,
             status,
             error: None,
             started_at: started_at.clone(),
@@ -168,10 +169,12 @@ pub fn run(
                 layout,
                 verified,
                 phases,
+                memory,
             }) => TrialRecord {
                 layout,
                 verified,
                 phases,
+                memory,
                 ..base(Status::Ok)
             },
             Err(TrialError::Failed(failed)) => TrialRecord {
@@ -270,6 +273,7 @@ mod tests {
             Ok(TrialOutcome {
                 layout: serde_json::json!({"fs_device": "/dev/loop9"}),
                 verified: None,
+                memory: None,
                 phases: vec![PhaseResult {
                     name: "dir_create".into(),
                     seconds: 1.0 + trial.index as f64,

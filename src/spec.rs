@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::config::{Config, DataMode, Placement};
+use crate::config::{Config, DataMode, FsType, Placement};
 use crate::units::{format_size, parse_duration, parse_size};
 use crate::workload::Workload;
 
@@ -25,6 +25,12 @@ const MAX_JOURNAL_SIZE: u64 = 10_240_000 * 4096;
 /// mke2fs's default bytes-per-inode ratio, which fixes how many inodes a fresh file
 /// system has unless mkfs_options change it.
 const BYTES_PER_INODE: u64 = 16384;
+/// Below this a memory cgroup cannot even hold the engine and its page-cache working set.
+const MIN_MEMORY_LIMIT: u64 = 32 << 20;
+/// XFS's own limits: a data section of at least 300 MB, a log of 64 MB to 2 GB.
+const XFS_MIN_FS: u64 = 300 << 20;
+const XFS_MIN_LOG: u64 = 64 << 20;
+const XFS_MAX_LOG: u64 = 2 << 30;
 
 /// An error in an experiment file, pointing at the key and line.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,11 +166,26 @@ struct RawSpec {
     filesystem: RawFilesystem,
     #[serde(default)]
     journal: RawJournal,
+    memory_limit: Key<OneOrMany<SizeValue>>,
     #[serde(default)]
     workload: Vec<Spanned<toml::Table>>,
+    #[serde(default)]
+    config: Vec<Spanned<RawConfigEntry>>,
 }
 
+/// A `[[config]]` table: overrides of the base sections for one part of the union.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfigEntry {
+    label: Key<String>,
+    #[serde(default)]
+    filesystem: RawFilesystem,
+    #[serde(default)]
+    journal: RawJournal,
+    memory_limit: Key<OneOrMany<SizeValue>>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFilesystem {
     #[serde(rename = "type")]
@@ -175,7 +196,25 @@ struct RawFilesystem {
     mount_options: Key<OptionSets>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+impl RawFilesystem {
+    fn merged_over(&self, base: &RawFilesystem) -> RawFilesystem {
+        RawFilesystem {
+            fs_type: self.fs_type.clone().or_else(|| base.fs_type.clone()),
+            size: self.size.clone().or_else(|| base.size.clone()),
+            device: self.device.clone().or_else(|| base.device.clone()),
+            mkfs_options: self
+                .mkfs_options
+                .clone()
+                .or_else(|| base.mkfs_options.clone()),
+            mount_options: self
+                .mount_options
+                .clone()
+                .or_else(|| base.mount_options.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawJournal {
     placement: Key<OneOrMany<String>>,
@@ -184,6 +223,34 @@ struct RawJournal {
     device: Key<OneOrMany<String>>,
     second_disk_dir: Key<OneOrMany<String>>,
     ramdisk_dir: Key<OneOrMany<String>>,
+    ramdisk_size: Key<OneOrMany<SizeValue>>,
+    fast_commit: Key<OneOrMany<bool>>,
+    commit: Key<OneOrMany<String>>,
+}
+
+impl RawJournal {
+    fn merged_over(&self, base: &RawJournal) -> RawJournal {
+        let pick = |a: &Key<OneOrMany<String>>, b: &Key<OneOrMany<String>>| {
+            a.clone().or_else(|| b.clone())
+        };
+        RawJournal {
+            placement: pick(&self.placement, &base.placement),
+            size: self.size.clone().or_else(|| base.size.clone()),
+            mode: pick(&self.mode, &base.mode),
+            device: pick(&self.device, &base.device),
+            second_disk_dir: pick(&self.second_disk_dir, &base.second_disk_dir),
+            ramdisk_dir: pick(&self.ramdisk_dir, &base.ramdisk_dir),
+            ramdisk_size: self
+                .ramdisk_size
+                .clone()
+                .or_else(|| base.ramdisk_size.clone()),
+            fast_commit: self
+                .fast_commit
+                .clone()
+                .or_else(|| base.fast_commit.clone()),
+            commit: pick(&self.commit, &base.commit),
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -286,7 +353,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
     };
 
     let workloads = build_workloads(ctx, &raw.workload)?;
-    let configs = build_configs(ctx, &raw.filesystem, &raw.journal)?;
+    let configs = build_configs(ctx, &raw)?;
     check_capacity(ctx, &raw.filesystem, &configs, &workloads)?;
 
     let baseline = match &raw.baseline {
@@ -417,12 +484,6 @@ struct Factor<T> {
     values: Vec<T>,
 }
 
-impl<T> Factor<T> {
-    fn varies(&self) -> bool {
-        self.values.len() > 1
-    }
-}
-
 fn factor<T: Clone, U>(
     ctx: &Ctx,
     key: &str,
@@ -472,19 +533,66 @@ fn option_factor(raw: &Key<OptionSets>) -> Factor<Vec<String>> {
     }
 }
 
-fn build_configs(ctx: &Ctx, fs: &RawFilesystem, j: &RawJournal) -> Result<Vec<Config>, SpecError> {
+/// The configurations of the experiment: the matrix of `[filesystem]` and `[journal]`,
+/// or, with `[[config]]` tables, the union of one matrix per table (each table's keys
+/// override the base sections), for sets a single matrix cannot express (ext4 without
+/// a journal, in two modes, and XFS).
+fn build_configs(ctx: &Ctx, raw: &RawSpec) -> Result<Vec<Config>, SpecError> {
+    let mut all: Vec<(Config, Spans, Option<String>)> = Vec::new();
+    if raw.config.is_empty() {
+        for (c, s) in expand(ctx, &raw.filesystem, &raw.journal, &raw.memory_limit)? {
+            all.push((c, s, None));
+        }
+    }
+    for entry in &raw.config {
+        let e = entry.get_ref();
+        let fs = e.filesystem.merged_over(&raw.filesystem);
+        let j = e.journal.merged_over(&raw.journal);
+        let mem = e.memory_limit.clone().or_else(|| raw.memory_limit.clone());
+        let expanded = expand(ctx, &fs, &j, &mem)?;
+        let label = e.label.as_ref().map(|l| l.get_ref().clone());
+        if let Some(l) = &e.label {
+            if l.get_ref().trim().is_empty() {
+                return Err(ctx.at(l, "config.label", "must not be empty"));
+            }
+        }
+        for (c, s) in expanded {
+            all.push((c, s, label.clone()));
+        }
+    }
+    assign_labels(&mut all);
+    for (c, s, _) in &all {
+        check_combination(ctx, c, s)?;
+    }
+    let mut seen = BTreeSet::new();
+    for (c, _, _) in &all {
+        if !seen.insert(c.label.clone()) {
+            return Err(ctx.err(
+                None,
+                "",
+                format!(
+                    "two configurations would both be labelled `{}`; a list repeats a value or two [[config]] tables describe the same configuration",
+                    c.label
+                ),
+            ));
+        }
+    }
+    Ok(all.into_iter().map(|(c, _, _)| c).collect())
+}
+
+/// One matrix: every combination of the (list-valued) keys.
+fn expand(
+    ctx: &Ctx,
+    fs: &RawFilesystem,
+    j: &RawJournal,
+    mem: &Key<OneOrMany<SizeValue>>,
+) -> Result<Vec<(Config, Spans)>, SpecError> {
     let fs_type = factor(
         ctx,
         "filesystem.type",
         &fs.fs_type,
-        vec!["ext4".into()],
-        |t: &String| match t.as_str() {
-            "ext4" => Ok(t.clone()),
-            "ext3" | "xfs" | "ext2" | "btrfs" => Err(format!(
-                "`{t}` is not supported yet by this version of jbench (supported: ext4)"
-            )),
-            _ => Err(format!("unknown file system `{t}` (supported: ext4)")),
-        },
+        vec![FsType::Ext4],
+        |t: &String| FsType::parse(t),
     )?;
     let fs_size = factor(ctx, "filesystem.size", &fs.size, vec![8 << 30], |v| {
         let s = size_of(v)?;
@@ -567,6 +675,47 @@ fn build_configs(ctx: &Ctx, fs: &RawFilesystem, j: &RawJournal) -> Result<Vec<Co
         vec![PathBuf::from("/dev/shm")],
         |d: &String| absolute_dir(d),
     )?;
+    let ramdisk_size = factor(
+        ctx,
+        "journal.ramdisk_size",
+        &j.ramdisk_size,
+        vec![None],
+        |v| size_of(v).map(Some),
+    )?;
+    let fast_commit = factor(
+        ctx,
+        "journal.fast_commit",
+        &j.fast_commit,
+        vec![false],
+        |b: &bool| Ok(*b),
+    )?;
+    let commit = factor(
+        ctx,
+        "journal.commit",
+        &j.commit,
+        vec![None],
+        |v: &String| {
+            let d = parse_duration(v)?;
+            let secs = d.as_secs();
+            if d.subsec_nanos() != 0 || secs == 0 {
+                return Err(format!(
+                    "`{v}` must be a whole number of seconds, at least 1s"
+                ));
+            }
+            Ok(Some(secs as u32))
+        },
+    )?;
+    let memory = factor(ctx, "memory_limit", mem, vec![None], |v| {
+        let s = size_of(v)?;
+        if s < MIN_MEMORY_LIMIT {
+            return Err(format!(
+                "{} is too little memory to run a workload in; use at least {}",
+                format_size(s),
+                format_size(MIN_MEMORY_LIMIT)
+            ));
+        }
+        Ok(Some(s))
+    })?;
 
     let dims = [
         fs_type.values.len(),
@@ -574,74 +723,126 @@ fn build_configs(ctx: &Ctx, fs: &RawFilesystem, j: &RawJournal) -> Result<Vec<Co
         fs_device.values.len(),
         mkfs.values.len(),
         mount.values.len(),
+        memory.values.len(),
         placement.values.len(),
         jsize.values.len(),
         mode.values.len(),
         jdevice.values.len(),
         second.values.len(),
         ramdisk.values.len(),
+        ramdisk_size.values.len(),
+        fast_commit.values.len(),
+        commit.values.len(),
     ];
-    let mut configs: Vec<Config> = cartesian(&dims)
+    let spans = || Spans {
+        fs_type: fs_type.span.clone(),
+        placement: placement.span.clone(),
+        jsize: jsize.span.clone(),
+        mode: mode.span.clone(),
+        mount: mount.span.clone(),
+        mkfs: mkfs.span.clone(),
+        jdevice: jdevice.span.clone(),
+        fs_device: fs_device.span.clone(),
+        fs_size: fs_size.span.clone(),
+        ramdisk_size: ramdisk_size.span.clone(),
+        fast_commit: fast_commit.span.clone(),
+        commit: commit.span.clone(),
+    };
+    Ok(cartesian(&dims)
         .into_iter()
-        .map(|i| Config {
-            label: String::new(),
-            fs_type: fs_type.values[i[0]].clone(),
-            fs_size: fs_size.values[i[1]],
-            fs_device: fs_device.values[i[2]].clone(),
-            mkfs_options: mkfs.values[i[3]].clone(),
-            mount_options: mount.values[i[4]].clone(),
-            placement: placement.values[i[5]],
-            journal_size: jsize.values[i[6]],
-            mode: mode.values[i[7]],
-            journal_device: jdevice.values[i[8]].clone(),
-            second_disk_dir: second.values[i[9]].clone(),
-            ramdisk_dir: ramdisk.values[i[10]].clone(),
+        .map(|i| {
+            let c = Config {
+                label: String::new(),
+                fs_type: fs_type.values[i[0]],
+                fs_size: fs_size.values[i[1]],
+                fs_device: fs_device.values[i[2]].clone(),
+                mkfs_options: mkfs.values[i[3]].clone(),
+                mount_options: mount.values[i[4]].clone(),
+                memory_limit: memory.values[i[5]],
+                placement: placement.values[i[6]],
+                journal_size: jsize.values[i[7]],
+                mode: mode.values[i[8]],
+                journal_device: jdevice.values[i[9]].clone(),
+                second_disk_dir: second.values[i[10]].clone(),
+                ramdisk_dir: ramdisk.values[i[11]].clone(),
+                ramdisk_size: ramdisk_size.values[i[12]],
+                fast_commit: fast_commit.values[i[13]],
+                commit_seconds: commit.values[i[14]],
+            };
+            (c, spans())
+        })
+        .collect())
+}
+
+/// A factor that can tell configurations apart: its name in labels and its value.
+type LabelFactor = (&'static str, fn(&Config) -> String);
+
+/// In label order: journal first, because that is what the studies vary.
+const LABEL_FACTORS: [LabelFactor; 15] = [
+    ("", |c| c.placement.to_string()),
+    ("", |c| format_size(c.journal_size)),
+    ("", |c| c.mode_label().to_string()),
+    ("", |c| c.fs_type.to_string()),
+    ("fc", |c| {
+        if c.fast_commit {
+            "fast_commit".into()
+        } else {
+            "no-fast_commit".into()
+        }
+    }),
+    ("commit", |c| {
+        c.commit_seconds
+            .map(|s| format!("commit={s}"))
+            .unwrap_or_else(|| "commit=default".into())
+    }),
+    ("", |c| opt_path(&c.journal_device)),
+    ("fs", |c| format!("fs{}", format_size(c.fs_size))),
+    ("", |c| opt_path(&c.fs_device)),
+    ("mkfs", |c| format!("mkfs[{}]", c.mkfs_options.join(" "))),
+    ("mount", |c| format!("mount[{}]", c.mount_options.join(","))),
+    ("mem", |c| {
+        c.memory_limit
+            .map(|m| format!("mem{}", format_size(m)))
+            .unwrap_or_else(|| "mem-unlimited".into())
+    }),
+    ("", |c| opt_path(&c.second_disk_dir)),
+    ("", |c| c.ramdisk_dir.display().to_string()),
+    ("", |c| {
+        c.ramdisk_size
+            .map(|s| format!("rd{}", format_size(s)))
+            .unwrap_or_default()
+    }),
+];
+
+/// Labels are made of the factor values that vary across all configurations; a
+/// `[[config]]` label names its configuration (or prefixes its matrix's labels).
+fn assign_labels(all: &mut [(Config, Spans, Option<String>)]) {
+    let varying: Vec<&LabelFactor> = LABEL_FACTORS
+        .iter()
+        .filter(|(_, f)| {
+            all.iter()
+                .map(|(c, _, _)| f(c))
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1
         })
         .collect();
-
-    let varies = Varies {
-        fs_type: fs_type.varies(),
-        fs_size: fs_size.varies(),
-        fs_device: fs_device.varies(),
-        mkfs: mkfs.values.len() > 1,
-        mount: mount.values.len() > 1,
-        placement: placement.varies(),
-        jsize: jsize.varies(),
-        mode: mode.varies(),
-        jdevice: jdevice.varies(),
-        second: second.varies(),
-        ramdisk: ramdisk.varies(),
-    };
-    for c in &mut configs {
-        c.label = label_of(c, &varies);
+    let mut per_label: std::collections::BTreeMap<Option<String>, usize> = Default::default();
+    for (_, _, l) in all.iter() {
+        *per_label.entry(l.clone()).or_default() += 1;
     }
-    let spans = Spans {
-        placement: placement.span,
-        jsize: jsize.span,
-        mode: mode.span,
-        mount: mount.span,
-        mkfs: mkfs.span,
-        jdevice: jdevice.span,
-        fs_device: fs_device.span,
-        fs_size: fs_size.span,
-    };
-    for c in &configs {
-        check_combination(ctx, c, &spans)?;
-    }
-    let mut seen = BTreeSet::new();
-    for c in &configs {
-        if !seen.insert(c.label.clone()) {
-            return Err(ctx.err(
-                None,
-                "",
-                format!(
-                    "two configurations would both be labelled `{}`; a list repeats a value",
-                    c.label
-                ),
-            ));
+    for (c, _, given) in all.iter_mut() {
+        let mut parts: Vec<String> = varying.iter().map(|(_, f)| f(c)).collect();
+        if parts.is_empty() {
+            parts.push(c.placement.to_string());
         }
+        let generated = parts.join(",");
+        c.label = match given {
+            Some(l) if per_label[&Some(l.clone())] == 1 => l.clone(),
+            Some(l) => format!("{l},{generated}"),
+            None => generated,
+        };
     }
-    Ok(configs)
 }
 
 /// Every index combination of the given dimensions, the last varying fastest (the
@@ -660,21 +861,8 @@ fn cartesian<const N: usize>(dims: &[usize; N]) -> Vec<[usize; N]> {
         .collect()
 }
 
-struct Varies {
-    fs_type: bool,
-    fs_size: bool,
-    fs_device: bool,
-    mkfs: bool,
-    mount: bool,
-    placement: bool,
-    jsize: bool,
-    mode: bool,
-    jdevice: bool,
-    second: bool,
-    ramdisk: bool,
-}
-
 struct Spans {
+    fs_type: Option<Range<usize>>,
     placement: Option<Range<usize>>,
     jsize: Option<Range<usize>>,
     mode: Option<Range<usize>>,
@@ -683,46 +871,9 @@ struct Spans {
     jdevice: Option<Range<usize>>,
     fs_device: Option<Range<usize>>,
     fs_size: Option<Range<usize>>,
-}
-
-/// The label is what tells configurations apart in tables: the varying factors only,
-/// journal first because that is what the studies vary.
-fn label_of(c: &Config, v: &Varies) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if v.placement || !(v.jsize || v.mode) {
-        parts.push(c.placement.to_string());
-    }
-    if v.jsize {
-        parts.push(format_size(c.journal_size));
-    }
-    if v.mode {
-        parts.push(c.mode.to_string());
-    }
-    if v.jdevice {
-        parts.push(opt_path(&c.journal_device));
-    }
-    if v.fs_type {
-        parts.push(c.fs_type.clone());
-    }
-    if v.fs_size {
-        parts.push(format!("fs{}", format_size(c.fs_size)));
-    }
-    if v.fs_device {
-        parts.push(opt_path(&c.fs_device));
-    }
-    if v.mkfs {
-        parts.push(format!("mkfs[{}]", c.mkfs_options.join(" ")));
-    }
-    if v.mount {
-        parts.push(format!("mount[{}]", c.mount_options.join(",")));
-    }
-    if v.second {
-        parts.push(opt_path(&c.second_disk_dir));
-    }
-    if v.ramdisk {
-        parts.push(c.ramdisk_dir.display().to_string());
-    }
-    parts.join(",")
+    ramdisk_size: Option<Range<usize>>,
+    fast_commit: Option<Range<usize>>,
+    commit: Option<Range<usize>>,
 }
 
 fn opt_path(p: &Option<PathBuf>) -> String {
@@ -747,6 +898,7 @@ fn absolute_dir(d: &String) -> Result<PathBuf, String> {
 
 /// Combinations the kernel or mke2fs would refuse, caught before provisioning.
 fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
+    check_type_rules(ctx, c, s)?;
     let in_mount = |name: &str| {
         c.mount_options.iter().any(|o| {
             o.split(',')
@@ -848,6 +1000,112 @@ fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> 
     Ok(())
 }
 
+/// What each file system type and the no-journal baseline allow.
+fn check_type_rules(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
+    let fail =
+        |span: &Option<Range<usize>>, key: &str, msg: String| Err(ctx.err(span.clone(), key, msg));
+    let mode_set = s.mode.is_some() && c.mode != DataMode::Ordered;
+    if c.fast_commit && c.fs_type != FsType::Ext4 {
+        return fail(
+            &s.fast_commit,
+            "journal.fast_commit",
+            format!("fast_commit is an ext4 feature, not {}", c.fs_type),
+        );
+    }
+    if c.fast_commit && c.mode == DataMode::Journal {
+        return fail(&s.fast_commit, "journal.fast_commit", "data=journal turns fast_commit off silently; measure fast_commit with ordered or writeback".into());
+    }
+    if c.ramdisk_size.is_some() && c.placement != Placement::Ramdisk {
+        return fail(
+            &s.ramdisk_size,
+            "journal.ramdisk_size",
+            format!(
+                "applies to placement \"ramdisk\" only, not \"{}\"",
+                c.placement
+            ),
+        );
+    }
+    if let Some(total) = c.ramdisk_size {
+        if total < c.journal_size {
+            return fail(
+                &s.ramdisk_size,
+                "journal.ramdisk_size",
+                format!(
+                    "the {} RAM disk cannot hold a {} journal",
+                    format_size(total),
+                    format_size(c.journal_size)
+                ),
+            );
+        }
+    }
+    if c.placement == Placement::None {
+        if c.fs_type != FsType::Ext4 {
+            return fail(
+                &s.placement.clone().or(s.fs_type.clone()),
+                "journal.placement",
+                format!(
+                    "placement \"none\" (no journal) is for ext4 only; {} always has one{}",
+                    c.fs_type,
+                    if c.fs_type == FsType::Ext3 {
+                        " (ext3 without a journal is ext2)"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+        if mode_set || c.fast_commit || c.commit_seconds.is_some() {
+            return fail(&s.placement, "journal.placement", "without a journal, journal.mode, fast_commit and commit do not apply; use [[config]] tables to combine a no-journal baseline with journaled modes".into());
+        }
+    }
+    if c.fs_type != FsType::Xfs {
+        return Ok(());
+    }
+    if mode_set {
+        return fail(&s.mode, "journal.mode", "XFS has no data= modes (its log holds metadata only); use [[config]] tables to combine XFS with ext4 modes".into());
+    }
+    if c.commit_seconds.is_some() {
+        return fail(
+            &s.commit,
+            "journal.commit",
+            "commit= is an ext3/ext4 option; XFS has none".into(),
+        );
+    }
+    if c.fs_size < XFS_MIN_FS && c.fs_device.is_none() {
+        return fail(
+            &s.fs_size,
+            "filesystem.size",
+            format!(
+                "XFS needs at least {} (mkfs.xfs refuses smaller)",
+                format_size(XFS_MIN_FS)
+            ),
+        );
+    }
+    if !(XFS_MIN_LOG..=XFS_MAX_LOG).contains(&c.journal_size) {
+        return fail(
+            &s.jsize,
+            "journal.size",
+            format!(
+                "an XFS log must be {} to {}, not {}",
+                format_size(XFS_MIN_LOG),
+                format_size(XFS_MAX_LOG),
+                format_size(c.journal_size)
+            ),
+        );
+    }
+    if c.mkfs_options
+        .iter()
+        .any(|o| o.starts_with("-l") || o.starts_with("-b"))
+    {
+        return fail(
+            &s.mkfs,
+            "filesystem.mkfs_options",
+            "jbench sets the XFS log (-l) and block size itself; remove them".into(),
+        );
+    }
+    Ok(())
+}
+
 /// Refuses a file system too small for a workload's data or inodes, so a long run does
 /// not end in ENOSPC hours in.
 fn check_capacity(
@@ -932,51 +1190,57 @@ struct Resolved<'a> {
     work_dir: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
-    filesystem: toml::Table,
-    journal: toml::Table,
     workload: Vec<toml::Table>,
+    config: Vec<toml::Table>,
+}
+
+/// One configuration as a `[[config]]` table with every key explicit, so the resolved
+/// spec lists exactly the configurations that ran, under their labels.
+fn config_table(c: &Config) -> toml::Table {
+    let s = |x: &str| toml::Value::String(x.to_string());
+    let strs = |v: &[String]| toml::Value::Array(v.iter().map(|x| s(x)).collect());
+    let mut fs = toml::Table::new();
+    fs.insert("type".into(), s(c.fs_type.as_str()));
+    fs.insert("size".into(), s(&format_size(c.fs_size)));
+    if let Some(d) = &c.fs_device {
+        fs.insert("device".into(), s(&d.display().to_string()));
+    }
+    fs.insert("mkfs_options".into(), strs(&c.mkfs_options));
+    fs.insert("mount_options".into(), strs(&c.mount_options));
+    let mut j = toml::Table::new();
+    j.insert("placement".into(), s(c.placement.as_str()));
+    j.insert("size".into(), s(&format_size(c.journal_size)));
+    j.insert("mode".into(), s(c.mode.as_str()));
+    if let Some(d) = &c.journal_device {
+        j.insert("device".into(), s(&d.display().to_string()));
+    }
+    if let Some(d) = &c.second_disk_dir {
+        j.insert("second_disk_dir".into(), s(&d.display().to_string()));
+    }
+    j.insert(
+        "ramdisk_dir".into(),
+        s(&c.ramdisk_dir.display().to_string()),
+    );
+    if let Some(r) = c.ramdisk_size {
+        j.insert("ramdisk_size".into(), s(&format_size(r)));
+    }
+    j.insert("fast_commit".into(), toml::Value::Boolean(c.fast_commit));
+    if let Some(secs) = c.commit_seconds {
+        j.insert("commit".into(), s(&format!("{secs}s")));
+    }
+    let mut t = toml::Table::new();
+    t.insert("label".into(), s(&c.label));
+    if let Some(m) = c.memory_limit {
+        t.insert("memory_limit".into(), s(&format_size(m)));
+    }
+    t.insert("filesystem".into(), toml::Value::Table(fs));
+    t.insert("journal".into(), toml::Value::Table(j));
+    t
 }
 
 fn resolve(spec: &Spec) -> String {
-    let uniq = |f: &dyn Fn(&Config) -> toml::Value| {
-        let mut vals: Vec<toml::Value> = Vec::new();
-        for c in &spec.configs {
-            let v = f(c);
-            if !vals.contains(&v) {
-                vals.push(v);
-            }
-        }
-        if vals.len() == 1 {
-            vals.pop().unwrap()
-        } else {
-            toml::Value::Array(vals)
-        }
-    };
     let s = |x: &str| toml::Value::String(x.to_string());
-    let strs = |v: &[String]| toml::Value::Array(v.iter().map(|x| s(x)).collect());
-    // Optional paths are written only when set, so the resolved file parses again.
-    let optional = |table: &mut toml::Table, key: &str, f: &dyn Fn(&Config) -> &Option<PathBuf>| {
-        if spec.configs.iter().any(|c| f(c).is_some()) {
-            table.insert(key.into(), uniq(&|c| s(&opt_path(f(c)))));
-        }
-    };
-
-    let mut fs = toml::Table::new();
-    fs.insert("type".into(), uniq(&|c| s(&c.fs_type)));
-    fs.insert("size".into(), uniq(&|c| s(&format_size(c.fs_size))));
-    optional(&mut fs, "device", &|c| &c.fs_device);
-    fs.insert("mkfs_options".into(), uniq(&|c| strs(&c.mkfs_options)));
-    fs.insert("mount_options".into(), uniq(&|c| strs(&c.mount_options)));
-    let mut j = toml::Table::new();
-    j.insert("placement".into(), uniq(&|c| s(c.placement.as_str())));
-    j.insert("size".into(), uniq(&|c| s(&format_size(c.journal_size))));
-    j.insert("mode".into(), uniq(&|c| s(c.mode.as_str())));
-    optional(&mut j, "device", &|c| &c.journal_device);
-    optional(&mut j, "second_disk_dir", &|c| &c.second_disk_dir);
-    j.insert(
-        "ramdisk_dir".into(),
-        uniq(&|c| s(&c.ramdisk_dir.display().to_string())),
-    );
+    let config: Vec<toml::Table> = spec.configs.iter().map(config_table).collect();
     let workload = spec
         .workloads
         .iter()
@@ -1005,9 +1269,8 @@ fn resolve(spec: &Spec) -> String {
         suspect_below: format!("{}s", spec.suspect_below.as_secs_f64()),
         work_dir: spec.work_dir.display().to_string(),
         baseline: spec.baseline.as_deref(),
-        filesystem: fs,
-        journal: j,
         workload,
+        config,
     };
     let body = toml::to_string_pretty(&r).expect("resolved spec serializes");
     let labels: Vec<&str> = spec.configs.iter().map(|c| c.label.as_str()).collect();
@@ -1195,9 +1458,9 @@ levels = 10
             ),
             (
                 r#"type = "ext4""#,
-                r#"type = "xfs""#,
+                r#"type = "btrfs""#,
                 "filesystem.type",
-                "not supported yet",
+                "not supported",
             ),
             (
                 "repetitions = 2",
@@ -1337,6 +1600,178 @@ levels = 10
             .parse::<toml::Table>()
             .is_ok());
         assert!(parse(&with_mount(r#"["journal_async_commit"]"#, "writeback"), "x").is_ok());
+    }
+
+    #[test]
+    fn config_tables_make_a_union_with_their_own_labels() {
+        let text = BASE
+            .replace(
+                r#"placement = ["same-disk", "second-disk", "ramdisk"]"#,
+                r#"placement = "internal""#,
+            )
+            .replace(r#"size = "16M""#, r#"size = "64M""#)
+            + r#"
+[[config]]
+label = "no-journal"
+journal.placement = "none"
+
+[[config]]
+journal.mode = ["ordered", "journal"]
+
+[[config]]
+label = "xfs"
+filesystem.type = "xfs"
+"#;
+        let s = parse(&text, "x.toml").unwrap();
+        let labels: Vec<&str> = s.configs.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "no-journal",
+                "internal,ordered,ext4",
+                "internal,journal,ext4",
+                "xfs"
+            ]
+        );
+        assert_eq!(s.configs[0].mode_label(), "none");
+        assert_eq!(s.configs[0].journal_bytes(), 0);
+        assert_eq!(s.configs[2].mode, DataMode::Journal);
+        assert_eq!(s.configs[3].fs_type, FsType::Xfs);
+        assert_eq!(s.configs[3].mode_label(), "metadata");
+        assert_eq!(
+            s.configs[3].journal_size,
+            64 << 20,
+            "the base section fills what a table leaves out"
+        );
+        let again = parse(&s.resolved, "resolved.toml").unwrap();
+        assert_eq!(
+            again.configs, s.configs,
+            "the resolved spec lists the same configurations"
+        );
+        let e =
+            err_of(&(text.clone() + "\n[[config]]\nlabel = \"xfs\"\nfilesystem.type = \"xfs\"\n"));
+        assert!(e.message.contains("both be labelled"), "{e}");
+        let e = err_of(&(text + "\n[[config]]\nflavour = 1\n"));
+        assert!(e.message.contains("flavour"), "{e}");
+    }
+
+    #[test]
+    fn type_and_journal_rules_are_checked_at_spec_time() {
+        let one = |fs: &str, journal: &str| {
+            format!(
+                "[filesystem]\nsize = \"1G\"\n{fs}\n[journal]\n{journal}\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n"
+            )
+        };
+        let cases = [
+            (
+                "type = \"xfs\"",
+                "size = \"16M\"",
+                "journal.size",
+                "XFS log must be 64M to 2G",
+            ),
+            (
+                "type = \"xfs\"",
+                "size = \"64M\"\nmode = \"journal\"",
+                "journal.mode",
+                "no data= modes",
+            ),
+            (
+                "type = \"xfs\"",
+                "size = \"64M\"\nplacement = \"none\"",
+                "journal.placement",
+                "ext4 only",
+            ),
+            (
+                "type = \"xfs\"",
+                "size = \"64M\"\ncommit = \"10s\"",
+                "journal.commit",
+                "XFS has none",
+            ),
+            (
+                "type = \"ext3\"",
+                "placement = \"none\"",
+                "journal.placement",
+                "ext2",
+            ),
+            (
+                "type = \"ext3\"",
+                "fast_commit = true",
+                "journal.fast_commit",
+                "ext4 feature",
+            ),
+            (
+                "",
+                "fast_commit = true\nmode = \"journal\"",
+                "journal.fast_commit",
+                "turns fast_commit off",
+            ),
+            (
+                "",
+                "placement = \"none\"\nmode = \"writeback\"",
+                "journal.placement",
+                "do not apply",
+            ),
+            (
+                "",
+                "ramdisk_size = \"128M\"",
+                "journal.ramdisk_size",
+                "ramdisk",
+            ),
+            (
+                "",
+                "placement = \"ramdisk\"\nsize = \"64M\"\nramdisk_size = \"32M\"",
+                "journal.ramdisk_size",
+                "cannot hold",
+            ),
+            (
+                "",
+                "commit = \"1.5s\"",
+                "journal.commit",
+                "whole number of seconds",
+            ),
+        ];
+        for (fs, journal, key, msg) in cases {
+            let e = err_of(&one(fs, journal));
+            assert_eq!(e.key, key, "{fs} {journal}: {e}");
+            assert!(e.message.contains(msg), "{fs} {journal}: {e}");
+            assert!(e.line.is_some(), "{e}");
+        }
+        let e = err_of(
+            &one("type = \"xfs\"\nsize = \"200M\"", "size = \"64M\"")
+                .replace("size = \"1G\"\n", ""),
+        );
+        assert!(e.message.contains("at least 300M"), "{e}");
+        let e = err_of(&format!("memory_limit = \"1M\"\n{}", one("", "")));
+        assert_eq!(e.key, "memory_limit");
+        let ok = parse(
+            &one(
+                "type = \"xfs\"",
+                "size = \"64M\"\nplacement = [\"internal\", \"zram\"]",
+            ),
+            "x",
+        )
+        .unwrap();
+        assert_eq!(ok.configs.len(), 2);
+        let ok = parse(
+            &format!(
+                "memory_limit = [\"512M\", \"2G\"]\n{}",
+                one("", "fast_commit = [false, true]\ncommit = \"30s\"")
+            ),
+            "x",
+        )
+        .unwrap();
+        let labels: Vec<&str> = ok.configs.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "no-fast_commit,mem512M",
+                "fast_commit,mem512M",
+                "no-fast_commit,mem2G",
+                "fast_commit,mem2G"
+            ]
+        );
+        assert_eq!(ok.configs[0].commit_seconds, Some(30));
+        assert_eq!(ok.configs[3].memory_limit, Some(2 << 30));
     }
 
     #[test]

@@ -187,6 +187,7 @@ fn zram_journal_is_added_and_removed() {
     if !need_root("zram_journal") {
         return;
     }
+    let _serial = zram_lock();
     let before: Vec<String> = zram_devices();
     check_placement("zram", "8M");
     assert_eq!(
@@ -238,4 +239,170 @@ fn a_failed_mkfs_releases_what_was_attached() {
         assert_no_leaks(tmp.path());
     }
     assert_no_leaks(tmp.path());
+}
+
+/// A tiny experiment of one configuration, from `[filesystem]`/`[journal]` lines.
+fn one_config(work: &Path, fs: &str, journal: &str) -> jbench::config::Config {
+    let text = format!(
+        "work_dir = \"{}\"\n[filesystem]\nsize = \"512M\"\n{fs}\n[journal]\n{journal}\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n",
+        work.display()
+    );
+    jbench::spec::parse(&text, "t.toml")
+        .unwrap()
+        .configs
+        .remove(0)
+}
+
+/// Provisions, checks what was built independently, runs nothing, tears down.
+fn check_type(fs: &str, journal: &str, check: impl Fn(&rig::Rig, &str)) {
+    let tmp = scratch("types-");
+    let config = one_config(tmp.path(), fs, journal);
+    {
+        let mut ws = Workspace::new(tmp.path()).unwrap();
+        let rig = rig::provision(&config, &mut ws, &[]).unwrap();
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+        let line = mounts
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(&*rig.mount_point.to_string_lossy()))
+            .expect("mounted")
+            .to_string();
+        assert_eq!(rig.verified.mode, config.mode_label(), "{line}");
+        check(&rig, &line);
+        rig.teardown().unwrap();
+    }
+    assert_no_leaks(tmp.path());
+}
+
+#[test]
+fn ext3_in_each_data_mode() {
+    if !need_root("ext3_modes") {
+        return;
+    }
+    for mode in ["ordered", "journal", "writeback"] {
+        check_type(
+            "type = \"ext3\"",
+            &format!("mode = \"{mode}\"\nplacement = \"second-disk\""),
+            |rig, line| {
+                assert!(
+                    line.contains(" ext3 ") && line.contains(&format!("data={mode}")),
+                    "{line}"
+                );
+                assert_eq!(
+                    blkid(&rig.fs_device).get("TYPE").map(String::as_str),
+                    Some("ext3")
+                );
+                let sb = dumpe2fs(&rig.fs_device);
+                assert_eq!(
+                    sb["Journal UUID"],
+                    blkid(rig.journal_device.as_ref().unwrap())["UUID"]
+                );
+            },
+        );
+    }
+}
+
+#[test]
+fn ext4_without_a_journal() {
+    if !need_root("no_journal") {
+        return;
+    }
+    check_type("", "placement = \"none\"", |rig, line| {
+        let sb = dumpe2fs(&rig.fs_device);
+        assert!(!sb["Filesystem features"].contains("has_journal"), "{sb:?}");
+        assert!(!line.contains("data="), "{line}");
+        assert_eq!(rig.verified.journal_device, "none");
+        assert_eq!(rig.verified.journal_bytes, 0);
+    });
+}
+
+#[test]
+fn ext4_fast_commit_and_commit_interval() {
+    if !need_root("fast_commit") {
+        return;
+    }
+    check_type("", "fast_commit = true\ncommit = \"17s\"", |rig, line| {
+        let sb = dumpe2fs(&rig.fs_device);
+        assert!(sb["Filesystem features"].contains("fast_commit"), "{sb:?}");
+        assert!(line.contains("commit=17"), "{line}");
+    });
+}
+
+#[test]
+fn xfs_with_internal_and_external_logs() {
+    if !need_root("xfs") {
+        return;
+    }
+    let xfs_log = |rig: &rig::Rig| -> String {
+        let out = Command::new("xfs_info")
+            .arg(&rig.mount_point)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|l| l.starts_with("log"))
+            .unwrap()
+            .to_string()
+    };
+    check_type("type = \"xfs\"", "size = \"64M\"", |rig, line| {
+        assert!(line.contains(" xfs "), "{line}");
+        assert_eq!(
+            blkid(&rig.fs_device).get("TYPE").map(String::as_str),
+            Some("xfs")
+        );
+        let log = xfs_log(rig);
+        assert!(
+            log.contains("internal") && log.contains("blocks=16384"),
+            "{log}"
+        );
+    });
+    for placement in ["second-disk", "zram"] {
+        let _serial = zram_lock();
+        check_type(
+            "type = \"xfs\"",
+            &format!("size = \"64M\"\nplacement = \"{placement}\""),
+            |rig, line| {
+                let j = rig
+                    .journal_device
+                    .as_ref()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                assert!(line.contains(&format!("logdev={j}")), "{line}");
+                let log = xfs_log(rig);
+                assert!(log.contains(&j) && log.contains("blocks=16384"), "{log}");
+            },
+        );
+    }
+}
+
+#[test]
+fn a_ramdisk_journal_region_takes_the_whole_ramdisk_in_memory() {
+    if !need_root("ramdisk_region") {
+        return;
+    }
+    check_type(
+        "",
+        "placement = \"ramdisk\"\nsize = \"8M\"\nramdisk_size = \"64M\"",
+        |rig, _| {
+            let jdev = rig.journal_device.as_ref().unwrap();
+            let name = jdev.file_name().unwrap().to_string_lossy().into_owned();
+            let backing =
+                std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).unwrap();
+            let backing = backing.trim();
+            let meta = std::fs::metadata(backing).unwrap();
+            use std::os::unix::fs::MetadataExt;
+            assert_eq!(meta.len(), 64 << 20);
+            assert_eq!(
+                meta.blocks() * 512,
+                64 << 20,
+                "every page of the RAM disk is allocated"
+            );
+            let size = std::fs::read_to_string(format!("/sys/block/{name}/size")).unwrap();
+            assert_eq!(
+                size.trim().parse::<u64>().unwrap() * 512,
+                8 << 20,
+                "the journal is a region of it"
+            );
+        },
+    );
 }

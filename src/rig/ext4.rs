@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::config::FsType;
 use crate::rig::cmd;
 
 /// Options that keep ext4's background initialisation from writing during a
@@ -34,22 +35,40 @@ pub fn make_journal_device(dev: &Path, bytes: u64) -> Result<()> {
 
 /// Where the new file system's journal goes.
 pub enum JournalArg<'a> {
+    /// No journal (`-O ^has_journal`).
+    None,
     /// Inside the file system, of this many bytes (a whole number of MiB).
     Internal(u64),
     /// On a device already made with [`make_journal_device`].
     External(&'a Path),
 }
 
-/// `mkfs.ext4 -b 4096 -E lazy... -J ... [extra] DEV`. The 4 KiB block size is forced
-/// because mke2fs picks 1 KiB below 512 MB and journal and file system must match.
-pub fn make_ext4(dev: &Path, journal: JournalArg, extra: &[String]) -> Result<()> {
-    let journal_opt = match journal {
-        JournalArg::Internal(bytes) => format!("size={}", bytes >> 20),
-        JournalArg::External(j) => format!("device={}", j.display()),
-    };
+/// `mke2fs -t ext4|ext3 -b 4096 -E lazy... -J ... [extra] DEV`. The 4 KiB block size
+/// is forced because mke2fs picks 1 KiB below 512 MB and journal and file system must
+/// match.
+pub fn make_ext(fs_type: FsType, dev: &Path, journal: JournalArg, extra: &[String]) -> Result<()> {
     let dev_s = dev.to_string_lossy();
-    let mut args: Vec<&str> = vec!["-q", "-t", "ext4", "-b", "4096", "-E", NO_LAZY_INIT];
-    args.extend(["-J", journal_opt.as_str()]);
+    let mut args: Vec<&str> = vec![
+        "-q",
+        "-t",
+        fs_type.as_str(),
+        "-b",
+        "4096",
+        "-E",
+        NO_LAZY_INIT,
+    ];
+    let journal_opt;
+    match journal {
+        JournalArg::None => args.extend(["-O", "^has_journal"]),
+        JournalArg::Internal(bytes) => {
+            journal_opt = format!("size={}", bytes >> 20);
+            args.extend(["-J", journal_opt.as_str()]);
+        }
+        JournalArg::External(j) => {
+            journal_opt = format!("device={}", j.display());
+            args.extend(["-J", journal_opt.as_str()]);
+        }
+    }
     args.extend(extra.iter().map(String::as_str));
     args.push(&dev_s);
     cmd::run("mke2fs", &args).with_context(|| format!("cannot make ext4 on {}", dev.display()))?;
@@ -73,8 +92,13 @@ pub fn parse_header(text: &str) -> BTreeMap<String, String> {
 }
 
 /// Groups whose inode tables are not zeroed yet: work ext4lazyinit would do in the
-/// background after mount, polluting a measurement.
+/// background after mount, polluting a measurement. Without uninit_bg or
+/// metadata_csum (ext3) there are no uninitialised groups: mke2fs wrote every table.
 pub fn groups_not_zeroed(dev: &Path) -> Result<usize> {
+    let f = features(&superblock(dev)?);
+    if !f.iter().any(|x| x == "uninit_bg" || x == "metadata_csum") {
+        return Ok(0);
+    }
     let out = cmd::run("dumpe2fs", &[&dev.to_string_lossy()])
         .with_context(|| format!("cannot read the group descriptors of {}", dev.display()))?;
     Ok(count_not_zeroed(&out))
@@ -88,7 +112,8 @@ pub fn count_not_zeroed(dumpe2fs: &str) -> usize {
         .count()
 }
 
-/// Journal size in bytes from a dumpe2fs header: journal blocks times block size.
+/// Journal size in bytes from a dumpe2fs header: journal blocks times block size,
+/// without the fast-commit area mke2fs adds on top of the size asked for.
 pub fn journal_bytes(sb: &BTreeMap<String, String>) -> Option<u64> {
     let block: u64 = sb.get("Block size")?.parse().ok()?;
     let blocks: u64 = sb
@@ -96,7 +121,11 @@ pub fn journal_bytes(sb: &BTreeMap<String, String>) -> Option<u64> {
         .or_else(|| sb.get("Journal length"))?
         .parse()
         .ok()?;
-    Some(blocks * block)
+    let fast_commit: u64 = sb
+        .get("Fast commit length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Some(blocks.saturating_sub(fast_commit) * block)
 }
 
 pub fn features(sb: &BTreeMap<String, String>) -> Vec<String> {
@@ -115,6 +144,13 @@ mod tests {
             "Filesystem features:      has_journal ext_attr extent\nBlock size:               4096\nJournal UUID:             f889924a-9017\nJournal device:\t          0x0701\nTotal journal blocks:     4096\n",
         );
         assert_eq!(journal_bytes(&sb), Some(16 << 20));
+        let with_fc =
+            parse_header("Block size: 4096\nTotal journal blocks: 4160\nFast commit length: 64\n");
+        assert_eq!(
+            journal_bytes(&with_fc),
+            Some(16 << 20),
+            "the fast-commit area is extra"
+        );
         assert_eq!(features(&sb), ["has_journal", "ext_attr", "extent"]);
         assert_eq!(sb["Journal device"], "0x0701");
     }

@@ -44,6 +44,24 @@ impl ImageFile {
         Ok(())
     }
 
+    /// Like [`Self::create`], with every byte allocated (on tmpfs: the memory taken
+    /// now, not as the journal fills).
+    pub fn create_allocated(path: &Path, size: u64) -> Result<Self> {
+        let image = Self::create(path, size)?;
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .with_context(|| format!("cannot open image {}", path.display()))?;
+        nix::fcntl::fallocate(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            nix::fcntl::FallocateFlags::empty(),
+            0,
+            size as i64,
+        )
+        .with_context(|| format!("cannot allocate {size} bytes for {}", path.display()))?;
+        Ok(image)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

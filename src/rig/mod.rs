@@ -6,9 +6,11 @@ pub mod cmd;
 pub mod ext4;
 pub mod image;
 pub mod loopdev;
+pub mod memcg;
 pub mod mounts;
 pub mod session;
 pub mod verify;
+pub mod xfs;
 pub mod zram;
 
 use std::collections::BTreeMap;
@@ -18,7 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::config::{Config, Placement};
+use crate::config::{Config, FsType, Placement};
 use crate::record::Verified;
 use crate::safety;
 use crate::units::format_size;
@@ -76,6 +78,9 @@ pub struct Layout {
     pub journal_bytes: u64,
     pub mount_point: String,
     pub mount_options: String,
+    /// Size of the whole RAM disk a `ramdisk` journal region lives on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramdisk_bytes: Option<u64>,
 }
 
 impl fmt::Display for Layout {
@@ -185,7 +190,7 @@ pub fn provision(config: &Config, ws: &mut Workspace, destroy: &[PathBuf]) -> Re
         layout: Layout {
             placement: config.placement.to_string(),
             mount_point: mount_point.display().to_string(),
-            journal_bytes: config.journal_size,
+            journal_bytes: config.journal_bytes(),
             ..Layout::default()
         },
         verified: Verified::default(),
@@ -194,32 +199,14 @@ pub fn provision(config: &Config, ws: &mut Workspace, destroy: &[PathBuf]) -> Re
     attach_fs_device(config, ws, destroy, &mut rig)?;
     attach_journal_device(config, ws, destroy, &mut rig)?;
 
-    match &rig.journal_device {
-        Some(j) => {
-            ext4::make_journal_device(j, config.journal_size)?;
-            ext4::make_ext4(
-                &rig.fs_device,
-                ext4::JournalArg::External(j),
-                &config.mkfs_options,
-            )?;
-        }
-        None => ext4::make_ext4(
-            &rig.fs_device,
-            ext4::JournalArg::Internal(config.journal_size),
-            &config.mkfs_options,
-        )?,
-    }
-    let pending = ext4::groups_not_zeroed(&rig.fs_device)?;
-    if pending > 0 {
-        anyhow::bail!(
-            "{} block groups of {} still need inode-table zeroing; ext4lazyinit would write during the measurement (check mkfs_options for lazy_itable_init)",
-            pending,
-            rig.fs_device.display()
-        );
-    }
-
+    make_file_system(config, &rig.fs_device, rig.journal_device.as_deref())?;
     let options = mount_options(config, rig.journal_device.as_deref());
-    let mount = Mount::new(&rig.fs_device, &mount_point, &config.fs_type, &options)?;
+    let mount = Mount::new(
+        &rig.fs_device,
+        &mount_point,
+        config.fs_type.as_str(),
+        &options,
+    )?;
     rig.push(Guard::Mount(mount));
     rig.layout.mount_options = options;
 
@@ -233,13 +220,58 @@ pub fn provision(config: &Config, ws: &mut Workspace, destroy: &[PathBuf]) -> Re
     Ok(rig)
 }
 
+/// mkfs for the configuration's type, with the journal (or log) where it belongs.
+fn make_file_system(config: &Config, fs_dev: &Path, journal: Option<&Path>) -> Result<()> {
+    if config.fs_type == FsType::Xfs {
+        return xfs::make_xfs(fs_dev, journal, config.journal_size, &config.mkfs_options);
+    }
+    let mut extra = config.mkfs_options.clone();
+    if config.fast_commit {
+        extra.extend(["-O".to_string(), "fast_commit".to_string()]);
+    }
+    let journal_arg = match (config.placement, journal) {
+        (Placement::None, _) => ext4::JournalArg::None,
+        (_, Some(j)) => {
+            ext4::make_journal_device(j, config.journal_size)?;
+            ext4::JournalArg::External(j)
+        }
+        (_, None) => ext4::JournalArg::Internal(config.journal_size),
+    };
+    ext4::make_ext(config.fs_type, fs_dev, journal_arg, &extra)?;
+    let pending = ext4::groups_not_zeroed(fs_dev)?;
+    if pending > 0 {
+        anyhow::bail!(
+            "{} block groups of {} still need inode-table zeroing; ext4lazyinit would write during the measurement (check mkfs_options for lazy_itable_init)",
+            pending,
+            fs_dev.display()
+        );
+    }
+    Ok(())
+}
+
 fn mount_options(config: &Config, journal: Option<&Path>) -> String {
-    let mut opts = vec![format!("data={}", config.mode)];
-    if let Some(j) = journal {
-        // The journal's device number changes between attachments; the path does not.
-        opts.push(format!("journal_path={}", j.display()));
+    let mut opts = Vec::new();
+    match (config.fs_type, journal) {
+        (FsType::Xfs, Some(j)) => opts.push(format!("logdev={}", j.display())),
+        (FsType::Xfs, None) => {}
+        (_, j) => {
+            if config.placement != Placement::None {
+                opts.push(format!("data={}", config.mode));
+            }
+            if let Some(j) = j {
+                // The journal's device number changes between attachments; the path
+                // does not.
+                opts.push(format!("journal_path={}", j.display()));
+            }
+            if let Some(secs) = config.commit_seconds {
+                opts.push(format!("commit={secs}"));
+            }
+        }
     }
     opts.extend(config.mount_options.iter().cloned());
+    if opts.is_empty() {
+        opts.push("defaults".into());
+    }
     opts.join(",")
 }
 
@@ -285,7 +317,7 @@ fn attach_journal_device(
 ) -> Result<()> {
     let size = config.journal_size;
     match config.placement {
-        Placement::Internal | Placement::SameDisk => Ok(()),
+        Placement::None | Placement::Internal | Placement::SameDisk => Ok(()),
         Placement::SecondDisk => {
             let dir = match &config.second_disk_dir {
                 Some(d) => ws.dir_in(d)?.path().to_path_buf(),
@@ -295,7 +327,10 @@ fn attach_journal_device(
         }
         Placement::Ramdisk => {
             let dir = ws.dir_in(&config.ramdisk_dir)?.path().to_path_buf();
-            image_journal(rig, &dir.join("journal.img"), size)
+            match config.ramdisk_size {
+                None => image_journal(rig, &dir.join("journal.img"), size),
+                Some(total) => ramdisk_region(rig, &dir.join("ramdisk.img"), total, size),
+            }
         }
         Placement::Zram => {
             let ledger_dir = ws.main.path().to_path_buf();
@@ -330,6 +365,19 @@ fn image_journal(rig: &mut Rig, path: &Path, size: u64) -> Result<()> {
     rig.push(Guard::Image(image));
     let lo = LoopDevice::attach(path, 0, Some(size))?;
     set_journal(rig, lo.path(), Some(path), 0);
+    rig.push(Guard::Loop(lo));
+    Ok(())
+}
+
+/// Study 3's method: one RAM disk of a fixed size, fully allocated, with the journal
+/// on its first `size` bytes, so every journal size takes the same memory from the
+/// page cache.
+fn ramdisk_region(rig: &mut Rig, path: &Path, total: u64, size: u64) -> Result<()> {
+    let image = ImageFile::create_allocated(path, total)?;
+    rig.push(Guard::Image(image));
+    let lo = LoopDevice::attach(path, 0, Some(size))?;
+    set_journal(rig, lo.path(), Some(path), 0);
+    rig.layout.ramdisk_bytes = Some(total);
     rig.push(Guard::Loop(lo));
     Ok(())
 }

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use crate::config::Config;
+use crate::config::{Config, FsType, Placement};
 use crate::record::Verified;
-use crate::rig::{ext4, mounts};
+use crate::rig::{ext4, mounts, xfs};
 
 pub fn verify(
     config: &Config,
@@ -18,39 +18,145 @@ pub fn verify(
     mount_point: &Path,
 ) -> Result<Verified> {
     let mut v = Verified::default();
+    let entry = mounted(fs_dev, mount_point, config.fs_type.as_str(), &mut v)?;
+    if config.fs_type == FsType::Xfs {
+        verify_xfs(fs_dev, journal_dev, mount_point, &entry, &mut v)?;
+    } else {
+        verify_ext(config, fs_dev, journal_dev, &entry, &mut v)?;
+    }
+    if v.journal_bytes != config.journal_bytes() {
+        bail!(
+            "journal is {} bytes, not the {} asked for",
+            v.journal_bytes,
+            config.journal_bytes()
+        );
+    }
+    if config.placement != Placement::None {
+        v.checks.push(format!(
+            "journal size {} bytes as specified",
+            v.journal_bytes
+        ));
+    }
+    if v.mode != config.mode_label() {
+        bail!(
+            "{} is mounted with journal mode {}, not {}",
+            mount_point.display(),
+            v.mode,
+            config.mode_label()
+        );
+    }
+    Ok(v)
+}
+
+fn verify_ext(
+    config: &Config,
+    fs_dev: &Path,
+    journal_dev: Option<&Path>,
+    entry: &mounts::MountEntry,
+    v: &mut Verified,
+) -> Result<()> {
     let sb = ext4::superblock(fs_dev)?;
-    if !ext4::features(&sb).iter().any(|f| f == "has_journal") {
+    let features = ext4::features(&sb);
+    let has_journal = features.iter().any(|f| f == "has_journal");
+    if config.placement == Placement::None {
+        if has_journal {
+            bail!(
+                "{} has a journal where none was asked for",
+                fs_dev.display()
+            );
+        }
+        v.journal_device = "none".into();
+        v.mode = "none".into();
+        v.checks
+            .push(format!("dumpe2fs {}: no has_journal", fs_dev.display()));
+        return Ok(());
+    }
+    if !has_journal {
         bail!("{} has no journal (has_journal missing)", fs_dev.display());
     }
     v.checks
         .push(format!("dumpe2fs {}: has_journal", fs_dev.display()));
-
+    if config.fast_commit != features.iter().any(|f| f == "fast_commit") {
+        bail!(
+            "{}: fast_commit is {} but {} was asked for",
+            fs_dev.display(),
+            if config.fast_commit {
+                "missing"
+            } else {
+                "present"
+            },
+            config.fast_commit
+        );
+    }
+    if config.fast_commit {
+        v.checks
+            .push(format!("dumpe2fs {}: fast_commit", fs_dev.display()));
+    }
     match journal_dev {
-        None => verify_internal(&sb, fs_dev, &mut v)?,
-        Some(j) => verify_external(&sb, fs_dev, j, &mut v)?,
+        None => verify_internal(&sb, fs_dev, v)?,
+        Some(j) => verify_external(&sb, fs_dev, j, v)?,
     }
-    if v.journal_bytes != config.journal_size {
-        bail!(
-            "journal is {} bytes, not the {} asked for",
-            v.journal_bytes,
-            config.journal_size
-        );
+    v.mode = entry
+        .options
+        .iter()
+        .find_map(|o| o.strip_prefix("data="))
+        .unwrap_or("ordered")
+        .to_string();
+    if let Some(secs) = config.commit_seconds {
+        let want = format!("commit={secs}");
+        // The kernel lists commit= only when it differs from its default of 5 s.
+        if secs != 5 && !entry.options.contains(&want) {
+            bail!(
+                "{} is mounted without {want}: {}",
+                entry.target.display(),
+                entry.options.join(",")
+            );
+        }
+        v.checks.push(format!("/proc/mounts: {want}"));
     }
-    v.checks.push(format!(
-        "journal size {} bytes as specified",
-        v.journal_bytes
-    ));
+    Ok(())
+}
 
-    v.mode = mounted_mode(fs_dev, mount_point, &mut v)?;
-    if v.mode != config.mode.as_str() {
-        bail!(
-            "{} is mounted with data={}, not data={}",
-            mount_point.display(),
-            v.mode,
-            config.mode
-        );
+fn verify_xfs(
+    fs_dev: &Path,
+    journal_dev: Option<&Path>,
+    mount_point: &Path,
+    entry: &mounts::MountEntry,
+    v: &mut Verified,
+) -> Result<()> {
+    let log = xfs::log_info(mount_point)?;
+    match (journal_dev, &log.device) {
+        (None, None) => v.journal_device = "internal".into(),
+        (Some(j), Some(d)) if same_device(j, Path::new(d)) => {
+            let opt = format!("logdev={}", j.display());
+            if !entry.options.contains(&opt) {
+                bail!("{} is mounted without {opt}", mount_point.display());
+            }
+            v.journal_device = j.display().to_string();
+            v.checks.push(format!("/proc/mounts: {opt}"));
+        }
+        (want, have) => bail!(
+            "XFS on {} logs to {}, not {}",
+            fs_dev.display(),
+            have.as_deref().unwrap_or("an internal log"),
+            want.map(|p| p.display().to_string())
+                .unwrap_or_else(|| "an internal log".into())
+        ),
     }
-    Ok(v)
+    v.journal_bytes = log.bytes;
+    v.mode = "metadata".into();
+    v.checks.push(format!(
+        "xfs_info {}: log {} of {} bytes",
+        mount_point.display(),
+        v.journal_device,
+        log.bytes
+    ));
+    Ok(())
+}
+
+fn same_device(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canon(a) == canon(b)
 }
 
 fn verify_internal(
@@ -139,10 +245,15 @@ fn require_jbd2(name: &str, v: &mut Verified) -> Result<()> {
     Ok(())
 }
 
-fn mounted_mode(fs_dev: &Path, mount_point: &Path, v: &mut Verified) -> Result<String> {
-    let all = mounts::mounts();
-    let entry = all
-        .iter()
+/// The /proc/mounts entry of `mount_point`, checked to be `fs_dev` of type `fstype`.
+fn mounted(
+    fs_dev: &Path,
+    mount_point: &Path,
+    fstype: &str,
+    v: &mut Verified,
+) -> Result<mounts::MountEntry> {
+    let entry = mounts::mounts()
+        .into_iter()
         .rev()
         .find(|m| m.target == mount_point)
         .with_context(|| format!("{} is not in /proc/mounts", mount_point.display()))?;
@@ -154,19 +265,21 @@ fn mounted_mode(fs_dev: &Path, mount_point: &Path, v: &mut Verified) -> Result<S
             fs_dev.display()
         );
     }
-    let mode = entry
-        .options
-        .iter()
-        .find_map(|o| o.strip_prefix("data="))
-        .unwrap_or("ordered")
-        .to_string();
+    if entry.fstype != fstype {
+        bail!(
+            "{} is mounted as {}, not {fstype}",
+            mount_point.display(),
+            entry.fstype
+        );
+    }
     v.checks.push(format!(
-        "/proc/mounts: {} on {} {} data={mode}",
+        "/proc/mounts: {} on {} {} {}",
         entry.source,
         mount_point.display(),
-        entry.fstype
+        entry.fstype,
+        entry.options.join(",")
     ));
-    Ok(mode)
+    Ok(entry)
 }
 
 fn dev_name(dev: &Path) -> String {

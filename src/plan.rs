@@ -6,6 +6,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::config::{Config, FsType, Placement};
 use crate::spec::{Order, Spec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +58,64 @@ pub fn plan(spec: &Spec) -> Vec<Trial> {
         .collect()
 }
 
+/// One line saying what a configuration builds.
+pub fn describe_config(c: &Config) -> String {
+    use crate::units::format_size;
+    let disk = c
+        .fs_device
+        .as_ref()
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|| "image".into());
+    let mut line = format!("{} {} on {disk}, ", c.fs_type, format_size(c.fs_size));
+    let log = if c.fs_type == FsType::Xfs {
+        "log"
+    } else {
+        "journal"
+    };
+    let place = match c.placement {
+        Placement::None => String::new(),
+        Placement::Internal => "in the file system".into(),
+        Placement::SameDisk => "on the same image, after the file system".into(),
+        Placement::SecondDisk => c
+            .second_disk_dir
+            .as_ref()
+            .map(|d| format!("on an image in {}", d.display()))
+            .unwrap_or_else(|| "on a second image".into()),
+        Placement::Ramdisk => match c.ramdisk_size {
+            Some(total) => format!(
+                "on part of a {} RAM disk in {}",
+                format_size(total),
+                c.ramdisk_dir.display()
+            ),
+            None => format!("on a RAM disk in {}", c.ramdisk_dir.display()),
+        },
+        Placement::Zram => "on a new zram device".into(),
+        Placement::Device => c
+            .journal_device
+            .as_ref()
+            .map(|d| format!("on {}", d.display()))
+            .unwrap_or_default(),
+    };
+    if c.placement == Placement::None {
+        line.push_str("no journal");
+    } else {
+        line.push_str(&format!("{log} {} {place}", format_size(c.journal_size)));
+    }
+    if c.fs_type.is_ext() && c.placement != Placement::None {
+        line.push_str(&format!(", data={}", c.mode));
+    }
+    if c.fast_commit {
+        line.push_str(", fast_commit");
+    }
+    if let Some(secs) = c.commit_seconds {
+        line.push_str(&format!(", commit={secs}"));
+    }
+    if let Some(m) = c.memory_limit {
+        line.push_str(&format!(", memory limit {}", format_size(m)));
+    }
+    line
+}
+
 /// A human-readable listing for `jbench plan`.
 pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
     use std::fmt::Write;
@@ -74,37 +133,7 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
     );
     let _ = writeln!(out, "\nconfigurations:");
     for c in &spec.configs {
-        let _ = writeln!(
-            out,
-            "  {:<24} {} {} on {}, journal {} {} on {}, data={}",
-            c.label,
-            c.fs_type,
-            crate::units::format_size(c.fs_size),
-            c.fs_device
-                .as_ref()
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|| "image".into()),
-            c.placement,
-            crate::units::format_size(c.journal_size),
-            c.journal_device
-                .as_ref()
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|| match c.placement {
-                    crate::config::Placement::None => "nowhere (no journal)".into(),
-                    crate::config::Placement::Internal => "the file system".into(),
-                    crate::config::Placement::SameDisk => "the same image".into(),
-                    crate::config::Placement::SecondDisk => c
-                        .second_disk_dir
-                        .as_ref()
-                        .map(|d| format!("an image in {}", d.display()))
-                        .unwrap_or_else(|| "a second image".into()),
-                    crate::config::Placement::Ramdisk =>
-                        format!("a loop over {}", c.ramdisk_dir.display()),
-                    crate::config::Placement::Zram => "a new zram device".into(),
-                    crate::config::Placement::Device => "?".into(),
-                }),
-            c.mode
-        );
+        let _ = writeln!(out, "  {:<24} {}", c.label, describe_config(c));
     }
     let _ = writeln!(out, "\nworkloads:");
     for w in &spec.workloads {
@@ -198,7 +227,7 @@ levels = 2
         let s = spec("sequential", 1);
         let text = describe(&s, &plan(&s));
         assert!(text.contains("4 configuration(s) x 2 workload(s) x 3 repetition(s) = 24 trials"));
-        assert!(text.contains("a loop over /dev/shm"));
+        assert!(text.contains("on a RAM disk in /dev/shm"), "{text}");
         assert_eq!(text.lines().filter(|l| l.contains(" rep ")).count(), 24);
     }
 }

@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 3] = [
+pub const PRESETS: [(&str, &str); 5] = [
     ("quick", include_str!("../presets/quick.toml")),
     (
         "study1-journal-device",
@@ -10,6 +10,14 @@ pub const PRESETS: [(&str, &str); 3] = [
     (
         "study2-journal-size",
         include_str!("../presets/study2-journal-size.toml"),
+    ),
+    (
+        "study3-nvram-postmark",
+        include_str!("../presets/study3-nvram-postmark.toml"),
+    ),
+    (
+        "study4-journaling-modes-iozone",
+        include_str!("../presets/study4-journaling-modes-iozone.toml"),
     ),
 ];
 
@@ -31,6 +39,48 @@ mod tests {
             let spec = crate::spec::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(spec.name, name, "a preset's name matches its file");
         }
+    }
+
+    #[test]
+    fn study3_keeps_the_ram_taken_equal_across_journal_sizes() {
+        let s = crate::spec::parse(find("study3-nvram-postmark").unwrap(), "s3").unwrap();
+        assert_eq!(s.configs.len(), 7);
+        assert_eq!(s.configs[0].label, "internal");
+        let ram: Vec<_> = s.configs[1..]
+            .iter()
+            .map(|c| (c.journal_size >> 20, c.ramdisk_size))
+            .collect();
+        assert_eq!(ram, [4, 8, 16, 32, 64, 128].map(|m| (m, Some(128 << 20))));
+        assert!(s
+            .configs
+            .iter()
+            .all(|c| c.fs_type == crate::config::FsType::Ext3));
+        assert!(s.configs.iter().all(|c| c.memory_limit == Some(384 << 20)));
+        let pm: Vec<serde_json::Value> = s.workloads.iter().map(|w| w.engine.params()).collect();
+        assert_eq!(pm[0]["number"], 2000);
+        assert_eq!(pm[1]["size"], serde_json::json!([1, 1000]));
+        assert_eq!(pm[2]["transactions"], 50000);
+    }
+
+    #[test]
+    fn study4_compares_no_journal_metadata_and_data_journaling() {
+        let s = crate::spec::parse(find("study4-journaling-modes-iozone").unwrap(), "s4").unwrap();
+        let modes: Vec<(&str, &str)> = s
+            .configs
+            .iter()
+            .map(|c| (c.label.as_str(), c.mode_label()))
+            .collect();
+        assert_eq!(
+            modes,
+            [
+                ("ext4-no-journal", "none"),
+                ("ext4-ordered", "ordered"),
+                ("ext4-journal", "journal"),
+                ("xfs", "metadata")
+            ]
+        );
+        assert_eq!(s.workloads.len(), 6);
+        assert_eq!(s.repetitions, 3);
     }
 
     #[test]

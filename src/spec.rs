@@ -807,24 +807,26 @@ const LABEL_FACTORS: [LabelFactor; 15] = [
     }),
     ("", |c| opt_path(&c.second_disk_dir)),
     ("", |c| c.ramdisk_dir.display().to_string()),
-    ("", |c| {
-        c.ramdisk_size
-            .map(|s| format!("rd{}", format_size(s)))
-            .unwrap_or_default()
+    ("", |c| match (c.placement, c.ramdisk_size) {
+        (Placement::Ramdisk, Some(s)) => format!("ramdisk{}", format_size(s)),
+        (Placement::Ramdisk, None) => "ramdisk-journal-sized".into(),
+        _ => String::new(),
     }),
 ];
 
 /// Labels are made of the factor values that vary across all configurations; a
 /// `[[config]]` label names its configuration (or prefixes its matrix's labels).
 fn assign_labels(all: &mut [(Config, Spans, Option<String>)]) {
+    // An empty value means the factor does not apply to that configuration.
     let varying: Vec<&LabelFactor> = LABEL_FACTORS
         .iter()
         .filter(|(_, f)| {
-            all.iter()
+            let values: BTreeSet<String> = all
+                .iter()
                 .map(|(c, _, _)| f(c))
-                .collect::<BTreeSet<_>>()
-                .len()
-                > 1
+                .filter(|v| !v.is_empty())
+                .collect();
+            values.len() > 1
         })
         .collect();
     let mut per_label: std::collections::BTreeMap<Option<String>, usize> = Default::default();
@@ -832,7 +834,11 @@ fn assign_labels(all: &mut [(Config, Spans, Option<String>)]) {
         *per_label.entry(l.clone()).or_default() += 1;
     }
     for (c, _, given) in all.iter_mut() {
-        let mut parts: Vec<String> = varying.iter().map(|(_, f)| f(c)).collect();
+        let mut parts: Vec<String> = varying
+            .iter()
+            .map(|(_, f)| f(c))
+            .filter(|v| !v.is_empty())
+            .collect();
         if parts.is_empty() {
             parts.push(c.placement.to_string());
         }

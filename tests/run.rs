@@ -527,3 +527,112 @@ fn non_root_is_told_to_use_sudo() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("needs root"));
     }
 }
+
+#[test]
+fn every_engine_runs_end_to_end_with_memory_limits_and_durable_timing() {
+    if !need_root("engines_e2e") {
+        return;
+    }
+    let tmp = scratch("engines-");
+    let body = format!(
+        r#"name = "engines"
+repetitions = 1
+work_dir = "{}"
+memory_limit = "64M"
+
+[filesystem]
+size = "512M"
+
+[journal]
+size = "64M"
+
+[[config]]
+label = "ext4-ordered"
+
+[[config]]
+label = "ext3-journal"
+filesystem.type = "ext3"
+journal.mode = "journal"
+
+[[config]]
+label = "xfs"
+filesystem.type = "xfs"
+
+[[workload]]
+kind = "iozone"
+name = "bigger-than-memory"
+record = "1M"
+size = "160M"
+tests = ["write", "read"]
+durable = true
+
+[[workload]]
+kind = "fsync"
+name = "fsync"
+files = 50
+size = 4096
+
+[[workload]]
+kind = "postmark"
+name = "postmark"
+size = [500, 5000]
+number = 100
+transactions = 200
+"#,
+        tmp.path().display()
+    );
+    let spec = write_spec(tmp.path(), "engines", &body);
+    let results = tmp.path().join("results");
+    run_ok(
+        jbench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--results")
+            .arg(&results)
+            .arg("-q"),
+    );
+    assert_no_leaks(tmp.path());
+    let recs = records(&results);
+    assert_eq!(recs.len(), 9);
+    for r in &recs {
+        assert_eq!(r["status"], "ok", "{r}");
+        let mem = &r["memory"];
+        assert_eq!(mem["limit_bytes"], 64 << 20, "{r}");
+        let peak = mem["peak_bytes"].as_u64().unwrap();
+        assert!(peak > 0 && peak <= 64 << 20, "peak {peak} within the limit");
+        let label = r["config"]["label"].as_str().unwrap();
+        let want_mode = match label {
+            "ext4-ordered" => "ordered",
+            "ext3-journal" => "journal",
+            _ => "metadata",
+        };
+        assert_eq!(r["verified"]["mode"], want_mode, "{r}");
+        let phases = r["phases"].as_array().unwrap();
+        match r["workload"]["kind"].as_str().unwrap() {
+            "iozone" => {
+                // 160 MiB written through a 64 MiB limit: only the limit keeps the
+                // peak below the data size.
+                assert_eq!(phases[0]["bytes"], 160 << 20);
+                assert!(
+                    phases[0]["durable_seconds"].as_f64().unwrap()
+                        >= phases[0]["seconds"].as_f64().unwrap()
+                );
+            }
+            "fsync" => {
+                assert_eq!(phases[0]["ops"], 50);
+                assert_eq!(phases[0]["latency"]["count"], 50);
+            }
+            "postmark" => {
+                let c = &phases[1]["counters"];
+                assert!(c["transactions"].as_u64().unwrap() == 200, "{c}");
+            }
+            other => panic!("unexpected workload {other}"),
+        }
+    }
+    let out = run_ok(jbench().args(["report"]).arg(&results));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("bigger-than-memory") && text.contains("postmark"),
+        "{text}"
+    );
+}

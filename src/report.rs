@@ -220,6 +220,8 @@ pub struct PhaseComparison {
 pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
     let mut warnings = Vec::new();
     let confidence = checked_confidence(opts.confidence, &mut warnings);
+    let with_durable = with_durable_phases(records);
+    let records = with_durable.as_slice();
     let mut sorted: Vec<&TrialRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.trial);
     if sorted.is_empty() {
@@ -258,6 +260,35 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         workloads,
         warnings,
     }
+}
+
+/// Suffix of the pseudo-phase holding a phase's time up to `syncfs`.
+pub const DURABLE_SUFFIX: &str = "+syncfs";
+
+/// A phase timed with `durable = true` gets a companion phase `<name>+syncfs` whose
+/// seconds are the durable figure, so every table, comparison and export shows the
+/// cost of getting the work onto the devices beside the plain figure.
+fn with_durable_phases(records: &[TrialRecord]) -> Vec<TrialRecord> {
+    records
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let durable: Vec<_> = r
+                .phases
+                .iter()
+                .filter_map(|p| {
+                    p.durable_seconds.map(|d| crate::workload::PhaseResult {
+                        name: format!("{}{DURABLE_SUFFIX}", p.name),
+                        seconds: d,
+                        durable_seconds: None,
+                        ..p.clone()
+                    })
+                })
+                .collect();
+            r.phases.extend(durable);
+            r
+        })
+        .collect()
 }
 
 /// Settings shared by the per-workload analysis.
@@ -2021,6 +2052,31 @@ mod tests {
             a.warnings,
             ["baseline configuration `nvram` has no trials; comparing with `same-disk` instead"]
         );
+    }
+
+    #[test]
+    fn durable_times_become_phases_of_their_own() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        for r in &mut recs {
+            r.phases[1].durable_seconds = Some(r.phases[1].seconds * 2.0);
+        }
+        let a = analyse(&recs, &opts());
+        let names: Vec<&str> = a.workloads[0]
+            .phases
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(names.last(), Some(&"file_create+syncfs"), "{names:?}");
+        let c = find(&a, "small", "same-disk");
+        let plain = c.phases.iter().find(|p| p.phase == "file_create").unwrap();
+        let durable = c
+            .phases
+            .iter()
+            .find(|p| p.phase == "file_create+syncfs")
+            .unwrap();
+        let ratio = durable.seconds.as_ref().unwrap().mean / plain.seconds.as_ref().unwrap().mean;
+        assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
     }
 
     #[test]

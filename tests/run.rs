@@ -636,3 +636,92 @@ transactions = 200
         "{text}"
     );
 }
+
+#[test]
+fn every_file_system_type_and_data_mode_is_verified_end_to_end() {
+    if !need_root("types_e2e") {
+        return;
+    }
+    let tmp = scratch("types-e2e-");
+    let body = format!(
+        r#"name = "types"
+repetitions = 1
+work_dir = "{}"
+
+[filesystem]
+size = "512M"
+
+[journal]
+size = "64M"
+placement = "second-disk"
+
+[[config]]
+journal.mode = ["ordered", "journal", "writeback"]
+filesystem.type = ["ext4", "ext3"]
+
+[[config]]
+label = "ext4-no-journal"
+journal.placement = "none"
+
+[[config]]
+label = "xfs-external-log"
+filesystem.type = "xfs"
+
+[[workload]]
+kind = "fdtree"
+dirs = 2
+files = 2
+blocks = 1
+levels = 2
+durable = true
+"#,
+        tmp.path().display()
+    );
+    let spec = write_spec(tmp.path(), "types", &body);
+    let results = tmp.path().join("results");
+    run_ok(
+        jbench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--results")
+            .arg(&results)
+            .arg("-q"),
+    );
+    assert_no_leaks(tmp.path());
+    let recs = records(&results);
+    assert_eq!(recs.len(), 8);
+    for r in &recs {
+        assert_eq!(r["status"], "ok", "{r}");
+        let (fs, mode) = (
+            r["config"]["filesystem"].as_str().unwrap(),
+            r["config"]["mode"].as_str().unwrap(),
+        );
+        assert_eq!(r["verified"]["mode"], mode, "{r}");
+        let jdev = r["verified"]["journal_device"].as_str().unwrap();
+        match mode {
+            "none" => assert_eq!(jdev, "none"),
+            _ => assert!(jdev.starts_with("/dev/loop"), "{fs} {mode}: {jdev}"),
+        }
+        let checks = r["verified"]["checks"].to_string();
+        assert!(
+            checks.contains(&format!(" {fs} ")),
+            "mounted as {fs}: {checks}"
+        );
+        for p in r["phases"].as_array().unwrap() {
+            assert!(p["durable_seconds"].as_f64().unwrap() >= p["seconds"].as_f64().unwrap());
+        }
+    }
+    let modes: std::collections::BTreeSet<String> = recs
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r["config"]["filesystem"].as_str().unwrap(),
+                r["config"]["mode"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(modes.len(), 8, "{modes:?}");
+    let out = run_ok(jbench().args(["report", "--format", "csv"]).arg(&results));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("file_create+syncfs"));
+}

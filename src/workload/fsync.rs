@@ -34,7 +34,8 @@ use nix::errno::Errno;
 
 use super::fdtree::FsOpError;
 use super::{
-    reject_unknown, table_u64, Interrupted, Latency, ParamError, PhaseResult, RunControl, Workload,
+    reject_unknown, table_bool, table_size, table_u64, Interrupted, Latency, ParamError,
+    PhaseResult, RunControl, Workload,
 };
 use crate::units::{format_size, parse_size};
 
@@ -777,25 +778,6 @@ impl Workload for FsyncSpec {
 
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {
         self.run_with(dir, ctl, &mut |_| {})
-    }
-}
-
-/// A size key: a whole number of bytes or a string such as "16K".
-fn table_size(t: &toml::Table, key: &str, default: u64) -> Result<u64, ParamError> {
-    match t.get(key) {
-        Some(toml::Value::String(s)) => parse_size(s).map_err(|e| ParamError::new(key, e)),
-        _ => table_u64(t, key, default),
-    }
-}
-
-fn table_bool(t: &toml::Table, key: &str, default: bool) -> Result<bool, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::Boolean(b)) => Ok(*b),
-        Some(v) => Err(ParamError::new(
-            key,
-            format!("expected true or false, found {v}"),
-        )),
     }
 }
 

@@ -45,7 +45,7 @@ use anyhow::{bail, Context};
 use nix::errno::Errno;
 
 use super::fdtree::FsOpError;
-use super::{Interrupted, ParamError, PhaseResult, RunControl, Workload};
+use super::{table_bool, table_size, Interrupted, ParamError, PhaseResult, RunControl, Workload};
 use crate::units::{format_size, parse_size};
 
 /// The iozone release whose behaviour this engine follows.
@@ -763,29 +763,6 @@ fn size_param(bytes: u64) -> serde_json::Value {
         serde_json::Value::String(s)
     } else {
         serde_json::Value::from(bytes)
-    }
-}
-
-fn table_size(t: &toml::Table, key: &str, default: u64) -> Result<u64, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::Integer(i)) if *i >= 0 => Ok(*i as u64),
-        Some(toml::Value::String(s)) => parse_size(s).map_err(|e| ParamError::new(key, e)),
-        Some(v) => Err(ParamError::new(
-            key,
-            format!("expected a size in bytes or a string like \"4M\", found {v}"),
-        )),
-    }
-}
-
-fn table_bool(t: &toml::Table, key: &str, default: bool) -> Result<bool, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::Boolean(b)) => Ok(*b),
-        Some(v) => Err(ParamError::new(
-            key,
-            format!("expected true or false, found {v}"),
-        )),
     }
 }
 

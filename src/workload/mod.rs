@@ -165,6 +165,33 @@ pub fn table_u64(t: &toml::Table, key: &str, default: u64) -> Result<u64, ParamE
     }
 }
 
+/// Reads a size key: a whole number of bytes or a string such as "4M".
+pub fn table_size(t: &toml::Table, key: &str, default: u64) -> Result<u64, ParamError> {
+    match t.get(key) {
+        None => Ok(default),
+        Some(toml::Value::Integer(i)) if *i >= 0 => Ok(*i as u64),
+        Some(toml::Value::String(s)) => {
+            crate::units::parse_size(s).map_err(|e| ParamError::new(key, e))
+        }
+        Some(v) => Err(ParamError::new(
+            key,
+            format!("expected a size in bytes or a string like \"4M\", found {v}"),
+        )),
+    }
+}
+
+/// Reads a boolean key.
+pub fn table_bool(t: &toml::Table, key: &str, default: bool) -> Result<bool, ParamError> {
+    match t.get(key) {
+        None => Ok(default),
+        Some(toml::Value::Boolean(b)) => Ok(*b),
+        Some(v) => Err(ParamError::new(
+            key,
+            format!("expected true or false, found {v}"),
+        )),
+    }
+}
+
 /// Refuses keys a workload kind does not know.
 pub fn reject_unknown(t: &toml::Table, known: &[&str]) -> Result<(), ParamError> {
     for k in t.keys() {

@@ -1262,7 +1262,7 @@ pub fn parse_table(t: &toml::Table) -> Result<Postmark, ParamError> {
         subdirectories: u32_key("subdirectories", d.subdirectories)?,
         read_block: u32_key("read", d.read_block)?,
         write_block: u32_key("write", d.write_block)?,
-        buffering: parse_bool(t, "buffering", d.buffering)?,
+        buffering: crate::workload::table_bool(t, "buffering", d.buffering)?,
         bias_read: parse_bias(t, "bias_read", d.bias_read)?,
         bias_create: parse_bias(t, "bias_create", d.bias_create)?,
         seed: u32_key("seed", d.seed)?,
@@ -1307,17 +1307,6 @@ fn parse_size(v: Option<&toml::Value>, default: (u32, u32)) -> Result<(u32, u32)
         Some(toml::Value::Array(a)) if a.len() == 1 => Ok((int(&a[0])?, int(&a[0])?)),
         Some(one @ toml::Value::Integer(_)) => int(one).map(|s| (s, s)),
         Some(other) => Err(bad(other)),
-    }
-}
-
-fn parse_bool(t: &toml::Table, key: &str, default: bool) -> Result<bool, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::Boolean(b)) => Ok(*b),
-        Some(v) => Err(ParamError::new(
-            key,
-            format!("expected true or false, found {v}"),
-        )),
     }
 }
 

@@ -25,6 +25,10 @@ const MAX_JOURNAL_SIZE: u64 = 10_240_000 * 4096;
 /// mke2fs's default bytes-per-inode ratio, which fixes how many inodes a fresh file
 /// system has unless mkfs_options change it.
 const BYTES_PER_INODE: u64 = 16384;
+/// jbd2 needs 1024 journal blocks after the superblock: an external journal device
+/// spends its first blocks on its own superblock, so it needs one block more (the
+/// kernel says "Journal too short" otherwise).
+const MIN_EXTERNAL_JOURNAL: u64 = 1025 * 4096;
 /// Below this a memory cgroup cannot even hold the engine and its page-cache working set.
 const MIN_MEMORY_LIMIT: u64 = 32 << 20;
 /// XFS's own limits: a data section of at least 300 MB, a log of 64 MB to 2 GB.
@@ -1044,6 +1048,11 @@ fn check_type_rules(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
             );
         }
     }
+    if c.fs_type.is_ext() && c.placement.is_external() && c.journal_size < MIN_EXTERNAL_JOURNAL {
+        return fail(&s.jsize, "journal.size", format!(
+            "an external journal of {} is too short for jbd2, which needs 1024 journal blocks besides the journal device's superblock; use at least 4100K",
+            format_size(c.journal_size)));
+    }
     if c.placement == Placement::None {
         if c.fs_type != FsType::Ext4 {
             return fail(
@@ -1734,6 +1743,12 @@ filesystem.type = "xfs"
                 "commit = \"1.5s\"",
                 "journal.commit",
                 "whole number of seconds",
+            ),
+            (
+                "",
+                "placement = \"ramdisk\"\nsize = \"4M\"",
+                "journal.size",
+                "too short for jbd2",
             ),
         ];
         for (fs, journal, key, msg) in cases {

@@ -528,6 +528,24 @@ fn non_root_is_told_to_use_sudo() {
     }
 }
 
+/// Runs an experiment written into `dir`, checks nothing leaked, and returns the
+/// results directory and its trial records.
+fn run_quietly(dir: &Path, name: &str, body: &str) -> (std::path::PathBuf, Vec<Value>) {
+    let spec = write_spec(dir, name, body);
+    let results = dir.join("results");
+    run_ok(
+        jbench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--results")
+            .arg(&results)
+            .arg("-q"),
+    );
+    assert_no_leaks(dir);
+    let recs = records(&results);
+    (results, recs)
+}
+
 #[test]
 fn every_engine_runs_end_to_end_with_memory_limits_and_durable_timing() {
     if !need_root("engines_e2e") {
@@ -581,18 +599,7 @@ transactions = 200
 "#,
         tmp.path().display()
     );
-    let spec = write_spec(tmp.path(), "engines", &body);
-    let results = tmp.path().join("results");
-    run_ok(
-        jbench()
-            .arg("run")
-            .arg(&spec)
-            .arg("--results")
-            .arg(&results)
-            .arg("-q"),
-    );
-    assert_no_leaks(tmp.path());
-    let recs = records(&results);
+    let (results, recs) = run_quietly(tmp.path(), "engines", &body);
     assert_eq!(recs.len(), 9);
     for r in &recs {
         assert_eq!(r["status"], "ok", "{r}");
@@ -677,18 +684,7 @@ durable = true
 "#,
         tmp.path().display()
     );
-    let spec = write_spec(tmp.path(), "types", &body);
-    let results = tmp.path().join("results");
-    run_ok(
-        jbench()
-            .arg("run")
-            .arg(&spec)
-            .arg("--results")
-            .arg(&results)
-            .arg("-q"),
-    );
-    assert_no_leaks(tmp.path());
-    let recs = records(&results);
+    let (results, recs) = run_quietly(tmp.path(), "types", &body);
     assert_eq!(recs.len(), 8);
     for r in &recs {
         assert_eq!(r["status"], "ok", "{r}");

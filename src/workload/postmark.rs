@@ -616,14 +616,7 @@ pub fn simulate(cfg: &Postmark) -> Tally {
 // System calls
 // ---------------------------------------------------------------------------------
 
-/// A failed system call, naming the call, the path and the errno.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{op} {}: {}", path.display(), errno.desc())]
-pub struct FsOpError {
-    pub op: &'static str,
-    pub path: PathBuf,
-    pub errno: Errno,
-}
+pub use super::fdtree::FsOpError;
 
 /// A NUL-terminated path rebuilt in place for every operation, so no operation
 /// allocates.

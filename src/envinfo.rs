@@ -14,6 +14,8 @@ pub struct Environment {
     pub hostname: String,
     pub kernel: String,
     pub e2fsprogs: String,
+    /// `mkfs.xfs -V`, or "not found".
+    pub xfsprogs: String,
     pub cpu_model: String,
     pub cores: usize,
     pub memory_bytes: u64,
@@ -63,6 +65,9 @@ pub fn collect(spec: &Spec) -> Environment {
             })
             .unwrap_or_default(),
         e2fsprogs: cmd::run_all("mke2fs", &["-V"])
+            .map(|t| t.lines().next().unwrap_or("").trim().to_string())
+            .unwrap_or_else(|_| "not found".into()),
+        xfsprogs: cmd::run_all("mkfs.xfs", &["-V"])
             .map(|t| t.lines().next().unwrap_or("").trim().to_string())
             .unwrap_or_else(|_| "not found".into()),
         cpu_model: std::fs::read_to_string("/proc/cpuinfo")

@@ -8,6 +8,7 @@
 
 pub mod cleanup;
 pub mod config;
+pub mod emu;
 pub mod envinfo;
 pub mod executor;
 pub mod interrupt;

@@ -1316,11 +1316,6 @@ fn json_to_toml(v: &serde_json::Value) -> Option<toml::Value> {
     })
 }
 
-impl Spec {
-    pub fn config(&self, label: &str) -> Option<&Config> {
-        self.configs.iter().find(|c| c.label == label)
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -43,9 +43,6 @@ impl LoopDevice {
         &self.device
     }
 
-    pub fn backing(&self) -> &Path {
-        &self.backing
-    }
 
     pub fn release(&mut self) -> Result<()> {
         if self.released {

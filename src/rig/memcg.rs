@@ -165,9 +165,6 @@ impl MemoryLimit {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.dir
-    }
 }
 
 impl Drop for MemoryLimit {

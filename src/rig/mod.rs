@@ -46,9 +46,6 @@ impl Workspace {
         })
     }
 
-    pub fn main(&self) -> &SessionDir {
-        &self.main
-    }
 
     /// The session directory inside `parent`, made on first use.
     fn dir_in(&mut self, parent: &Path) -> Result<&SessionDir> {

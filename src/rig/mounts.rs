@@ -78,9 +78,6 @@ impl Mount {
         })
     }
 
-    pub fn target(&self) -> &Path {
-        &self.target
-    }
 
     /// Unmounts, retrying while the kernel still reports the mount busy (a just-closed
     /// file can hold it for a moment).

@@ -81,10 +81,6 @@ impl SessionDir {
         Ok(())
     }
 
-    /// Removes `index` from the ledger once the device is gone.
-    pub fn forget_zram(&self, index: u32) {
-        forget_zram(&self.path, index)
-    }
 }
 
 /// Removes `index` from the zram ledger of session directory `dir`.

@@ -1316,7 +1316,6 @@ fn json_to_toml(v: &serde_json::Value) -> Option<toml::Value> {
     })
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,7 +43,6 @@ impl LoopDevice {
         &self.device
     }
 
-
     pub fn release(&mut self) -> Result<()> {
         if self.released {
             return Ok(());

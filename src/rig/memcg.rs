@@ -164,7 +164,6 @@ impl MemoryLimit {
             cgroup: self.h.version,
         }
     }
-
 }
 
 impl Drop for MemoryLimit {

@@ -46,7 +46,6 @@ impl Workspace {
         })
     }
 
-
     /// The session directory inside `parent`, made on first use.
     fn dir_in(&mut self, parent: &Path) -> Result<&SessionDir> {
         if !self.others.contains_key(parent) {

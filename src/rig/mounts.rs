@@ -78,7 +78,6 @@ impl Mount {
         })
     }
 
-
     /// Unmounts, retrying while the kernel still reports the mount busy (a just-closed
     /// file can hold it for a moment).
     pub fn release(&mut self) -> Result<()> {

@@ -80,7 +80,6 @@ impl SessionDir {
         f.sync_all()?;
         Ok(())
     }
-
 }
 
 /// Removes `index` from the zram ledger of session directory `dir`.

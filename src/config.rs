@@ -183,6 +183,34 @@ pub struct Config {
     pub commit_seconds: Option<u32>,
     /// Memory cgroup limit the workload runs under.
     pub memory_limit: Option<u64>,
+    /// Emulated disk the file system (and an internal or same-disk journal) lives on:
+    /// its image is served through the device daemon with this model's timing.
+    pub fs_model: Option<DeviceModelSpec>,
+    /// Emulated disk of a `second-disk` or `ramdisk` journal.
+    pub journal_model: Option<DeviceModelSpec>,
+}
+
+/// A device model as the experiment names it: a built-in model, or an entry of the
+/// `[models]` table (a built-in model with some parameters overridden).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceModelSpec {
+    /// What the spec wrote: `hdd-7200`, or the name of a `[models]` entry.
+    pub name: String,
+    /// The built-in model it is made from (one of `emu::MODEL_NAMES`).
+    pub model: String,
+    /// Parameters that override the built-in model's defaults.
+    pub params: toml::Table,
+}
+
+impl DeviceModelSpec {
+    /// A built-in model with its defaults.
+    pub fn builtin(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            model: name.to_string(),
+            params: toml::Table::new(),
+        }
+    }
 }
 
 impl Config {

@@ -104,6 +104,8 @@ pub struct Spec {
     pub baseline: Option<String>,
     pub configs: Vec<Config>,
     pub workloads: Vec<WorkloadSpec>,
+    /// How emulated disks (`device_model`) are served.
+    pub emulation: crate::emu::EmulationOptions,
     /// The spec with every default filled in, as TOML: stored with the results and
     /// compared on `--resume`.
     pub resolved: String,
@@ -389,6 +391,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         baseline,
         configs,
         workloads,
+        emulation: crate::emu::EmulationOptions::default(),
         resolved: String::new(),
     };
     spec.resolved = resolve(&spec);
@@ -772,6 +775,8 @@ fn expand(
                 ramdisk_size: ramdisk_size.values[i[12]],
                 fast_commit: fast_commit.values[i[13]],
                 commit_seconds: commit.values[i[14]],
+                fs_model: None,
+                journal_model: None,
             };
             (c, spans())
         })

@@ -1,13 +1,35 @@
 //! Emulated block devices (issue 4): models of the studies' hardware — 7200 rpm disks,
-//! SATA and NVMe SSDs, NVRAM, RAM — that say how long each request should take.
-//!
-//! Only the models live here so far: pure, deterministic code with no I/O. The FUSE
-//! daemon that serves image files as block devices (to come) asks a model how long a
-//! request takes and delays its answer by that much.
+//! SATA and NVMe SSDs, NVRAM, RAM — that say how long each request should take, and
+//! the user-space daemon that serves image files as block devices with that timing.
 
 pub mod model;
+
+use std::time::Duration;
 
 pub use model::{
     below_floor, model_by_name, predicted, predicted_set, DeviceModel, FixedParams, HddParams,
     Kind, Pattern, Prediction, RamParams, Request, Service, Workload, FUSE_FLOOR, MODEL_NAMES,
 };
+
+/// The `[emulation]` table of an experiment: how emulated disks are served.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmulationOptions {
+    /// Record every write, flush and discard of every emulated disk of a trial in one
+    /// ordered log (docs/write-log.md). Off by default: it costs time and space.
+    pub write_log: bool,
+    /// Abort the daemon's FUSE connection when it has not answered a probe for this
+    /// long, so the workload gets EIO instead of hanging.
+    pub watchdog: Duration,
+    /// Pin the daemon and the workload to different CPUs when there are two or more.
+    pub pin_cpus: bool,
+}
+
+impl Default for EmulationOptions {
+    fn default() -> Self {
+        Self {
+            write_log: false,
+            watchdog: Duration::from_secs(30),
+            pin_cpus: true,
+        }
+    }
+}

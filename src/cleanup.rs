@@ -102,9 +102,12 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
         }
     };
 
-    // Deepest mounts first, so nested mounts come off before their parents.
+    // Deepest mounts first, so nested mounts come off before their parents. The device
+    // daemon's FUSE mounts come off last: loop devices hold files on them.
+    let is_daemon_mount = |m: &mounts::MountEntry| m.source == crate::emu::daemon::SUBTYPE;
     let mut targets: Vec<PathBuf> = mounts::mounts()
         .into_iter()
+        .filter(|m| !is_daemon_mount(m))
         .map(|m| m.target)
         .filter(|t| inside(t))
         .collect();
@@ -128,6 +131,20 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
             act(format!("remove zram{index}"), &mut || zram::remove(index));
         }
     }
+    for dir in stale.iter().filter(|d| d.exists()) {
+        if let Some(pid) = daemon_of(dir) {
+            act(format!("stop device daemon {pid}"), &mut || {
+                stop_daemon(pid)
+            });
+        }
+    }
+    for m in mounts::mounts().into_iter().filter(is_daemon_mount) {
+        if inside(&m.target) {
+            act(format!("unmount {}", m.target.display()), &mut || {
+                crate::emu::host::unmount_fuse(&m.target)
+            });
+        }
+    }
     for cg in crate::rig::memcg::stale_cgroups() {
         act(format!("remove cgroup {}", cg.display()), &mut || {
             crate::rig::memcg::remove(&cg)
@@ -148,6 +165,33 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
         }
     }
     Ok(report)
+}
+
+/// The pid of a device daemon a session directory's pid file names, if that process
+/// still runs and is that session's daemon (pids are reused).
+fn daemon_of(dir: &Path) -> Option<i32> {
+    let text = fs::read_to_string(dir.join(crate::emu::host::PID_FILE)).ok()?;
+    let pid: i32 = text.trim().parse().ok()?;
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    (cmdline.contains("device-daemon") && cmdline.contains(&*dir.to_string_lossy())).then_some(pid)
+}
+
+fn stop_daemon(pid: i32) -> Result<()> {
+    use nix::sys::signal::{kill, Signal};
+    let pid = nix::unistd::Pid::from_raw(pid);
+    let _ = kill(pid, Signal::SIGKILL);
+    for _ in 0..200 {
+        if kill(pid, None).is_err() {
+            return Ok(());
+        }
+        // An orphan is reaped by init; a zombie whose parent lives on is harmless.
+        if crate::emu::host::process_state(pid.as_raw() as u32).starts_with("dead") {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    anyhow::bail!("device daemon {pid} did not exit after SIGKILL")
 }
 
 fn remove_registry_entry(dir: &Path) {

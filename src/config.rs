@@ -250,6 +250,8 @@ impl Config {
             commit_seconds: self.commit_seconds,
             memory_limit: self.memory_limit,
             ramdisk_size: self.ramdisk_size,
+            fs_device_model: self.fs_model.as_ref().map(|m| m.name.clone()),
+            journal_device_model: self.journal_model.as_ref().map(|m| m.name.clone()),
         }
     }
 }

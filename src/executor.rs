@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use crate::emu::host::{self, EmulationRecord};
 use crate::plan::Trial;
 use crate::record::Verified;
 use crate::rig::memcg::{MemoryLimit, MemoryUse};
@@ -21,6 +22,8 @@ pub struct TrialOutcome {
     pub phases: Vec<PhaseResult>,
     /// Memory limit and peak use, when the configuration sets `memory_limit`.
     pub memory: Option<MemoryUse>,
+    /// Emulated disks' counters and the daemon's CPU time.
+    pub emulation: Option<EmulationRecord>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +45,7 @@ pub struct FailedTrial {
     pub error: String,
     pub layout: serde_json::Value,
     pub verified: Option<Verified>,
+    pub emulation: Option<EmulationRecord>,
 }
 
 pub trait Executor {
@@ -59,6 +63,7 @@ pub struct RigExecutor {
     ws: Workspace,
     destroy: Vec<PathBuf>,
     shown: BTreeSet<usize>,
+    write_logs: Option<PathBuf>,
 }
 
 impl RigExecutor {
@@ -67,7 +72,15 @@ impl RigExecutor {
             ws: Workspace::new(&spec.work_dir)?,
             destroy,
             shown: BTreeSet::new(),
+            write_logs: None,
         })
+    }
+
+    /// Where write logs go (`trial-<N>.wlog`) when the spec's `[emulation]` asks for
+    /// them; usually `<results>/write-logs`.
+    pub fn with_write_logs(mut self, dir: PathBuf) -> Self {
+        self.write_logs = Some(dir);
+        self
     }
 }
 
@@ -89,11 +102,15 @@ impl Executor for RigExecutor {
                     error: format!("{e:#}"),
                     layout,
                     verified,
+                    emulation: None,
                 }))
             }
         };
         drop_caches().map_err(|e| failed(e, serde_json::Value::Null, None))?;
-        let rig = rig::provision(config, &mut self.ws, &self.destroy)
+        let emu = self
+            .emu_setup(spec, trial)
+            .map_err(|e| failed(e, serde_json::Value::Null, None))?;
+        let rig = rig::provision_with(config, &mut self.ws, &self.destroy, &emu)
             .map_err(|e| failed(e, serde_json::Value::Null, None))?;
         let layout = serde_json::to_value(&rig.layout).unwrap_or_default();
         if self.shown.insert(trial.config) {
@@ -105,15 +122,20 @@ impl Executor for RigExecutor {
             ));
         }
         let verified = Some(rig.verified.clone());
-        let ctl = ctl.clone().with_durable(workload.durable);
+        let mut ctl = ctl.clone().with_durable(workload.durable);
         // The cgroup is made fresh per trial so its peak is this trial's alone.
-        let mut limit = match config.memory_limit.map(MemoryLimit::create).transpose() {
-            Ok(l) => l,
+        let limit = config.memory_limit.map(MemoryLimit::create).transpose();
+        let session = limit.and_then(|limit| EmulatedRun::begin(&rig, &emu).map(|e| (limit, e)));
+        let (mut limit, emulated) = match session {
+            Ok(v) => v,
             Err(e) => {
                 rig.teardown().map_err(TrialError::Fatal)?;
                 return Err(failed(e, layout, verified));
             }
         };
+        if let Some(e) = &emulated {
+            ctl = ctl.with_marker(e.marker.clone());
+        }
         let entered = limit.as_mut().map(|l| l.enter()).transpose();
         let result = match entered {
             Ok(_) => workload.engine.run(&rig.mount_point, &ctl),
@@ -124,19 +146,131 @@ impl Executor for RigExecutor {
             l.usage()
         });
         drop(limit);
+        let (emulation, daemon_failure) = match emulated {
+            Some(e) => e.end(&rig),
+            None => (None, None),
+        };
         // Tear down before judging the result: a device that cannot be released makes
         // every later trial suspect, so that stops the run.
         rig.teardown().map_err(TrialError::Fatal)?;
-        match result {
-            Ok(phases) => Ok(TrialOutcome {
+        let failed_with = |e: anyhow::Error, emulation: Option<EmulationRecord>| match failed(
+            e,
+            layout.clone(),
+            verified.clone(),
+        ) {
+            TrialError::Failed(mut f) => {
+                f.emulation = emulation;
+                TrialError::Failed(f)
+            }
+            other => other,
+        };
+        match (result, daemon_failure) {
+            (Err(e), _) if e.is::<Interrupted>() => Err(TrialError::Interrupted),
+            // A disk that failed under the workload makes its figures meaningless even
+            // when the workload saw no error (fdtree never fsyncs: its writes can fail
+            // later, in writeback).
+            (Err(e), Some(why)) => Err(failed_with(e.context(why), emulation)),
+            (Ok(_), Some(why)) => Err(failed_with(anyhow::anyhow!(why), emulation)),
+            (Ok(phases), None) => Ok(TrialOutcome {
                 layout,
                 verified,
                 phases,
                 memory,
+                emulation,
             }),
-            Err(e) if e.is::<Interrupted>() => Err(TrialError::Interrupted),
-            Err(e) => Err(failed(e, layout, verified)),
+            (Err(e), None) => Err(failed_with(e, emulation)),
         }
+    }
+}
+
+impl RigExecutor {
+    fn emu_setup(&self, spec: &Spec, trial: &Trial) -> Result<rig::EmuSetup> {
+        let write_log = match (&self.write_logs, spec.emulation.write_log) {
+            (Some(dir), true) => {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+                Some(dir.join(format!("trial-{}.wlog", trial.index)))
+            }
+            _ => None,
+        };
+        Ok(rig::EmuSetup {
+            options: spec.emulation.clone(),
+            write_log,
+        })
+    }
+}
+
+/// The part of a trial that runs on emulated disks: the workload pinned away from the
+/// daemon's CPU, model timing on, the daemon's CPU time and counters taken around it.
+struct EmulatedRun {
+    restore_cpus: Option<Vec<usize>>,
+    workload_cpus: Vec<usize>,
+    cpu_before: (f64, f64),
+    marker: Option<std::sync::Arc<std::fs::File>>,
+}
+
+impl EmulatedRun {
+    /// `None` when the rig has no emulated disk.
+    fn begin(rig: &rig::Rig, emu: &rig::EmuSetup) -> Result<Option<Self>> {
+        let Some(daemon) = rig.daemon() else {
+            return Ok(None);
+        };
+        let mut restore_cpus = None;
+        let mut workload_cpus = Vec::new();
+        if !daemon.cpus().is_empty() {
+            let others: Vec<usize> = host::allowed_cpus()
+                .into_iter()
+                .filter(|c| !daemon.cpus().contains(c))
+                .collect();
+            if !others.is_empty() {
+                restore_cpus = Some(host::pin_current_thread(&others)?);
+                workload_cpus = others;
+            }
+        }
+        let marker = match daemon.write_log() {
+            Some(_) if emu.options.write_log => Some(std::sync::Arc::new(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(daemon.mountpoint().join(crate::emu::daemon::CONTROL_FILE))?,
+            )),
+            _ => None,
+        };
+        daemon.set_timing(true)?;
+        Ok(Some(Self {
+            restore_cpus,
+            workload_cpus,
+            cpu_before: daemon.cpu_seconds().unwrap_or_default(),
+            marker,
+        }))
+    }
+
+    /// The record of the run, and why the daemon failed if it did.
+    fn end(self, rig: &rig::Rig) -> (Option<EmulationRecord>, Option<String>) {
+        if let Some(cpus) = &self.restore_cpus {
+            let _ = host::pin_current_thread(cpus);
+        }
+        let Some(daemon) = rig.daemon() else {
+            return (None, None);
+        };
+        let failure = daemon.failure();
+        let cpu_after = daemon.cpu_seconds().unwrap_or(self.cpu_before);
+        let stats = if failure.is_none() {
+            daemon.stats().ok()
+        } else {
+            None
+        };
+        let stats = stats.unwrap_or_default();
+        let record = EmulationRecord {
+            daemon_cpus: daemon.cpus().to_vec(),
+            workload_cpus: self.workload_cpus,
+            daemon_cpu_user_seconds: cpu_after.0 - self.cpu_before.0,
+            daemon_cpu_system_seconds: cpu_after.1 - self.cpu_before.1,
+            disks: stats.disks,
+            write_log: daemon.write_log().map(|p| p.display().to_string()),
+            log_records: stats.log_records,
+            log_bytes: stats.log_bytes,
+        };
+        (Some(record), failure)
     }
 }
 

@@ -61,6 +61,16 @@ enum Command {
     /// Benchmarks of jbench itself.
     #[command(subcommand)]
     Selftest(SelftestCmd),
+    /// Emulated disks: list the models, calibrate one, read a write log.
+    #[command(subcommand)]
+    Device(DeviceCmd),
+    /// Serves emulated disks over FUSE; started by `jbench run` and `jbench device`,
+    /// not by hand.
+    #[command(hide = true)]
+    DeviceDaemon {
+        /// The daemon's JSON configuration, written by the rig.
+        config: PathBuf,
+    },
 }
 
 /// Where the experiment comes from: a file, or a preset built into jbench.
@@ -175,6 +185,51 @@ struct FdtreeArgs {
 }
 
 #[derive(Subcommand)]
+enum DeviceCmd {
+    /// The built-in device models with their default parameters (the keys a
+    /// `[models.NAME]` table can override) and the figures they predict.
+    Models,
+    /// Measure a model through the whole emulation path (loop device, FUSE, daemon):
+    /// QD1 random 4K reads and writes, sequential 1 MiB, fsync'ed 4K appends, each
+    /// beside what the model predicts for the same requests plus the measured FUSE
+    /// floor (root).
+    Calibrate(CalibrateArgs),
+    /// Summarise a write log (docs/write-log.md): records per kind, markers.
+    Log {
+        /// A `.wlog` file from a results directory's write-logs/.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct CalibrateArgs {
+    /// hdd-7200, ssd-sata, nvme, nvram or ram.
+    model: String,
+    /// Override a model parameter, e.g. --set write_cache=false (repeatable; the value
+    /// is TOML).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Size of the emulated disk; an hdd's geometry spans it.
+    #[arg(long, default_value = "8G")]
+    size: String,
+    /// Where the (sparse) images and the session directory go.
+    #[arg(long, default_value = "/var/tmp/jbench")]
+    work_dir: PathBuf,
+    /// Predicted seconds each pattern may take; request counts are cut to fit.
+    #[arg(long, default_value_t = 8.0)]
+    seconds: f64,
+    /// Also run every pattern with the write log on and show what it costs.
+    #[arg(long)]
+    write_log: bool,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
 enum SelftestCmd {
     /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio.
     Overhead {
@@ -193,6 +248,104 @@ enum SelftestCmd {
         #[arg(short = 'l')]
         levels: Option<u32>,
     },
+}
+
+fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
+    use jbench::emu::{calibrate, model, writelog};
+    match cmd {
+        DeviceCmd::Models => {
+            for name in jbench::emu::MODEL_NAMES {
+                println!("{name}");
+                let params = model::default_params(name).unwrap_or_default();
+                if params.is_empty() {
+                    println!("  (no parameters)");
+                }
+                for (k, v) in &params {
+                    println!("  {k} = {v}");
+                }
+                for (label, p) in model::predicted_set(name, None).map_err(anyhow::Error::msg)? {
+                    println!(
+                        "  predicted {label}: {:.1} IOPS, {:.1} MB/s",
+                        p.iops, p.mb_per_s
+                    );
+                }
+                println!();
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DeviceCmd::Calibrate(a) => {
+            preflight::require_root("jbench device calibrate")?;
+            let mut params = toml::Table::new();
+            for kv in &a.set {
+                let (k, v) = kv
+                    .split_once('=')
+                    .with_context(|| format!("--set {kv}: expected KEY=VALUE"))?;
+                let value: toml::Value = format!("v = {v}")
+                    .parse::<toml::Table>()
+                    .ok()
+                    .and_then(|mut t| t.remove("v"))
+                    .unwrap_or_else(|| toml::Value::String(v.to_string()));
+                params.insert(k.trim().to_string(), value);
+            }
+            jbench::emu::model_by_name(&a.model, Some(&params)).map_err(anyhow::Error::msg)?;
+            let size = jbench::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
+            let opts = calibrate::CalibrateOptions {
+                model: a.model,
+                params,
+                size,
+                work_dir: a.work_dir,
+                seconds_per_pattern: a.seconds,
+                write_log: a.write_log,
+            };
+            let ctl = interrupt::install()?;
+            let c = calibrate::calibrate(&opts, &ctl, &mut |line| eprintln!("jbench: {line}"))?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&c)?);
+            } else {
+                print!("{}", calibrate::render(&c));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DeviceCmd::Log { file, json } => {
+            let (header, summary) = writelog::summarize(&file)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "header": header,
+                        "summary": summary,
+                    }))?
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            for d in &header.disks {
+                println!(
+                    "disk {}: {} ({}, {})",
+                    d.index,
+                    d.name,
+                    d.model,
+                    jbench::units::format_size(d.size)
+                );
+            }
+            println!(
+                "{} records: {} writes ({}), {} zero writes, {} discards, {} flushes, {} markers",
+                summary.records,
+                summary.writes,
+                jbench::units::format_size(summary.write_bytes),
+                summary.zero_writes,
+                summary.discards,
+                summary.flushes,
+                summary.markers.len()
+            );
+            for (seq, label) in summary.markers.iter().take(20) {
+                println!("  #{seq}: {label}");
+            }
+            if summary.markers.len() > 20 {
+                println!("  ... {} more markers", summary.markers.len() - 20);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -229,6 +382,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Cleanup { work_dirs, dry_run } => cmd_cleanup(work_dirs, dry_run),
+        Command::Device(cmd) => cmd_device(cmd),
+        Command::DeviceDaemon { config } => {
+            jbench::emu::daemon::run(&config)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Selftest(SelftestCmd::Overhead {
             dir,
             rounds,
@@ -285,7 +443,8 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     }
     let ctl = interrupt::install()?;
     let outcome = {
-        let mut exec = executor::RigExecutor::new(&spec, args.destroy.clone())?;
+        let mut exec = executor::RigExecutor::new(&spec, args.destroy.clone())?
+            .with_write_logs(dir.join("write-logs"));
         runner::run(
             &spec, &trials, &existing, &mut store, &mut exec, &ctl, args.quiet,
         )?

@@ -35,6 +35,15 @@ pub struct ConfigRecord {
     /// Size of the RAM disk a `ramdisk` journal is a region of, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramdisk_size: Option<u64>,
+    /// `filesystem.device_model`: the emulated disk the file system (and an internal or
+    /// same-disk journal) was on, as the experiment names it (a built-in model or a
+    /// `[models]` entry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_device_model: Option<String>,
+    /// The emulated disk of a `second-disk` or `ramdisk` journal, as the experiment
+    /// names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_device_model: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +98,10 @@ pub struct TrialRecord {
     /// The workload's memory limit and peak use (`memory_limit` configurations).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::rig::memcg::MemoryUse>,
+    /// The emulated disks' counters and the device daemon's CPU time, for
+    /// configurations with a `device_model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<crate::emu::host::EmulationRecord>,
     pub status: Status,
     #[serde(default)]
     pub error: Option<String>,

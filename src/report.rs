@@ -1452,6 +1452,8 @@ mod tests {
                 commit_seconds: None,
                 memory_limit: None,
                 ramdisk_size: None,
+                fs_device_model: None,
+                journal_device_model: None,
             },
             workload: crate::record::WorkloadRecord {
                 kind: "fdtree".to_string(),
@@ -1463,6 +1465,7 @@ mod tests {
             verified: None,
             phases,
             memory: None,
+            emulation: None,
             status: Status::Ok,
             error: None,
             started_at: "2024-01-01T00:00:00Z".to_string(),

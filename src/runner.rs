@@ -159,6 +159,7 @@ pub fn run(
             verified: None,
             phases: Vec::new(),
             memory: None,
+            emulation: None,
             status,
             error: None,
             started_at: started_at.clone(),
@@ -170,16 +171,19 @@ pub fn run(
                 verified,
                 phases,
                 memory,
+                emulation,
             }) => TrialRecord {
                 layout,
                 verified,
                 phases,
                 memory,
+                emulation,
                 ..base(Status::Ok)
             },
             Err(TrialError::Failed(failed)) => TrialRecord {
                 layout: failed.layout,
                 verified: failed.verified,
+                emulation: failed.emulation,
                 error: Some(failed.error),
                 ..base(Status::Failed)
             },
@@ -268,12 +272,14 @@ mod tests {
                     error: "mkdir: No space left on device".into(),
                     layout: serde_json::Value::Null,
                     verified: None,
+                    emulation: None,
                 })));
             }
             Ok(TrialOutcome {
                 layout: serde_json::json!({"fs_device": "/dev/loop9"}),
                 verified: None,
                 memory: None,
+                emulation: None,
                 phases: vec![PhaseResult {
                     name: "dir_create".into(),
                     seconds: 1.0 + trial.index as f64,

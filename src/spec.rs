@@ -2,7 +2,7 @@
 //! matrix of configurations. Every error names the key and its line, and is raised
 //! before anything is provisioned.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::config::{Config, DataMode, FsType, Placement};
+use crate::config::{Config, DataMode, DeviceModelSpec, FsType, Placement};
+use crate::emu::EmulationOptions;
 use crate::units::{format_size, parse_duration, parse_size};
 use crate::workload::Workload;
 
@@ -31,6 +32,8 @@ const BYTES_PER_INODE: u64 = 16384;
 const MIN_EXTERNAL_JOURNAL: u64 = 1025 * 4096;
 /// Below this a memory cgroup cannot even hold the engine and its page-cache working set.
 const MIN_MEMORY_LIMIT: u64 = 32 << 20;
+/// Shortest `[emulation] watchdog`: less would abort a daemon that is only busy.
+const MIN_WATCHDOG: Duration = Duration::from_secs(1);
 /// XFS's own limits: a data section of at least 300 MB, a log of 64 MB to 2 GB.
 const XFS_MIN_FS: u64 = 300 << 20;
 const XFS_MIN_LOG: u64 = 64 << 20;
@@ -104,8 +107,8 @@ pub struct Spec {
     pub baseline: Option<String>,
     pub configs: Vec<Config>,
     pub workloads: Vec<WorkloadSpec>,
-    /// How emulated disks (`device_model`) are served.
-    pub emulation: crate::emu::EmulationOptions,
+    /// How emulated disks (`device_model`) are served: the `[emulation]` table.
+    pub emulation: EmulationOptions,
     /// The spec with every default filled in, as TOML: stored with the results and
     /// compared on `--resume`.
     pub resolved: String,
@@ -173,6 +176,10 @@ struct RawSpec {
     #[serde(default)]
     journal: RawJournal,
     memory_limit: Key<OneOrMany<SizeValue>>,
+    /// `[models.NAME]`: built-in models with some parameters overridden.
+    #[serde(default)]
+    models: BTreeMap<String, Spanned<toml::Table>>,
+    emulation: Key<RawEmulation>,
     #[serde(default)]
     workload: Vec<Spanned<toml::Table>>,
     #[serde(default)]
@@ -191,6 +198,15 @@ struct RawConfigEntry {
     memory_limit: Key<OneOrMany<SizeValue>>,
 }
 
+/// The `[emulation]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEmulation {
+    write_log: Key<bool>,
+    watchdog: Key<String>,
+    pin_cpus: Key<bool>,
+}
+
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFilesystem {
@@ -200,6 +216,7 @@ struct RawFilesystem {
     device: Key<OneOrMany<String>>,
     mkfs_options: Key<OptionSets>,
     mount_options: Key<OptionSets>,
+    device_model: Key<OneOrMany<String>>,
 }
 
 impl RawFilesystem {
@@ -216,6 +233,10 @@ impl RawFilesystem {
                 .mount_options
                 .clone()
                 .or_else(|| base.mount_options.clone()),
+            device_model: self
+                .device_model
+                .clone()
+                .or_else(|| base.device_model.clone()),
         }
     }
 }
@@ -232,6 +253,7 @@ struct RawJournal {
     ramdisk_size: Key<OneOrMany<SizeValue>>,
     fast_commit: Key<OneOrMany<bool>>,
     commit: Key<OneOrMany<String>>,
+    device_model: Key<OneOrMany<String>>,
 }
 
 impl RawJournal {
@@ -255,6 +277,7 @@ impl RawJournal {
                 .clone()
                 .or_else(|| base.fast_commit.clone()),
             commit: pick(&self.commit, &base.commit),
+            device_model: pick(&self.device_model, &base.device_model),
         }
     }
 }
@@ -358,8 +381,10 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         Some(w) => PathBuf::from(w.get_ref()),
     };
 
+    let emulation = build_emulation(ctx, &raw.emulation)?;
+    let models = build_models(ctx, &raw.models)?;
     let workloads = build_workloads(ctx, &raw.workload)?;
-    let configs = build_configs(ctx, &raw)?;
+    let configs = build_configs(ctx, &raw, &models)?;
     check_capacity(ctx, &raw.filesystem, &configs, &workloads)?;
 
     let baseline = match &raw.baseline {
@@ -391,11 +416,113 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         baseline,
         configs,
         workloads,
-        emulation: crate::emu::EmulationOptions::default(),
+        emulation,
         resolved: String::new(),
     };
     spec.resolved = resolve(&spec);
     Ok(spec)
+}
+
+/// The `[emulation]` table; its absence means the defaults.
+fn build_emulation(ctx: &Ctx, raw: &Key<RawEmulation>) -> Result<EmulationOptions, SpecError> {
+    let mut out = EmulationOptions::default();
+    let Some(raw) = raw else {
+        return Ok(out);
+    };
+    let e = raw.get_ref();
+    if let Some(w) = &e.write_log {
+        out.write_log = *w.get_ref();
+    }
+    if let Some(p) = &e.pin_cpus {
+        out.pin_cpus = *p.get_ref();
+    }
+    if let Some(w) = &e.watchdog {
+        let d = parse_duration(w.get_ref()).map_err(|m| ctx.at(w, "emulation.watchdog", m))?;
+        if d < MIN_WATCHDOG {
+            return Err(ctx.at(
+                w,
+                "emulation.watchdog",
+                format!(
+                    "`{}` is too short; the watchdog must allow at least 1s",
+                    w.get_ref()
+                ),
+            ));
+        }
+        out.watchdog = d;
+    }
+    Ok(out)
+}
+
+/// The `[models]` table: each entry a built-in model (`model = "hdd-7200"`) with some
+/// of its parameters overridden, checked by building the model once.
+fn build_models(
+    ctx: &Ctx,
+    raw: &BTreeMap<String, Spanned<toml::Table>>,
+) -> Result<BTreeMap<String, DeviceModelSpec>, SpecError> {
+    let mut out = BTreeMap::new();
+    for (name, t) in raw {
+        let key = format!("models.{name}");
+        let blame = |message: String| ctx.at(t, &key, message);
+        if crate::emu::MODEL_NAMES.contains(&name.as_str()) {
+            return Err(blame(format!(
+                "`{name}` is a built-in model; give the [models] entry another name (e.g. `my-{name}`) and set model = \"{name}\""
+            )));
+        }
+        if name.trim().is_empty() || name.contains(',') {
+            return Err(blame(
+                "a model name must be non-empty and contain no `,` (it appears in labels)".into(),
+            ));
+        }
+        let mut params = t.get_ref().clone();
+        let model = match params.remove("model") {
+            Some(toml::Value::String(m)) => m,
+            Some(_) => {
+                let m =
+                    "`model` must be a string naming a built-in model, e.g. model = \"hdd-7200\"";
+                return Err(blame(m.into()));
+            }
+            None => {
+                return Err(blame(format!(
+                    "missing `model`: the built-in model this entry is made from ({})",
+                    crate::emu::MODEL_NAMES.join(", ")
+                )))
+            }
+        };
+        crate::emu::model_by_name(&model, Some(&params)).map_err(blame)?;
+        out.insert(
+            name.clone(),
+            DeviceModelSpec {
+                name: name.clone(),
+                model,
+                params,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// What a `device_model` value names: a `[models]` entry or a built-in model.
+fn model_of(
+    models: &BTreeMap<String, DeviceModelSpec>,
+    name: &str,
+) -> Result<DeviceModelSpec, String> {
+    if let Some(m) = models.get(name) {
+        return Ok(m.clone());
+    }
+    if crate::emu::MODEL_NAMES.contains(&name) {
+        crate::emu::model_by_name(name, None)?;
+        return Ok(DeviceModelSpec::builtin(name));
+    }
+    let entries: Vec<&str> = models.keys().map(String::as_str).collect();
+    Err(format!(
+        "unknown device model `{name}`; built-in models: {}; [models] entries: {}",
+        crate::emu::MODEL_NAMES.join(", "),
+        if entries.is_empty() {
+            "(none)".to_string()
+        } else {
+            entries.join(", ")
+        }
+    ))
 }
 
 fn build_workloads(
@@ -544,10 +671,20 @@ fn option_factor(raw: &Key<OptionSets>) -> Factor<Vec<String>> {
 /// or, with `[[config]]` tables, the union of one matrix per table (each table's keys
 /// override the base sections), for sets a single matrix cannot express (ext4 without
 /// a journal, in two modes, and XFS).
-fn build_configs(ctx: &Ctx, raw: &RawSpec) -> Result<Vec<Config>, SpecError> {
+fn build_configs(
+    ctx: &Ctx,
+    raw: &RawSpec,
+    models: &BTreeMap<String, DeviceModelSpec>,
+) -> Result<Vec<Config>, SpecError> {
     let mut all: Vec<(Config, Spans, Option<String>)> = Vec::new();
     if raw.config.is_empty() {
-        for (c, s) in expand(ctx, &raw.filesystem, &raw.journal, &raw.memory_limit)? {
+        for (c, s) in expand(
+            ctx,
+            &raw.filesystem,
+            &raw.journal,
+            &raw.memory_limit,
+            models,
+        )? {
             all.push((c, s, None));
         }
     }
@@ -556,7 +693,7 @@ fn build_configs(ctx: &Ctx, raw: &RawSpec) -> Result<Vec<Config>, SpecError> {
         let fs = e.filesystem.merged_over(&raw.filesystem);
         let j = e.journal.merged_over(&raw.journal);
         let mem = e.memory_limit.clone().or_else(|| raw.memory_limit.clone());
-        let expanded = expand(ctx, &fs, &j, &mem)?;
+        let expanded = expand(ctx, &fs, &j, &mem, models)?;
         let label = e.label.as_ref().map(|l| l.get_ref().clone());
         if let Some(l) = &e.label {
             if l.get_ref().trim().is_empty() {
@@ -593,6 +730,7 @@ fn expand(
     fs: &RawFilesystem,
     j: &RawJournal,
     mem: &Key<OneOrMany<SizeValue>>,
+    models: &BTreeMap<String, DeviceModelSpec>,
 ) -> Result<Vec<(Config, Spans)>, SpecError> {
     let fs_type = factor(
         ctx,
@@ -621,6 +759,13 @@ fn expand(
     )?;
     let mkfs = option_factor(&fs.mkfs_options);
     let mount = option_factor(&fs.mount_options);
+    let fs_model = factor(
+        ctx,
+        "filesystem.device_model",
+        &fs.device_model,
+        vec![None],
+        |n: &String| model_of(models, n).map(Some),
+    )?;
 
     let placement = factor(
         ctx,
@@ -632,6 +777,15 @@ fn expand(
             Placement::Internal
         }],
         |p: &String| Placement::parse(p),
+    )?;
+    // `None` here means "not given": which disk the journal then gets depends on the
+    // placement (see below).
+    let jmodel = factor(
+        ctx,
+        "journal.device_model",
+        &j.device_model,
+        vec![None],
+        |n: &String| model_of(models, n).map(Some),
     )?;
     let jsize = factor(ctx, "journal.size", &j.size, vec![16 << 20], |v| {
         let s = size_of(v)?;
@@ -730,8 +884,10 @@ fn expand(
         fs_device.values.len(),
         mkfs.values.len(),
         mount.values.len(),
+        fs_model.values.len(),
         memory.values.len(),
         placement.values.len(),
+        jmodel.values.len(),
         jsize.values.len(),
         mode.values.len(),
         jdevice.values.len(),
@@ -741,7 +897,7 @@ fn expand(
         fast_commit.values.len(),
         commit.values.len(),
     ];
-    let spans = || Spans {
+    let spans = |journal_model_asked: Option<DeviceModelSpec>| Spans {
         fs_type: fs_type.span.clone(),
         placement: placement.span.clone(),
         jsize: jsize.span.clone(),
@@ -754,10 +910,23 @@ fn expand(
         ramdisk_size: ramdisk_size.span.clone(),
         fast_commit: fast_commit.span.clone(),
         commit: commit.span.clone(),
+        fs_model: fs_model.span.clone(),
+        journal_model: jmodel.span.clone(),
+        journal_model_asked,
     };
     Ok(cartesian(&dims)
         .into_iter()
         .map(|i| {
+            let fs_model = fs_model.values[i[5]].clone();
+            let placement = placement.values[i[7]];
+            let asked = jmodel.values[i[8]].clone();
+            let journal_model = match placement {
+                // Two spindles of the same kind unless told otherwise.
+                Placement::SecondDisk => asked.clone().or_else(|| fs_model.clone()),
+                Placement::Ramdisk => asked.clone(),
+                // On the file system's disk, or no disk of its own (checked later).
+                _ => None,
+            };
             let c = Config {
                 label: String::new(),
                 fs_type: fs_type.values[i[0]],
@@ -765,30 +934,49 @@ fn expand(
                 fs_device: fs_device.values[i[2]].clone(),
                 mkfs_options: mkfs.values[i[3]].clone(),
                 mount_options: mount.values[i[4]].clone(),
-                memory_limit: memory.values[i[5]],
-                placement: placement.values[i[6]],
-                journal_size: jsize.values[i[7]],
-                mode: mode.values[i[8]],
-                journal_device: jdevice.values[i[9]].clone(),
-                second_disk_dir: second.values[i[10]].clone(),
-                ramdisk_dir: ramdisk.values[i[11]].clone(),
-                ramdisk_size: ramdisk_size.values[i[12]],
-                fast_commit: fast_commit.values[i[13]],
-                commit_seconds: commit.values[i[14]],
-                fs_model: None,
-                journal_model: None,
+                fs_model,
+                memory_limit: memory.values[i[6]],
+                placement,
+                journal_model,
+                journal_size: jsize.values[i[9]],
+                mode: mode.values[i[10]],
+                journal_device: jdevice.values[i[11]].clone(),
+                second_disk_dir: second.values[i[12]].clone(),
+                ramdisk_dir: ramdisk.values[i[13]].clone(),
+                ramdisk_size: ramdisk_size.values[i[14]],
+                fast_commit: fast_commit.values[i[15]],
+                commit_seconds: commit.values[i[16]],
             };
-            (c, spans())
+            (c, spans(asked))
         })
         .collect())
 }
+
+/// The label value of a disk that is not emulated (a plain loop device, tmpfs or a real
+/// device), when configurations with and without a model are compared.
+const UNEMULATED: &str = "unemulated";
 
 /// A factor that can tell configurations apart: its name in labels and its value.
 type LabelFactor = (&'static str, fn(&Config) -> String);
 
 /// In label order: journal first, because that is what the studies vary.
-const LABEL_FACTORS: [LabelFactor; 15] = [
+const LABEL_FACTORS: [LabelFactor; 17] = [
     ("", |c| c.placement.to_string()),
+    ("journal_model", |c| match c.placement {
+        Placement::SecondDisk | Placement::Ramdisk => format!(
+            "journal={}",
+            c.journal_model
+                .as_ref()
+                .map_or(UNEMULATED, |m| m.name.as_str())
+        ),
+        _ => String::new(),
+    }),
+    ("fs_model", |c| {
+        format!(
+            "fs={}",
+            c.fs_model.as_ref().map_or(UNEMULATED, |m| m.name.as_str())
+        )
+    }),
     ("", |c| format_size(c.journal_size)),
     ("", |c| c.mode_label().to_string()),
     ("", |c| c.fs_type.to_string()),
@@ -889,6 +1077,11 @@ struct Spans {
     ramdisk_size: Option<Range<usize>>,
     fast_commit: Option<Range<usize>>,
     commit: Option<Range<usize>>,
+    fs_model: Option<Range<usize>>,
+    journal_model: Option<Range<usize>>,
+    /// What `journal.device_model` asked for (`Config::journal_model` is what the
+    /// placement makes of it).
+    journal_model_asked: Option<DeviceModelSpec>,
 }
 
 fn opt_path(p: &Option<PathBuf>) -> String {
@@ -914,6 +1107,7 @@ fn absolute_dir(d: &String) -> Result<PathBuf, String> {
 /// Combinations the kernel or mke2fs would refuse, caught before provisioning.
 fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
     check_type_rules(ctx, c, s)?;
+    check_models(ctx, c, s)?;
     let in_mount = |name: &str| {
         c.mount_options.iter().any(|o| {
             o.split(',')
@@ -1013,6 +1207,52 @@ fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> 
         ));
     }
     Ok(())
+}
+
+/// Which disks `device_model` can emulate: images only, and a journal's own disk only
+/// when it has one.
+fn check_models(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
+    if let (Some(m), Some(d)) = (&c.fs_model, &c.fs_device) {
+        return Err(ctx.err(
+            s.fs_model.clone().or(s.fs_device.clone()),
+            "filesystem.device_model",
+            format!(
+                "`{}` cannot emulate the real device {}: a real device is timed by itself, and an emulated disk serves an image file; drop filesystem.device or filesystem.device_model",
+                m.name,
+                d.display()
+            ),
+        ));
+    }
+    let Some(asked) = &s.journal_model_asked else {
+        return Ok(());
+    };
+    let fail = |msg: String| Err(ctx.err(s.journal_model.clone(), "journal.device_model", msg));
+    match c.placement {
+        Placement::Zram => fail(
+            "a zram device is timed by itself; to emulate a RAM disk use placement = \"ramdisk\" with journal.device_model = \"ram\"".into(),
+        ),
+        Placement::Device => fail(
+            "a real device (journal.device) is timed by itself; to emulate a journal disk use placement = \"second-disk\", or \"ramdisk\" with journal.device_model = \"ram\" for a RAM disk".into(),
+        ),
+        Placement::Internal | Placement::SameDisk if c.fs_model.as_ref() != Some(asked) => {
+            fail(format!(
+                "{} journal shares the file system's emulated disk ({}), so only filesystem.device_model applies; remove journal.device_model or set filesystem.device_model = \"{}\"",
+                if c.placement == Placement::Internal {
+                    "an internal"
+                } else {
+                    "a same-disk"
+                },
+                c.fs_model
+                    .as_ref()
+                    .map_or("none is set".to_string(), |m| format!("`{}`", m.name)),
+                asked.name
+            ))
+        }
+        Placement::None if c.fs_model.as_ref() != Some(asked) => fail(
+            "without a journal (placement \"none\"), journal.device_model does not apply; use [[config]] tables to combine a no-journal baseline with emulated journal disks".into(),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// What each file system type and the no-journal baseline allow.
@@ -1210,6 +1450,10 @@ struct Resolved<'a> {
     work_dir: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
+    emulation: toml::Table,
+    /// The `[models]` entries the configurations use.
+    #[serde(skip_serializing_if = "toml::Table::is_empty")]
+    models: toml::Table,
     workload: Vec<toml::Table>,
     config: Vec<toml::Table>,
 }
@@ -1227,6 +1471,9 @@ fn config_table(c: &Config) -> toml::Table {
     }
     fs.insert("mkfs_options".into(), strs(&c.mkfs_options));
     fs.insert("mount_options".into(), strs(&c.mount_options));
+    if let Some(m) = &c.fs_model {
+        fs.insert("device_model".into(), s(&m.name));
+    }
     let mut j = toml::Table::new();
     j.insert("placement".into(), s(c.placement.as_str()));
     j.insert("size".into(), s(&format_size(c.journal_size)));
@@ -1247,6 +1494,11 @@ fn config_table(c: &Config) -> toml::Table {
     j.insert("fast_commit".into(), toml::Value::Boolean(c.fast_commit));
     if let Some(secs) = c.commit_seconds {
         j.insert("commit".into(), s(&format!("{secs}s")));
+    }
+    // Only where the journal has a disk of its own: an internal or same-disk journal is
+    // on the file system's (emulated) disk.
+    if let Some(m) = &c.journal_model {
+        j.insert("device_model".into(), s(&m.name));
     }
     let mut t = toml::Table::new();
     t.insert("label".into(), s(&c.label));
@@ -1281,6 +1533,33 @@ fn resolve(spec: &Spec) -> String {
             t
         })
         .collect();
+    let mut emulation = toml::Table::new();
+    emulation.insert(
+        "write_log".into(),
+        toml::Value::Boolean(spec.emulation.write_log),
+    );
+    emulation.insert(
+        "watchdog".into(),
+        s(&format!("{}s", spec.emulation.watchdog.as_secs_f64())),
+    );
+    emulation.insert(
+        "pin_cpus".into(),
+        toml::Value::Boolean(spec.emulation.pin_cpus),
+    );
+    let mut models = toml::Table::new();
+    for m in spec
+        .configs
+        .iter()
+        .flat_map(|c| [&c.fs_model, &c.journal_model])
+        .flatten()
+    {
+        if crate::emu::MODEL_NAMES.contains(&m.name.as_str()) {
+            continue; // a built-in model used by name
+        }
+        let mut t = m.params.clone();
+        t.insert("model".into(), s(&m.model));
+        models.insert(m.name.clone(), toml::Value::Table(t));
+    }
     let r = Resolved {
         name: &spec.name,
         repetitions: spec.repetitions,
@@ -1289,6 +1568,8 @@ fn resolve(spec: &Spec) -> String {
         suspect_below: format!("{}s", spec.suspect_below.as_secs_f64()),
         work_dir: spec.work_dir.display().to_string(),
         baseline: spec.baseline.as_deref(),
+        emulation,
+        models,
         workload,
         config,
     };
@@ -1838,5 +2119,425 @@ filesystem.type = "xfs"
         assert_eq!(e.line, Some(line_of(&text, "levels = = 10")));
         let e = err_of(&BASE.replace("levels = 10", "levels = \"ten\""));
         assert!(e.line.is_some(), "{e}");
+    }
+
+    /// A small experiment with the given `[filesystem]` and `[journal]` lines and more
+    /// text (tables) after them.
+    fn emulated(fs: &str, journal: &str, more: &str) -> String {
+        format!(
+            "[filesystem]\nsize = \"1G\"\n{fs}\n\n[journal]\n{journal}\n\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n{more}"
+        )
+    }
+
+    fn labels_of(s: &Spec) -> Vec<&str> {
+        s.configs.iter().map(|c| c.label.as_str()).collect()
+    }
+
+    #[test]
+    fn device_models_come_from_built_ins_and_the_models_table() {
+        let text = emulated(
+            "device_model = \"hdd-7200\"",
+            "placement = \"second-disk\"\ndevice_model = \"slow-journal\"",
+            "\n[models.slow-journal]\nmodel = \"hdd-7200\"\nwrite_cache = false\nseed = 7\n\n[models.unused]\nmodel = \"nvme\"\nread_latency_us = 60.0\n",
+        );
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(s.configs.len(), 1);
+        let c = &s.configs[0];
+        assert_eq!(c.fs_model, Some(DeviceModelSpec::builtin("hdd-7200")));
+        let j = c.journal_model.as_ref().unwrap();
+        assert_eq!(j.name, "slow-journal");
+        assert_eq!(j.model, "hdd-7200");
+        assert_eq!(
+            j.params.len(),
+            2,
+            "`model` is not a parameter: {:?}",
+            j.params
+        );
+        assert_eq!(j.params["write_cache"], toml::Value::Boolean(false));
+        assert_eq!(j.params["seed"], toml::Value::Integer(7));
+        let r = c.record();
+        assert_eq!(r.fs_device_model.as_deref(), Some("hdd-7200"));
+        assert_eq!(r.journal_device_model.as_deref(), Some("slow-journal"));
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(
+            json.contains("\"journal_device_model\":\"slow-journal\""),
+            "{json}"
+        );
+        // Without models the record has no such keys, as before.
+        let plain = parse(&emulated("", "", ""), "x").unwrap();
+        assert_eq!(plain.configs[0].fs_model, None);
+        let json = serde_json::to_string(&plain.configs[0].record()).unwrap();
+        assert!(!json.contains("device_model"), "{json}");
+        // Every built-in name works directly.
+        for name in crate::emu::MODEL_NAMES {
+            let s = parse(
+                &emulated(&format!("device_model = \"{name}\""), "", ""),
+                "x",
+            )
+            .unwrap();
+            assert_eq!(s.configs[0].fs_model.as_ref().unwrap().model, *name);
+            assert_eq!(s.configs[0].journal_model, None, "internal journal");
+        }
+    }
+
+    #[test]
+    fn a_list_of_models_is_a_factor_with_distinct_labels() {
+        let text = emulated(
+            "device_model = \"hdd-7200\"",
+            "placement = [\"second-disk\", \"ramdisk\"]\ndevice_model = [\"hdd-7200\", \"ram\"]",
+            "",
+        );
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(
+            labels_of(&s),
+            [
+                "second-disk,journal=hdd-7200",
+                "second-disk,journal=ram",
+                "ramdisk,journal=hdd-7200",
+                "ramdisk,journal=ram"
+            ]
+        );
+        assert_eq!(s.configs[1].journal_model.as_ref().unwrap().name, "ram");
+        assert!(s
+            .configs
+            .iter()
+            .all(|c| c.fs_model.as_ref().unwrap().name == "hdd-7200"));
+        let text = emulated(
+            "device_model = [\"hdd-7200\", \"ssd-sata\"]",
+            "placement = [\"internal\", \"second-disk\"]",
+            "",
+        );
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(
+            labels_of(&s),
+            [
+                "internal,fs=hdd-7200",
+                "second-disk,journal=hdd-7200,fs=hdd-7200",
+                "internal,fs=ssd-sata",
+                "second-disk,journal=ssd-sata,fs=ssd-sata"
+            ]
+        );
+        // [[config]] tables: with and without a model, the unemulated one is named so.
+        let text = emulated("", "placement = \"second-disk\"", "")
+            + "\n[[config]]\n\n[[config]]\nfilesystem.device_model = \"hdd-7200\"\njournal.device_model = \"ram\"\n";
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(
+            labels_of(&s),
+            [
+                "journal=unemulated,fs=unemulated",
+                "journal=ram,fs=hdd-7200"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_second_disk_journal_gets_the_file_systems_model_unless_told() {
+        let text = emulated(
+            "device_model = \"hdd-7200\"",
+            "placement = [\"internal\", \"same-disk\", \"second-disk\", \"ramdisk\"]",
+            "",
+        );
+        let s = parse(&text, "x.toml").unwrap();
+        let journal: Vec<Option<&str>> = s
+            .configs
+            .iter()
+            .map(|c| c.journal_model.as_ref().map(|m| m.name.as_str()))
+            .collect();
+        assert_eq!(journal, [None, None, Some("hdd-7200"), None]);
+        assert_eq!(
+            labels_of(&s),
+            [
+                "internal",
+                "same-disk",
+                "second-disk,journal=hdd-7200",
+                "ramdisk,journal=unemulated"
+            ]
+        );
+        // Naming the file system's own model for a journal on its disk is harmless.
+        let s = parse(
+            &emulated(
+                "device_model = \"ssd-sata\"",
+                "placement = [\"internal\", \"same-disk\", \"none\", \"second-disk\"]\ndevice_model = \"ssd-sata\"",
+                "",
+            ),
+            "x",
+        )
+        .unwrap();
+        let journal: Vec<Option<&str>> = s
+            .configs
+            .iter()
+            .map(|c| c.journal_model.as_ref().map(|m| m.name.as_str()))
+            .collect();
+        assert_eq!(journal, [None, None, None, Some("ssd-sata")]);
+        // A ramdisk journal with its own model and a fixed RAM-disk size is fine.
+        let s = parse(
+            &emulated(
+                "",
+                "placement = \"ramdisk\"\nramdisk_size = \"256M\"\ndevice_model = \"ram\"",
+                "",
+            ),
+            "x",
+        )
+        .unwrap();
+        assert_eq!(s.configs[0].journal_model.as_ref().unwrap().name, "ram");
+        assert_eq!(s.configs[0].fs_model, None);
+    }
+
+    #[test]
+    fn device_model_errors_name_key_and_line() {
+        let models = "\n[models.slow]\nmodel = \"hdd-7200\"\nwrite_cache = false\n";
+        /// fs lines, journal lines, more text, key, message parts, line to blame.
+        type Case<'a> = (&'a str, &'a str, &'a str, &'a str, &'a [&'a str], &'a str);
+        let cases: &[Case] = &[
+            (
+                "device_model = \"hdd-5400\"",
+                "",
+                models,
+                "filesystem.device_model",
+                &[
+                    "unknown device model `hdd-5400`",
+                    "ssd-sata",
+                    "nvram",
+                    "slow",
+                ],
+                "device_model = \"hdd-5400\"",
+            ),
+            (
+                "",
+                "placement = \"second-disk\"\ndevice_model = [\"ram\", \"floppy\"]",
+                "",
+                "journal.device_model",
+                &["`floppy`", "hdd-7200", "(none)"],
+                "device_model = [",
+            ),
+            (
+                "",
+                "",
+                "\n[models.tape]\nmodel = \"tape-drive\"\n",
+                "models.tape",
+                &["unknown device model `tape-drive`", "hdd-7200, ssd-sata"],
+                "[models.tape]",
+            ),
+            (
+                "",
+                "",
+                "\n[models.tape]\nrpm = 5400.0\n",
+                "models.tape",
+                &["missing `model`", "hdd-7200"],
+                "[models.tape]",
+            ),
+            (
+                "",
+                "",
+                "\n[models.big]\nmodel = \"hdd-7200\"\nseed = 3\nbogus = 1\n",
+                "models.big",
+                &["unknown parameter `bogus`", "rpm"],
+                "[models.big]",
+            ),
+            (
+                "",
+                "",
+                "\n[models.big]\nmodel = \"hdd-7200\"\ncylinders = \"many\"\n",
+                "models.big",
+                &["cylinders"],
+                "[models.big]",
+            ),
+            (
+                "",
+                "",
+                "\n[models.quick]\nmodel = \"nvme\"\nread_mb_per_s = 0.0\n",
+                "models.quick",
+                &["read_mb_per_s must be a positive number"],
+                "[models.quick]",
+            ),
+            (
+                "",
+                "",
+                "\n[models.hdd-7200]\nmodel = \"hdd-7200\"\nwrite_cache = false\n",
+                "models.hdd-7200",
+                &["is a built-in model"],
+                "[models.hdd-7200]",
+            ),
+            (
+                "",
+                "placement = \"zram\"\ndevice_model = \"ram\"",
+                "",
+                "journal.device_model",
+                &["zram device is timed by itself", "placement = \"ramdisk\""],
+                "device_model = \"ram\"",
+            ),
+            (
+                "",
+                "placement = \"device\"\ndevice = \"/dev/sdc1\"\ndevice_model = \"ssd-sata\"",
+                "",
+                "journal.device_model",
+                &["real device", "timed by itself"],
+                "device_model = \"ssd-sata\"",
+            ),
+            (
+                "device_model = \"hdd-7200\"",
+                "placement = \"internal\"\ndevice_model = \"ram\"",
+                "",
+                "journal.device_model",
+                &[
+                    "an internal journal shares the file system's emulated disk (`hdd-7200`)",
+                    "only filesystem.device_model applies",
+                ],
+                "device_model = \"ram\"",
+            ),
+            (
+                "",
+                "placement = [\"second-disk\", \"same-disk\"]\ndevice_model = \"slow\"",
+                models,
+                "journal.device_model",
+                &[
+                    "a same-disk journal",
+                    "none is set",
+                    "filesystem.device_model = \"slow\"",
+                ],
+                "device_model = \"slow\"",
+            ),
+            (
+                "device_model = \"hdd-7200\"",
+                "placement = \"none\"\ndevice_model = \"ram\"",
+                "",
+                "journal.device_model",
+                &["without a journal", "[[config]]"],
+                "device_model = \"ram\"",
+            ),
+            (
+                "device = \"/dev/sdb1\"\ndevice_model = \"hdd-7200\"",
+                "",
+                "",
+                "filesystem.device_model",
+                &["real device /dev/sdb1", "timed by itself"],
+                "device_model = \"hdd-7200\"",
+            ),
+        ];
+        for (fs, journal, more, key, parts, blamed) in cases {
+            let text = emulated(fs, journal, more);
+            let e = err_of(&text);
+            assert_eq!(e.key, *key, "{fs} {journal} {more}: {e}");
+            for part in *parts {
+                assert!(e.message.contains(part), "{part:?} not in: {e}");
+            }
+            assert_eq!(
+                e.line,
+                Some(line_of(&text, blamed)),
+                "{fs} {journal} {more}: {e}"
+            );
+        }
+        // In a [[config]] table, the key's own line.
+        let text = emulated("", "", "")
+            + "\n[[config]]\nlabel = \"a\"\n\n[[config]]\nlabel = \"b\"\njournal.device_model = \"nvram\"\n";
+        let e = err_of(&text);
+        assert_eq!(e.key, "journal.device_model");
+        assert_eq!(e.line, Some(line_of(&text, "journal.device_model")));
+    }
+
+    #[test]
+    fn the_emulation_table_is_read_and_checked() {
+        let s = parse(&emulated("", "", ""), "x").unwrap();
+        assert_eq!(s.emulation, EmulationOptions::default());
+        let text = emulated(
+            "",
+            "",
+            "\n[emulation]\nwrite_log = true\nwatchdog = \"2m\"\npin_cpus = false\n",
+        );
+        let s = parse(&text, "x").unwrap();
+        assert_eq!(
+            s.emulation,
+            EmulationOptions {
+                write_log: true,
+                watchdog: Duration::from_secs(120),
+                pin_cpus: false
+            }
+        );
+        for (value, msg) in [
+            ("\"soon\"", "not a duration"),
+            ("\"500ms\"", "at least 1s"),
+            ("\"0s\"", "at least 1s"),
+        ] {
+            let text = emulated(
+                "",
+                "",
+                &format!("\n[emulation]\nwrite_log = true\nwatchdog = {value}\n"),
+            );
+            let e = err_of(&text);
+            assert_eq!(e.key, "emulation.watchdog", "{value}: {e}");
+            assert!(e.message.contains(msg), "{value}: {e}");
+            assert_eq!(e.line, Some(line_of(&text, "watchdog =")), "{e}");
+        }
+        let text = emulated(
+            "",
+            "",
+            "\n[emulation]\npin_cpus = true\nlog_writes = true\n",
+        );
+        let e = err_of(&text);
+        assert!(e.message.contains("log_writes"), "{e}");
+        assert_eq!(e.line, Some(line_of(&text, "log_writes")));
+        let e = err_of(&emulated("", "", "\n[emulation]\nwrite_log = \"yes\"\n"));
+        assert!(e.line.is_some(), "{e}");
+    }
+
+    #[test]
+    fn the_resolved_spec_keeps_models_and_emulation() {
+        let text = emulated(
+            "device_model = [\"hdd-7200\", \"fast-ssd\"]",
+            "placement = [\"internal\", \"second-disk\", \"ramdisk\"]\nsize = \"16M\"",
+            "\n[[config]]\n\n[[config]]\nlabel = \"ram-journal\"\nfilesystem.device_model = \"hdd-7200\"\njournal.placement = \"ramdisk\"\njournal.device_model = \"slow-ram\"\n",
+        ) + "\n[models.fast-ssd]\nmodel = \"ssd-sata\"\nflush_latency_us = 50.0\nread_mb_per_s = 550\n\n[models.slow-ram]\nmodel = \"nvram\"\nwrite_latency_us = 10.0\n\n[models.unused]\nmodel = \"ram\"\n\n[emulation]\nwrite_log = true\nwatchdog = \"90s\"\n";
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(s.configs.len(), 7, "{:?}", labels_of(&s));
+        assert!(s.resolved.contains("[models.fast-ssd]"), "{}", s.resolved);
+        assert!(s.resolved.contains("[models.slow-ram]"), "{}", s.resolved);
+        assert!(
+            !s.resolved.contains("unused"),
+            "only the models in use: {}",
+            s.resolved
+        );
+        assert!(
+            !s.resolved.contains("[models.hdd-7200]"),
+            "built-ins are used by name: {}",
+            s.resolved
+        );
+        let again = parse(&s.resolved, "resolved.toml").unwrap();
+        assert_eq!(again.configs, s.configs);
+        assert_eq!(again.emulation, s.emulation);
+        assert_eq!(again.emulation.watchdog, Duration::from_secs(90));
+        assert!(again.emulation.write_log && again.emulation.pin_cpus);
+        assert_eq!(again.resolved, s.resolved);
+        let ram = s.configs.iter().find(|c| c.label == "ram-journal").unwrap();
+        assert_eq!(ram.journal_model.as_ref().unwrap().model, "nvram");
+    }
+
+    #[test]
+    fn the_documented_emulation_example_parses_as_described() {
+        let doc = include_str!("../docs/experiment.md");
+        let section = doc
+            .split("### Example: where the journal of a 7200 rpm disk goes")
+            .nth(1)
+            .expect("the example section is in docs/experiment.md");
+        let example = section
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .unwrap();
+        let s = parse(example, "experiment.md").unwrap();
+        assert_eq!(
+            labels_of(&s),
+            [
+                "internal",
+                "second-disk,journal=hdd-7200",
+                "ramdisk,journal=unemulated",
+                "second-disk-ram",
+                "ramdisk-emulated"
+            ]
+        );
+        assert!(s
+            .configs
+            .iter()
+            .all(|c| c.fs_model == Some(DeviceModelSpec::builtin("hdd-7200"))));
+        assert_eq!(s.emulation.watchdog, Duration::from_secs(60));
     }
 }

@@ -2,13 +2,18 @@
 //! SATA and NVMe SSDs, NVRAM, RAM — that say how long each request should take, and
 //! the user-space daemon that serves image files as block devices with that timing.
 
+pub mod calibrate;
+pub mod daemon;
+pub mod host;
 pub mod model;
+pub mod writelog;
 
 use std::time::Duration;
 
 pub use model::{
-    below_floor, model_by_name, predicted, predicted_set, DeviceModel, FixedParams, HddParams,
-    Kind, Pattern, Prediction, RamParams, Request, Service, Workload, FUSE_FLOOR, MODEL_NAMES,
+    below_floor, default_params, model_by_name, predicted, predicted_set, DeviceModel, FixedParams,
+    HddParams, Kind, Pattern, Prediction, RamParams, Request, Service, Workload, FUSE_FLOOR,
+    MODEL_NAMES,
 };
 
 /// The `[emulation]` table of an experiment: how emulated disks are served.

@@ -812,6 +812,23 @@ pub fn model_by_name(
     }
 }
 
+/// The default parameters of a built-in model, as the TOML keys `[models]` entries
+/// override.
+pub fn default_params(name: &str) -> Option<toml::Table> {
+    let value = match name {
+        "hdd-7200" => toml::Value::try_from(HddParams::default()),
+        "ssd-sata" => toml::Value::try_from(FixedParams::default()),
+        "nvme" => toml::Value::try_from(FixedParams::nvme()),
+        "nvram" => toml::Value::try_from(FixedParams::nvram()),
+        "ram" => toml::Value::try_from(RamParams::default()),
+        _ => return None,
+    };
+    match value {
+        Ok(toml::Value::Table(t)) => Some(t),
+        _ => None,
+    }
+}
+
 fn fixed(
     name: &'static str,
     base: FixedParams,
@@ -912,40 +929,54 @@ pub struct Prediction {
     pub mb_per_s: f64,
 }
 
+impl Workload {
+    /// The request stream of this workload, flushes included: what [`predicted`] feeds
+    /// the model and what `jbench device calibrate` sends the emulated device.
+    pub fn stream(&self) -> Vec<Request> {
+        let w = self;
+        let len = w.pattern.request_len();
+        let slots = (w.span_bytes / len).max(1);
+        let mut rng = ChaCha8Rng::seed_from_u64(w.seed);
+        let mut out = Vec::with_capacity(w.requests as usize + 1);
+        for i in 0..w.requests {
+            out.push(match w.pattern {
+                Pattern::RandomRead4k => Request::read(rng.gen_range(0..slots) * len, len),
+                Pattern::RandomWrite4k => Request::write(rng.gen_range(0..slots) * len, len),
+                Pattern::SequentialRead1m => Request::read((i % slots) * len, len),
+                Pattern::SequentialWrite1m | Pattern::FsyncWrite4k => {
+                    Request::write((i % slots) * len, len)
+                }
+            });
+            if w.pattern == Pattern::FsyncWrite4k {
+                out.push(Request::flush());
+            }
+        }
+        if matches!(
+            w.pattern,
+            Pattern::RandomWrite4k | Pattern::SequentialWrite1m
+        ) {
+            out.push(Request::flush());
+        }
+        out
+    }
+
+    /// Bytes of one data request.
+    pub fn request_len(&self) -> u64 {
+        self.pattern.request_len()
+    }
+}
+
 /// Run `workload` through `model` (which it changes: pass a fresh one) and report
 /// the rates a QD1 run of the same stream would measure.
 pub fn predicted(model: &mut dyn DeviceModel, workload: &Workload) -> Prediction {
     let w = workload;
-    let len = w.pattern.request_len();
-    let slots = (w.span_bytes / len).max(1);
-    let mut rng = ChaCha8Rng::seed_from_u64(w.seed);
     let mut now = Duration::ZERO;
-    let mut step = |model: &mut dyn DeviceModel, req: Request| {
+    for req in w.stream() {
         now += model.service(&req, now).duration + w.host_overhead;
-    };
-    for i in 0..w.requests {
-        let req = match w.pattern {
-            Pattern::RandomRead4k => Request::read(rng.gen_range(0..slots) * len, len),
-            Pattern::RandomWrite4k => Request::write(rng.gen_range(0..slots) * len, len),
-            Pattern::SequentialRead1m => Request::read((i % slots) * len, len),
-            Pattern::SequentialWrite1m | Pattern::FsyncWrite4k => {
-                Request::write((i % slots) * len, len)
-            }
-        };
-        step(model, req);
-        if w.pattern == Pattern::FsyncWrite4k {
-            step(model, Request::flush());
-        }
-    }
-    if matches!(
-        w.pattern,
-        Pattern::RandomWrite4k | Pattern::SequentialWrite1m
-    ) {
-        step(model, Request::flush());
     }
     // A model that adds nothing (ram) predicts an unbounded rate: infinity.
     let elapsed_s = now.as_secs_f64();
-    let bytes = w.requests.saturating_mul(len);
+    let bytes = w.requests.saturating_mul(w.pattern.request_len());
     Prediction {
         requests: w.requests,
         bytes,

@@ -18,12 +18,22 @@ pub struct LoopDevice {
 impl LoopDevice {
     /// Attaches `file` from `offset` for `size` bytes (the whole file when `None`).
     pub fn attach(file: &Path, offset: u64, size: Option<u64>) -> Result<Self> {
+        Self::attach_with(file, offset, size, false)
+    }
+
+    /// Like [`Self::attach`]; with `direct`, the loop device does direct I/O on its
+    /// file and has 4096-byte sectors, so every request reaches the file's owner (the
+    /// device daemon of an emulated disk) instead of being served by the page cache.
+    pub fn attach_with(file: &Path, offset: u64, size: Option<u64>, direct: bool) -> Result<Self> {
         let offset_s = offset.to_string();
         let size_s = size.map(|s| s.to_string());
         let file_s = file.to_string_lossy();
         let mut args = vec!["-f", "--show", "--offset", offset_s.as_str()];
         if let Some(s) = &size_s {
             args.extend(["--sizelimit", s.as_str()]);
+        }
+        if direct {
+            args.extend(["--direct-io=on", "--sector-size", "4096"]);
         }
         args.push(&file_s);
         let out = cmd::run("losetup", &args)

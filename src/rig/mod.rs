@@ -20,7 +20,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::config::DeviceModelSpec;
 use crate::config::{Config, FsType, Placement};
+use crate::emu::daemon::DiskSpec;
+use crate::emu::host::{self, DeviceDaemon};
+use crate::emu::EmulationOptions;
 use crate::record::Verified;
 use crate::safety;
 use crate::units::format_size;
@@ -77,6 +81,26 @@ pub struct Layout {
     /// Size of the whole RAM disk a `ramdisk` journal region lives on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ramdisk_bytes: Option<u64>,
+    /// Emulated disks: which image each serves, with which model.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub emulated_disks: Vec<EmulatedDisk>,
+    /// The device daemon's process id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_daemon_pid: Option<u32>,
+}
+
+/// One emulated disk of a trial, as the layout records it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EmulatedDisk {
+    /// `fs` or `journal`.
+    pub name: String,
+    /// The spec's model name (a built-in or a `[models]` entry).
+    pub model: String,
+    /// The built-in model it is made from.
+    pub base_model: String,
+    pub image: String,
+    /// The daemon's file the loop devices are attached to.
+    pub served_as: String,
 }
 
 impl fmt::Display for Layout {
@@ -108,7 +132,11 @@ impl fmt::Display for Layout {
             f,
             "; mounted on {} -o {}",
             self.mount_point, self.mount_options
-        )
+        )?;
+        for d in &self.emulated_disks {
+            write!(f, "; {} disk emulated as {}", d.name, d.model)?;
+        }
+        Ok(())
     }
 }
 
@@ -117,6 +145,7 @@ enum Guard {
     Loop(LoopDevice),
     Zram(ZramDevice, PathBuf),
     Mount(Mount),
+    Daemon(DeviceDaemon),
 }
 
 impl Guard {
@@ -130,6 +159,7 @@ impl Guard {
                 Ok(())
             }
             Guard::Mount(m) => m.release(),
+            Guard::Daemon(d) => d.release(),
         }
     }
 }
@@ -147,6 +177,14 @@ pub struct Rig {
 impl Rig {
     fn push(&mut self, g: Guard) {
         self.guards.push(g);
+    }
+
+    /// The device daemon serving this rig's emulated disks, if any.
+    pub fn daemon(&self) -> Option<&DeviceDaemon> {
+        self.guards.iter().find_map(|g| match g {
+            Guard::Daemon(d) => Some(d),
+            _ => None,
+        })
     }
 
     /// Releases everything in reverse order of creation; the first error is returned
@@ -174,9 +212,28 @@ impl Drop for Rig {
     }
 }
 
+/// How emulated disks are served, for [`provision_with`].
+#[derive(Debug, Clone, Default)]
+pub struct EmuSetup {
+    pub options: EmulationOptions,
+    /// Where the trial's write log goes, when `options.write_log` is on.
+    pub write_log: Option<PathBuf>,
+}
+
 /// Builds the file system and journal of `config`, mounts it, and verifies that what
 /// the kernel and the on-disk superblocks report is what the configuration asked for.
 pub fn provision(config: &Config, ws: &mut Workspace, destroy: &[PathBuf]) -> Result<Rig> {
+    provision_with(config, ws, destroy, &EmuSetup::default())
+}
+
+/// [`provision`], with the emulated disks (if the configuration has any) served as
+/// `emu` says.
+pub fn provision_with(
+    config: &Config,
+    ws: &mut Workspace,
+    destroy: &[PathBuf],
+    emu: &EmuSetup,
+) -> Result<Rig> {
     let mount_point = ws.main.join("mnt");
     let mut rig = Rig {
         guards: Vec::new(),
@@ -192,8 +249,10 @@ pub fn provision(config: &Config, ws: &mut Workspace, destroy: &[PathBuf]) -> Re
         verified: Verified::default(),
     };
 
-    attach_fs_device(config, ws, destroy, &mut rig)?;
-    attach_journal_device(config, ws, destroy, &mut rig)?;
+    let mut disks = Disks::default();
+    prepare_fs_device(config, ws, destroy, &mut rig, &mut disks)?;
+    prepare_journal_device(config, ws, destroy, &mut rig, &mut disks)?;
+    attach_regions(ws, &mut rig, &disks, emu)?;
 
     make_file_system(config, &rig.fs_device, rig.journal_device.as_deref())?;
     let options = mount_options(config, rig.journal_device.as_deref());
@@ -271,11 +330,47 @@ fn mount_options(config: &Config, journal: Option<&Path>) -> String {
     opts.join(",")
 }
 
-fn attach_fs_device(
+/// An image file a device is made from, possibly served as an emulated disk.
+struct ImageDisk {
+    /// `fs` or `journal`: the daemon's file name.
+    name: &'static str,
+    path: PathBuf,
+    model: Option<DeviceModelSpec>,
+}
+
+/// Which part of which image a loop device covers, and what it becomes.
+struct Region {
+    disk: usize,
+    offset: u64,
+    size: u64,
+    role: Role,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    FileSystem,
+    Journal,
+}
+
+#[derive(Default)]
+struct Disks {
+    images: Vec<ImageDisk>,
+    regions: Vec<Region>,
+}
+
+impl Disks {
+    fn add(&mut self, disk: ImageDisk) -> usize {
+        self.images.push(disk);
+        self.images.len() - 1
+    }
+}
+
+fn prepare_fs_device(
     config: &Config,
     ws: &mut Workspace,
     destroy: &[PathBuf],
     rig: &mut Rig,
+    disks: &mut Disks,
 ) -> Result<()> {
     if let Some(dev) = &config.fs_device {
         safety::check_formattable(dev, destroy)?;
@@ -289,29 +384,62 @@ fn attach_fs_device(
     let image = ImageFile::create(&ws.main.join("disk.img"), image_size)?;
     let path = image.path().to_path_buf();
     rig.push(Guard::Image(image));
-    let lo = LoopDevice::attach(&path, 0, Some(config.fs_size))?;
-    rig.fs_device = lo.path().to_path_buf();
-    rig.push(Guard::Loop(lo));
-    rig.layout.fs_device = rig.fs_device.display().to_string();
+    let disk = disks.add(ImageDisk {
+        name: "fs",
+        path: path.clone(),
+        model: config.fs_model.clone(),
+    });
+    disks.regions.push(Region {
+        disk,
+        offset: 0,
+        size: config.fs_size,
+        role: Role::FileSystem,
+    });
     rig.layout.fs_image = Some(path.display().to_string());
     rig.layout.fs_bytes = config.fs_size;
     if same_disk {
         // The journal region starts right after the file system, as partition 2 of
-        // the same drive would.
-        let lo = LoopDevice::attach(&path, config.fs_size, Some(config.journal_size))?;
-        set_journal(rig, lo.path(), Some(&path), config.fs_size);
-        rig.push(Guard::Loop(lo));
+        // the same drive would; on an emulated disk both share one actuator.
+        disks.regions.push(Region {
+            disk,
+            offset: config.fs_size,
+            size: config.journal_size,
+            role: Role::Journal,
+        });
     }
     Ok(())
 }
 
-fn attach_journal_device(
+fn prepare_journal_device(
     config: &Config,
     ws: &mut Workspace,
     destroy: &[PathBuf],
     rig: &mut Rig,
+    disks: &mut Disks,
 ) -> Result<()> {
     let size = config.journal_size;
+    let mut image_journal = |rig: &mut Rig, path: PathBuf, total: Option<u64>| -> Result<()> {
+        let image = match total {
+            None => ImageFile::create(&path, size)?,
+            Some(t) => {
+                rig.layout.ramdisk_bytes = Some(t);
+                ImageFile::create_allocated(&path, t)?
+            }
+        };
+        rig.push(Guard::Image(image));
+        let disk = disks.add(ImageDisk {
+            name: "journal",
+            path,
+            model: config.journal_model.clone(),
+        });
+        disks.regions.push(Region {
+            disk,
+            offset: 0,
+            size,
+            role: Role::Journal,
+        });
+        Ok(())
+    };
     match config.placement {
         Placement::None | Placement::Internal | Placement::SameDisk => Ok(()),
         Placement::SecondDisk => {
@@ -319,13 +447,16 @@ fn attach_journal_device(
                 Some(d) => ws.dir_in(d)?.path().to_path_buf(),
                 None => ws.main.path().to_path_buf(),
             };
-            image_journal(rig, &dir.join("journal.img"), size)
+            image_journal(rig, dir.join("journal.img"), None)
         }
         Placement::Ramdisk => {
             let dir = ws.dir_in(&config.ramdisk_dir)?.path().to_path_buf();
+            // Study 3's method: one RAM disk of a fixed size, fully allocated, with the
+            // journal on its first `size` bytes, so every journal size takes the same
+            // memory from the page cache.
             match config.ramdisk_size {
-                None => image_journal(rig, &dir.join("journal.img"), size),
-                Some(total) => ramdisk_region(rig, &dir.join("ramdisk.img"), total, size),
+                None => image_journal(rig, dir.join("journal.img"), None),
+                Some(total) => image_journal(rig, dir.join("ramdisk.img"), Some(total)),
             }
         }
         Placement::Zram => {
@@ -356,25 +487,63 @@ fn attach_journal_device(
     }
 }
 
-fn image_journal(rig: &mut Rig, path: &Path, size: u64) -> Result<()> {
-    let image = ImageFile::create(path, size)?;
-    rig.push(Guard::Image(image));
-    let lo = LoopDevice::attach(path, 0, Some(size))?;
-    set_journal(rig, lo.path(), Some(path), 0);
-    rig.push(Guard::Loop(lo));
-    Ok(())
-}
-
-/// Study 3's method: one RAM disk of a fixed size, fully allocated, with the journal
-/// on its first `size` bytes, so every journal size takes the same memory from the
-/// page cache.
-fn ramdisk_region(rig: &mut Rig, path: &Path, total: u64, size: u64) -> Result<()> {
-    let image = ImageFile::create_allocated(path, total)?;
-    rig.push(Guard::Image(image));
-    let lo = LoopDevice::attach(path, 0, Some(size))?;
-    set_journal(rig, lo.path(), Some(path), 0);
-    rig.layout.ramdisk_bytes = Some(total);
-    rig.push(Guard::Loop(lo));
+/// Starts the device daemon when any image is an emulated disk, then attaches a loop
+/// device to every region: over the daemon's file (direct I/O, 4 KiB sectors) for an
+/// emulated disk, over the image itself otherwise.
+fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSetup) -> Result<()> {
+    let emulated: Vec<&ImageDisk> = disks.images.iter().filter(|d| d.model.is_some()).collect();
+    if !emulated.is_empty() {
+        let specs: Vec<DiskSpec> = emulated
+            .iter()
+            .map(|d| {
+                let m = d.model.as_ref().expect("filtered");
+                DiskSpec {
+                    name: d.name.to_string(),
+                    image: d.path.clone(),
+                    model: m.model.clone(),
+                    params: m.params.clone(),
+                }
+            })
+            .collect();
+        let cpus = if emu.options.pin_cpus {
+            host::split_cpus(&host::allowed_cpus())
+                .map(|(daemon, _)| daemon)
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let log = emu.write_log.clone().filter(|_| emu.options.write_log);
+        let daemon = DeviceDaemon::start(ws.main.path(), &specs, &emu.options, cpus, log)?;
+        rig.layout.device_daemon_pid = Some(daemon.pid());
+        for d in &emulated {
+            let m = d.model.as_ref().expect("filtered");
+            rig.layout.emulated_disks.push(EmulatedDisk {
+                name: d.name.to_string(),
+                model: m.name.clone(),
+                base_model: m.model.clone(),
+                image: d.path.display().to_string(),
+                served_as: daemon.disk_file(d.name).display().to_string(),
+            });
+        }
+        rig.push(Guard::Daemon(daemon));
+    }
+    for r in &disks.regions {
+        let disk = &disks.images[r.disk];
+        let (file, direct) = match (&disk.model, rig.daemon()) {
+            (Some(_), Some(d)) => (d.disk_file(disk.name), true),
+            _ => (disk.path.clone(), false),
+        };
+        let lo = LoopDevice::attach_with(&file, r.offset, Some(r.size), direct)?;
+        let dev = lo.path().to_path_buf();
+        rig.push(Guard::Loop(lo));
+        match r.role {
+            Role::FileSystem => {
+                rig.layout.fs_device = dev.display().to_string();
+                rig.fs_device = dev;
+            }
+            Role::Journal => set_journal(rig, &dev, Some(&disk.path), r.offset),
+        }
+    }
     Ok(())
 }
 

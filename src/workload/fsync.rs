@@ -295,6 +295,10 @@ impl FsyncSpec {
                 tally.dir_fsyncs += 1;
             }
             tally.record(op_started);
+            if halt.ctl.marks() {
+                halt.ctl
+                    .mark(&format!("fsync {}", t.file_path(d, i).display()));
+            }
             tally.writes += writes;
             tally.fsyncs += 1;
             tally.bytes += self.size;

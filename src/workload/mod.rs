@@ -79,6 +79,9 @@ impl PhaseResult {
 pub struct RunControl {
     stop: Arc<AtomicBool>,
     durable: bool,
+    /// The device daemon's control file when the trial keeps a write log: engines
+    /// [`mark`](Self::mark) the log right after an fsync returns.
+    marker: Option<Arc<std::fs::File>>,
 }
 
 impl RunControl {
@@ -91,6 +94,30 @@ impl RunControl {
         Self {
             stop,
             durable: false,
+            marker: None,
+        }
+    }
+
+    /// Lets engines insert markers into the trial's write log through `control` (the
+    /// device daemon's control file).
+    pub fn with_marker(mut self, control: Option<Arc<std::fs::File>>) -> Self {
+        self.marker = control;
+        self
+    }
+
+    /// Whether [`Self::mark`] records anything; engines skip building labels otherwise.
+    pub fn marks(&self) -> bool {
+        self.marker.is_some()
+    }
+
+    /// Appends a marker to the write log: call right after an fsync returns, so every
+    /// record before the marker was acknowledged when the workload saw success. A
+    /// marker that cannot be written means the daemon failed, which fails the trial
+    /// anyway; the engine is not stopped for it.
+    pub fn mark(&self, label: &str) {
+        if let Some(f) = &self.marker {
+            use std::io::Write;
+            let _ = (&**f).write_all(format!("marker {label}").as_bytes());
         }
     }
 

@@ -91,13 +91,29 @@ pub fn zram_ledgers_under(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Device daemons (live or zombie) whose configuration lies under `dir`.
+pub fn daemons_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains("device-daemon") && cmd.contains(&*dir.to_string_lossy()) {
+            out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+        }
+    }
+    out
+}
+
 pub fn assert_no_leaks(dir: &Path) {
     let loops = loops_under(dir);
     let mounts = mounts_under(dir);
     let zram = zram_ledgers_under(dir);
+    let daemons = daemons_under(dir);
     assert!(
-        loops.is_empty() && mounts.is_empty() && zram.is_empty(),
-        "leaked under {}:\nloops: {loops:#?}\nmounts: {mounts:#?}\nzram: {zram:#?}",
+        loops.is_empty() && mounts.is_empty() && zram.is_empty() && daemons.is_empty(),
+        "leaked under {}:\nloops: {loops:#?}\nmounts: {mounts:#?}\nzram: {zram:#?}\ndaemons: {daemons:#?}",
         dir.display()
     );
 }

@@ -1,0 +1,526 @@
+//! The rig's side of the device daemon: start it, use its disks, watch it, stop it.
+//!
+//! A daemon that stops answering would leave every process doing I/O on its disks
+//! (and `umount`) hanging in the kernel. A watchdog thread probes it once a second;
+//! when a probe has gone unanswered for the configured time it aborts the FUSE
+//! connection (`/sys/fs/fuse/connections/N/abort`), so outstanding and later requests
+//! fail with an error instead. A daemon that dies aborts its connection by itself.
+//!
+//! Teardown order matters and is the rig's: unmount the file system, detach the loop
+//! devices, then [`DeviceDaemon::release`] stops the daemon and unmounts its FUSE file
+//! system.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::daemon::{
+    DaemonConfig, DaemonStats, DiskSpec, DiskStats, Ready, CONTROL_FILE, STATS_FILE,
+};
+use super::EmulationOptions;
+use crate::rig::{cmd, mounts};
+
+/// Where the FUSE control file system lives.
+pub const FUSECTL: &str = "/sys/fs/fuse/connections";
+/// Name of the daemon's pid file in a session directory (for `jbench cleanup`).
+pub const PID_FILE: &str = "device-daemon.pid";
+/// The daemon's mount point inside a session directory.
+pub const MOUNT_DIR: &str = "emu";
+
+/// What a trial on emulated disks records (`emulation` in trials.jsonl).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EmulationRecord {
+    /// CPUs the daemon was pinned to (empty: not pinned).
+    pub daemon_cpus: Vec<usize>,
+    /// CPUs the workload was pinned to (empty: not pinned).
+    pub workload_cpus: Vec<usize>,
+    /// The daemon's CPU time while the workload ran.
+    pub daemon_cpu_user_seconds: f64,
+    pub daemon_cpu_system_seconds: f64,
+    /// Per emulated disk, while the workload ran.
+    pub disks: Vec<DiskStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_log: Option<String>,
+    #[serde(default)]
+    pub log_records: u64,
+    #[serde(default)]
+    pub log_bytes: u64,
+}
+
+/// The jbench executable that serves as the daemon: `JBENCH_DAEMON_BIN` if set, else
+/// this executable when it is jbench, else a `jbench` next to it or one directory up
+/// (where cargo puts the binary relative to test executables in `deps/`).
+pub fn daemon_binary() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("JBENCH_DAEMON_BIN") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().context("cannot find the jbench executable")?;
+    if exe.file_name().is_some_and(|n| n == "jbench") {
+        return Ok(exe);
+    }
+    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    for candidate in [dir.join("jbench"), dir.join("../jbench")] {
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    bail!(
+        "cannot find the jbench executable to run the device daemon (looked next to {}); set JBENCH_DAEMON_BIN",
+        exe.display()
+    )
+}
+
+/// CPUs this thread may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
+        Ok(set) => (0..nix::sched::CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Pins the calling thread (and the threads it starts later) to `cpus`; returns the
+/// CPUs it had, to restore.
+pub fn pin_current_thread(cpus: &[usize]) -> Result<Vec<usize>> {
+    let before = allowed_cpus();
+    let mut set = nix::sched::CpuSet::new();
+    for &c in cpus {
+        set.set(c)?;
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+        .with_context(|| format!("cannot pin the workload to CPUs {cpus:?}"))?;
+    Ok(before)
+}
+
+/// How to split the CPUs: the daemon gets the last one, the workload the rest; `None`
+/// with one CPU (nothing to separate).
+pub fn split_cpus(allowed: &[usize]) -> Option<(Vec<usize>, Vec<usize>)> {
+    let (&last, rest) = allowed.split_last()?;
+    if rest.is_empty() {
+        return None;
+    }
+    Some((vec![last], rest.to_vec()))
+}
+
+#[derive(Default)]
+struct WatchState {
+    /// Set when the watchdog aborted the connection, with why.
+    aborted: Mutex<Option<String>>,
+    stop: AtomicBool,
+    /// Milliseconds since `base` at which the current probe started; 0: none running.
+    probe_started_ms: AtomicU64,
+}
+
+/// A running device daemon with its FUSE mount and watchdog.
+pub struct DeviceDaemon {
+    child: Option<Child>,
+    pid: u32,
+    mountpoint: PathBuf,
+    conn: Option<u64>,
+    state: Arc<WatchState>,
+    watchdog: Option<JoinHandle<()>>,
+    prober: Option<JoinHandle<()>>,
+    stderr: PathBuf,
+    pid_file: PathBuf,
+    cpus: Vec<usize>,
+    write_log: Option<PathBuf>,
+    released: bool,
+}
+
+impl DeviceDaemon {
+    /// Starts a daemon serving `disks` on `session_dir/emu`, and waits until it serves.
+    pub fn start(
+        session_dir: &Path,
+        disks: &[DiskSpec],
+        opts: &EmulationOptions,
+        cpus: Vec<usize>,
+        write_log: Option<PathBuf>,
+    ) -> Result<Self> {
+        let mountpoint = session_dir.join(MOUNT_DIR);
+        std::fs::create_dir_all(&mountpoint)
+            .with_context(|| format!("cannot create {}", mountpoint.display()))?;
+        let ready_file = session_dir.join("device-daemon.ready");
+        let _ = std::fs::remove_file(&ready_file);
+        let config = DaemonConfig {
+            mountpoint: mountpoint.clone(),
+            disks: disks.to_vec(),
+            write_log: write_log.clone(),
+            cpus: cpus.clone(),
+            ready_file: ready_file.clone(),
+        };
+        let config_path = session_dir.join("device-daemon.json");
+        std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
+        let stderr = session_dir.join("device-daemon.log");
+        let err_file = File::create(&stderr)?;
+        let bin = daemon_binary()?;
+        let child = Command::new(&bin)
+            .arg("device-daemon")
+            .arg(&config_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err_file)
+            // Its own process group: Ctrl-C reaches jbench, which stops the daemon last.
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("cannot start the device daemon {}", bin.display()))?;
+        let pid = child.id();
+        let pid_file = session_dir.join(PID_FILE);
+        std::fs::write(&pid_file, format!("{pid}\n"))?;
+        let mut d = DeviceDaemon {
+            child: Some(child),
+            pid,
+            mountpoint,
+            conn: None,
+            state: Arc::new(WatchState::default()),
+            watchdog: None,
+            prober: None,
+            stderr,
+            pid_file,
+            cpus,
+            write_log,
+            released: false,
+        };
+        // From here on, a failure releases what was started (Drop).
+        d.wait_ready(&ready_file)?;
+        d.conn = Some(connection_id(&d.mountpoint)?);
+        ensure_fusectl()?;
+        d.start_watchdog(opts.watchdog);
+        Ok(d)
+    }
+
+    fn wait_ready(&mut self, ready_file: &Path) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(text) = std::fs::read(ready_file) {
+                if serde_json::from_slice::<Ready>(&text).is_ok() {
+                    return Ok(());
+                }
+            }
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                bail!(
+                    "the device daemon exited ({status}) before serving: {}",
+                    self.stderr_text()
+                );
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "the device daemon did not start serving within 20 s: {}",
+                    self.stderr_text()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn stderr_text(&self) -> String {
+        let t = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let t = t.trim();
+        if t.is_empty() {
+            "(it printed nothing)".into()
+        } else {
+            t.to_string()
+        }
+    }
+
+    fn start_watchdog(&mut self, timeout: Duration) {
+        let base = Instant::now();
+        let probe_path = self.mountpoint.join(STATS_FILE);
+        let st = self.state.clone();
+        self.prober = std::thread::Builder::new()
+            .name("emu-probe".into())
+            .spawn(move || {
+                while !st.stop.load(Ordering::Relaxed) {
+                    let started = base.elapsed().as_millis() as u64 + 1;
+                    st.probe_started_ms.store(started, Ordering::Relaxed);
+                    let ok = File::open(&probe_path)
+                        .and_then(|mut f| f.read(&mut [0u8; 1]))
+                        .is_ok();
+                    st.probe_started_ms.store(0, Ordering::Relaxed);
+                    if !ok && st.aborted.lock().map(|a| a.is_some()).unwrap_or(true) {
+                        return;
+                    }
+                    sleep_unless(&st.stop, Duration::from_secs(1));
+                }
+            })
+            .ok();
+        let st = self.state.clone();
+        let (pid, conn) = (self.pid, self.conn);
+        self.watchdog = std::thread::Builder::new()
+            .name("emu-watchdog".into())
+            .spawn(move || {
+                while !st.stop.load(Ordering::Relaxed) {
+                    let started = st.probe_started_ms.load(Ordering::Relaxed);
+                    let now = base.elapsed().as_millis() as u64 + 1;
+                    if started != 0 && now.saturating_sub(started) > timeout.as_millis() as u64 {
+                        let why = format!(
+                            "the device daemon (pid {pid}, {}) did not answer for {} s; its FUSE connection was aborted so I/O fails instead of hanging",
+                            process_state(pid),
+                            timeout.as_secs()
+                        );
+                        abort_connection(pid, conn);
+                        *st.aborted.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                        return;
+                    }
+                    sleep_unless(&st.stop, Duration::from_millis(100));
+                }
+            })
+            .ok();
+    }
+
+    /// The file under the mount point that serves disk `name`.
+    pub fn disk_file(&self, name: &str) -> PathBuf {
+        self.mountpoint.join(name)
+    }
+
+    pub fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn cpus(&self) -> &[usize] {
+        &self.cpus
+    }
+
+    pub fn write_log(&self) -> Option<&Path> {
+        self.write_log.as_deref()
+    }
+
+    fn control(&self, command: &str) -> Result<()> {
+        let path = self.mountpoint.join(CONTROL_FILE);
+        let mut f = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        f.write_all(command.as_bytes())
+            .with_context(|| format!("the device daemon refused `{command}`"))
+    }
+
+    /// Turns model timing on (fresh models, zeroed counters) or off.
+    pub fn set_timing(&self, on: bool) -> Result<()> {
+        self.control(if on { "timing on" } else { "timing off" })
+    }
+
+    /// Appends a marker record to the write log.
+    pub fn mark(&self, label: &str) -> Result<()> {
+        self.control(&format!("marker {label}"))
+    }
+
+    /// Counters since timing was turned on.
+    pub fn stats(&self) -> Result<DaemonStats> {
+        let path = self.mountpoint.join(STATS_FILE);
+        let mut text = Vec::new();
+        File::open(&path)
+            .and_then(|mut f| f.read_to_end(&mut text))
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_slice(&text).context("the device daemon's statistics are not JSON")
+    }
+
+    /// The daemon's user and system CPU seconds so far.
+    pub fn cpu_seconds(&self) -> Option<(f64, f64)> {
+        cpu_seconds(self.pid)
+    }
+
+    /// Why the daemon can no longer be trusted, if it cannot: aborted by the watchdog,
+    /// or gone.
+    pub fn failure(&self) -> Option<String> {
+        if let Some(why) = self.state.aborted.lock().ok().and_then(|a| a.clone()) {
+            return Some(why);
+        }
+        match process_state(self.pid).as_str() {
+            "running" | "sleeping" | "disk sleep" | "idle" => None,
+            s => Some(format!(
+                "the device daemon (pid {}) is {s}; its disks failed under the workload",
+                self.pid
+            )),
+        }
+    }
+
+    /// Stops the daemon (SIGTERM, then SIGKILL after 5 s) and unmounts its file
+    /// system. Call after the loop devices on its disks are detached.
+    pub fn release(&mut self) -> Result<()> {
+        if self.released {
+            return Ok(());
+        }
+        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
+        if let Some(child) = self.child.as_mut() {
+            if child.try_wait().ok().flatten().is_none() {
+                use nix::sys::signal::{kill, Signal};
+                let _ = kill(pid, Signal::SIGCONT);
+                let _ = kill(pid, Signal::SIGTERM);
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                if child.try_wait().ok().flatten().is_none() {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            }
+        }
+        self.state.stop.store(true, Ordering::Relaxed);
+        if let Some(w) = self.watchdog.take() {
+            let _ = w.join();
+        }
+        if let Some(p) = self.prober.take() {
+            // A probe stuck in the kernel returns once the connection is gone, which
+            // it is now that the daemon has exited; do not wait on it regardless.
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !p.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if p.is_finished() {
+                let _ = p.join();
+            }
+        }
+        unmount_fuse(&self.mountpoint)?;
+        let _ = std::fs::remove_dir(&self.mountpoint);
+        let _ = std::fs::remove_file(&self.pid_file);
+        self.released = true;
+        Ok(())
+    }
+}
+
+impl Drop for DeviceDaemon {
+    fn drop(&mut self) {
+        if let Err(e) = self.release() {
+            eprintln!("jbench: {e:#}");
+        }
+    }
+}
+
+fn sleep_unless(stop: &AtomicBool, d: Duration) {
+    let end = Instant::now() + d;
+    while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
+    }
+}
+
+/// The FUSE connection number of the file system mounted on `mountpoint`: the minor
+/// number of its device (FUSE mounts have major 0).
+fn connection_id(mountpoint: &Path) -> Result<u64> {
+    let meta = std::fs::metadata(mountpoint)
+        .with_context(|| format!("cannot stat the daemon's mount {}", mountpoint.display()))?;
+    Ok(libc::minor(meta.dev()) as u64)
+}
+
+/// Mounts the FUSE control file system if it is absent (systemd mounts it at boot on
+/// most machines). It is left mounted: it is the kernel's, shared by every FUSE user.
+pub fn ensure_fusectl() -> Result<()> {
+    if mounts::mounts().iter().any(|m| m.fstype == "fusectl") {
+        return Ok(());
+    }
+    cmd::run("mount", &["-t", "fusectl", "fusectl", FUSECTL])
+        .context("cannot mount the FUSE control file system, which the watchdog needs")?;
+    Ok(())
+}
+
+/// Aborts the daemon's FUSE connection; if that is impossible, kills the daemon,
+/// which ends the connection too.
+fn abort_connection(pid: u32, conn: Option<u64>) {
+    let aborted = conn
+        .map(|c| std::fs::write(format!("{FUSECTL}/{c}/abort"), "1").is_ok())
+        .unwrap_or(false);
+    if !aborted {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// Unmounts the daemon's file system if it is still mounted (a daemon that was killed
+/// leaves it), lazily when it is busy.
+pub fn unmount_fuse(mountpoint: &Path) -> Result<()> {
+    let mounted = || mounts::mounts().iter().any(|m| m.target == mountpoint);
+    if !mounted() {
+        return Ok(());
+    }
+    if nix::mount::umount(mountpoint).is_ok() || !mounted() {
+        return Ok(());
+    }
+    nix::mount::umount2(mountpoint, nix::mount::MntFlags::MNT_DETACH).with_context(|| {
+        format!(
+            "cannot unmount the device daemon's {}",
+            mountpoint.display()
+        )
+    })?;
+    Ok(())
+}
+
+/// The state letter of /proc/PID/stat as words; `gone` when there is no such process.
+pub fn process_state(pid: u32) -> String {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return "gone".into();
+    };
+    let state = text
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or("?");
+    match state {
+        "R" => "running",
+        "S" => "sleeping",
+        "D" => "disk sleep",
+        "I" => "idle",
+        "T" | "t" => "stopped",
+        "Z" => "dead (zombie)",
+        "X" => "dead",
+        _ => "in an unknown state",
+    }
+    .into()
+}
+
+/// User and system CPU seconds of a process (all its threads), from /proc/PID/stat.
+pub fn cpu_seconds(pid: u32) -> Option<(f64, f64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the command: state is field 3 of stat(5), utime 14, stime 15.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    let tick = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    Some((utime / tick, stime / tick))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpus_split_into_one_for_the_daemon_and_the_rest_for_the_workload() {
+        assert_eq!(split_cpus(&[0, 1]), Some((vec![1], vec![0])));
+        assert_eq!(split_cpus(&[0, 2, 5]), Some((vec![5], vec![0, 2])));
+        assert_eq!(split_cpus(&[3]), None);
+        assert_eq!(split_cpus(&[]), None);
+    }
+
+    #[test]
+    fn process_state_and_cpu_time_read_proc() {
+        let me = std::process::id();
+        assert!(["running", "sleeping"].contains(&process_state(me).as_str()));
+        let (u, s) = cpu_seconds(me).unwrap();
+        assert!(u >= 0.0 && s >= 0.0);
+        assert_eq!(process_state(u32::MAX - 1), "gone");
+        assert!(cpu_seconds(u32::MAX - 1).is_none());
+    }
+}

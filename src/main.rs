@@ -11,10 +11,12 @@ use jbench::{cleanup, executor, interrupt, plan, preflight, runner, selftest, sp
 
 const ABOUT: &str = "Measures what a file system's journal placement, size and mode cost in speed.
 
-jbench builds real ext4 file systems on loop images, RAM disks or named devices, with the
-journal placed, sized and moded as an experiment file says, runs native re-implementations
-of classic workloads (fdtree) on a fresh file system for every trial, verifies each
-configuration before measuring it, and reports mean, spread, confidence and significance.";
+jbench builds real ext4, ext3 and XFS file systems on loop images, RAM disks, emulated
+disks (7200 rpm, SSD, NVRAM models served in user space) or named devices, with the
+journal placed, sized and moded as an experiment file says, runs native
+re-implementations of classic workloads (fdtree, PostMark, iozone, fsync) on a fresh file
+system for every trial, verifies each configuration before measuring it, and reports
+mean, spread, confidence and significance.";
 
 const AFTER: &str = "Examples:
   jbench run                                 the built-in quick preset: a few minutes
@@ -23,9 +25,12 @@ const AFTER: &str = "Examples:
   jbench report results/quick-20261123-101500 --format markdown
   jbench run presets/quick.toml --resume results/quick-20261123-101500
   jbench workload fdtree --dir /mnt/test -d 3 -f 4 -s 1 -l 5
+  jbench run --preset study1-hdd             Study 1 on emulated 7200 rpm disks
+  jbench device calibrate hdd-7200           measure an emulated disk against its model
   jbench cleanup                             after a run was killed with SIGKILL
 
-The experiment file format, the results schema and the presets are described in README.md.";
+The experiment file format, the results schema and the presets are described in README.md;
+emulated disks in docs/devices.md.";
 
 #[derive(Parser)]
 #[command(name = "jbench", version, about = ABOUT, long_about = ABOUT, after_help = AFTER)]
@@ -79,7 +84,8 @@ struct SpecSource {
     /// Experiment file (TOML) [default: the built-in `quick` preset].
     spec: Option<PathBuf>,
     /// Use a built-in experiment instead of a file: quick, study1-journal-device,
-    /// study2-journal-size (the files in presets/ are the same).
+    /// study2-journal-size, study3-nvram-postmark, study4-journaling-modes-iozone,
+    /// study1-hdd, study2-hdd (the files in presets/ are the same).
     #[arg(long, conflicts_with = "spec")]
     preset: Option<String>,
 }

@@ -65,7 +65,10 @@ pub fn describe_config(c: &Config) -> String {
         .fs_device
         .as_ref()
         .map(|d| d.display().to_string())
-        .unwrap_or_else(|| "image".into());
+        .unwrap_or_else(|| match &c.fs_model {
+            Some(m) => format!("an emulated {} disk", m.name),
+            None => "image".into(),
+        });
     let mut line = format!("{} {} on {disk}, ", c.fs_type, format_size(c.fs_size));
     let log = if c.fs_type == FsType::Xfs {
         "log"
@@ -100,6 +103,9 @@ pub fn describe_config(c: &Config) -> String {
         line.push_str("no journal");
     } else {
         line.push_str(&format!("{log} {} {place}", format_size(c.journal_size)));
+        if let Some(m) = &c.journal_model {
+            line.push_str(&format!(" (an emulated {} disk)", m.name));
+        }
     }
     if c.fs_type.is_ext() && c.placement != Placement::None {
         line.push_str(&format!(", data={}", c.mode));

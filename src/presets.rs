@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 5] = [
+pub const PRESETS: [(&str, &str); 7] = [
     ("quick", include_str!("../presets/quick.toml")),
     (
         "study1-journal-device",
@@ -19,6 +19,8 @@ pub const PRESETS: [(&str, &str); 5] = [
         "study4-journaling-modes-iozone",
         include_str!("../presets/study4-journaling-modes-iozone.toml"),
     ),
+    ("study1-hdd", include_str!("../presets/study1-hdd.toml")),
+    ("study2-hdd", include_str!("../presets/study2-hdd.toml")),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {
@@ -38,6 +40,41 @@ mod tests {
         for (name, text) in PRESETS {
             let spec = crate::spec::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(spec.name, name, "a preset's name matches its file");
+        }
+    }
+
+    #[test]
+    fn the_hdd_presets_put_every_disk_on_an_emulated_spindle_or_ram() {
+        let name = |m: &Option<crate::config::DeviceModelSpec>| m.as_ref().map(|m| m.name.clone());
+        let s1 = crate::spec::parse(find("study1-hdd").unwrap(), "s1").unwrap();
+        let got: Vec<_> = s1
+            .configs
+            .iter()
+            .map(|c| (c.label.as_str(), name(&c.fs_model), name(&c.journal_model)))
+            .collect();
+        let hdd = Some("hdd-7200".to_string());
+        assert_eq!(
+            got,
+            [
+                ("same-disk", hdd.clone(), None),
+                ("second-disk", hdd.clone(), hdd.clone()),
+                ("ramdisk", hdd.clone(), Some("ram".to_string())),
+            ]
+        );
+        let s2 = crate::spec::parse(find("study2-hdd").unwrap(), "s2").unwrap();
+        assert_eq!(s2.configs.len(), 8);
+        assert_eq!(
+            s2.baseline.as_deref(),
+            Some("second-disk,journal=hdd-7200,16M")
+        );
+        for s in [&s1, &s2] {
+            assert!(s.configs.iter().all(|c| c.journal_size >= 16 << 20
+                && c.memory_limit == Some(2 << 30)
+                && c.fs_model.is_some()));
+            assert!(
+                s.workloads.iter().all(|w| w.durable),
+                "fdtree never fsyncs: time to syncfs"
+            );
         }
     }
 

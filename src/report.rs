@@ -524,6 +524,58 @@ fn config_warnings(
             p.phase, p.n, c.ok
         ));
     }
+    let ok: Vec<&TrialRecord> = recs
+        .iter()
+        .copied()
+        .filter(|r| r.is_ok() && r.config.label == c.label)
+        .collect();
+    out.extend(emulation_warnings(&at, &ok));
+}
+
+/// Emulated disks whose figures are partly the FUSE path's rather than the model's,
+/// or whose answers the host delivered late.
+fn emulation_warnings(at: &str, recs: &[&TrialRecord]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    #[derive(Default)]
+    struct Sum {
+        model: String,
+        requests: u64,
+        floor_bound: u64,
+        excess: f64,
+        response: f64,
+        late: u64,
+    }
+    let mut disks: BTreeMap<String, Sum> = BTreeMap::new();
+    for r in recs {
+        for d in r.emulation.iter().flat_map(|e| e.disks.iter()) {
+            let s = disks.entry(d.name.clone()).or_default();
+            s.model = d.model.clone();
+            s.requests += d.reads + d.writes + d.flushes + d.discards;
+            s.floor_bound += d.floor_bound;
+            s.excess += d.floor_excess_seconds;
+            s.response += d.response_seconds;
+            s.late += d.late;
+        }
+    }
+    let mut out = Vec::new();
+    for (name, s) in disks {
+        let share = s.excess / (s.excess + s.response).max(f64::MIN_POSITIVE);
+        if s.floor_bound > 0 && share > 0.10 {
+            out.push(format!(
+                "{at}: the emulated {name} disk ({}) answered {:.0}% of its requests faster than the FUSE path can; at least {:.0}% of its service time is the path's, not the model's (docs/devices.md)",
+                s.model,
+                100.0 * s.floor_bound as f64 / s.requests.max(1) as f64,
+                100.0 * share
+            ));
+        }
+        if s.late * 100 > s.requests {
+            out.push(format!(
+                "{at}: the emulated {name} disk's daemon answered {} of {} requests more than 1 ms late (a busy host): its times are longer than the model's",
+                s.late, s.requests
+            ));
+        }
+    }
+    out
 }
 
 fn failed_warning(at: &str, c: &ConfigAnalysis, recs: &[&TrialRecord]) -> String {
@@ -1495,6 +1547,51 @@ mod tests {
 
     const BASE: [f64; 3] = [1000.0, 1010.0, 990.0];
     const FAST: [f64; 3] = [1200.0, 1190.0, 1210.0];
+
+    #[test]
+    fn emulated_disks_answered_by_the_fuse_floor_are_warned_about() {
+        use crate::emu::daemon::DiskStats;
+        use crate::emu::host::EmulationRecord;
+        let disk = |name: &str, model: &str, floor_bound, excess, response, late| DiskStats {
+            name: name.into(),
+            model: model.into(),
+            writes: 1000,
+            floor_bound,
+            floor_excess_seconds: excess,
+            response_seconds: response,
+            late,
+            ..DiskStats::default()
+        };
+        let mut records = Vec::new();
+        for rep in 1..=2 {
+            let mut r = rec(rep as usize, rep, "ramdisk", "w", [10.0, 20.0, 30.0, 40.0]);
+            r.emulation = Some(EmulationRecord {
+                disks: vec![
+                    // An hdd whose cached writes beat the floor: a sliver of its time.
+                    disk("fs", "hdd-7200", 300, 0.02, 5.0, 0),
+                    // A RAM disk: all of it is the path's.
+                    disk("journal", "ram", 1000, 0.05, 0.0, 50),
+                ],
+                ..EmulationRecord::default()
+            });
+            records.push(r);
+        }
+        let a = analyse(&records, &opts());
+        let w = a.all_warnings();
+        let floor: Vec<&String> = w.iter().filter(|l| l.contains("FUSE path")).collect();
+        assert_eq!(floor.len(), 1, "{w:#?}");
+        assert!(
+            floor[0].contains("journal disk (ram)") && floor[0].contains("100%"),
+            "{}",
+            floor[0]
+        );
+        assert!(
+            w.iter()
+                .any(|l| l.contains("journal disk's daemon answered 100 of 2000")),
+            "{w:#?}"
+        );
+        assert!(!w.iter().any(|l| l.contains("fs disk")), "{w:#?}");
+    }
 
     fn opts() -> ReportOptions {
         ReportOptions::default()

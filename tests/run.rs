@@ -10,14 +10,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 
-fn records(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("trials.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn tiny_run_records_verified_trials_and_reports_them() {
     if !need_root("tiny_run") {

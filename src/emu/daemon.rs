@@ -96,6 +96,10 @@ pub struct DiskStats {
     pub transfer_seconds: f64,
     /// Answers sent later than their deadline by more than 1 ms (the host was slow).
     pub late: u64,
+    /// Time the daemon spent applying requests to the image (pread, pwrite,
+    /// fallocate), inside the model's time when the model is slower.
+    #[serde(default)]
+    pub io_seconds: f64,
     /// Requests the model answered faster than the FUSE path can (`emu::FUSE_FLOOR`):
     /// they took the path's time instead.
     pub floor_bound: u64,
@@ -294,6 +298,8 @@ impl Inner {
         let disk = &self.disks[i];
         let mut st = disk.state.lock().unwrap_or_else(|p| p.into_inner());
         let s = &mut st.stats;
+        // Requests reach here right after their image I/O, which began on arrival.
+        s.io_seconds += arrived.elapsed().as_secs_f64();
         match req.kind {
             super::Kind::Read => {
                 s.reads += 1;
@@ -406,6 +412,16 @@ impl Inner {
 /// The completion thread: answers each pending request at its deadline, in deadline
 /// order, writing its log record first.
 fn completer(inner: Arc<Inner>) {
+    // The receiving thread shares the daemon's CPU and can be busy copying a burst of
+    // writes into the image; answers must not wait for it. Real-time priority lets
+    // this thread preempt it the moment a deadline is due (it never runs long: it
+    // sleeps until the next deadline and spins at most the last 80 µs). Without the
+    // privilege it stays at normal priority, and late answers are counted.
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: plain syscall on the calling thread with a valid parameter block.
+    unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
+    }
     let mut q = inner.queue.lock().unwrap_or_else(|p| p.into_inner());
     loop {
         let now = Instant::now();

@@ -898,6 +898,9 @@ pub struct Workload {
     /// Host time between one completion and the next request (e.g. the measured FUSE
     /// floor, when the daemon adds the model's delay on top of it). Zero by default.
     pub host_overhead: Duration,
+    /// Host time to apply a request to the backing image, which the daemon overlaps
+    /// with the model's time: a request takes at least this long. Zero by default.
+    pub host_io: Duration,
 }
 
 impl Workload {
@@ -915,6 +918,7 @@ impl Workload {
             span_bytes,
             seed: 1,
             host_overhead: Duration::ZERO,
+            host_io: Duration::ZERO,
         }
     }
 }
@@ -972,7 +976,7 @@ pub fn predicted(model: &mut dyn DeviceModel, workload: &Workload) -> Prediction
     let w = workload;
     let mut now = Duration::ZERO;
     for req in w.stream() {
-        now += model.service(&req, now).duration + w.host_overhead;
+        now += model.service(&req, now).duration.max(w.host_io) + w.host_overhead;
     }
     // A model that adds nothing (ram) predicts an unbounded rate: infinity.
     let elapsed_s = now.as_secs_f64();

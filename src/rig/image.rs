@@ -116,3 +116,139 @@ impl Drop for ImageFile {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mount(source: &str, target: &str, fstype: &str) -> MountEntry {
+        MountEntry {
+            source: source.to_string(),
+            target: PathBuf::from(target),
+            fstype: fstype.to_string(),
+            options: vec!["rw".to_string()],
+        }
+    }
+
+    /// A machine with a root file system, /var/tmp on a disk of its own, a session whose
+    /// test file system and device daemon are mounted inside it, and a disk mounted
+    /// inside the session's file system.
+    fn table() -> Vec<MountEntry> {
+        vec![
+            mount("/dev/vda", "/", "ext4"),
+            mount("/dev/vdb", "/var/tmp", "ext4"),
+            mount(
+                crate::emu::daemon::SUBTYPE,
+                "/var/tmp/w/jbench-1-0/emu",
+                "fuse",
+            ),
+            mount("/dev/loop3", "/var/tmp/w/jbench-1-0/mnt", "ext4"),
+            mount("/dev/sdc1", "/var/tmp/w/jbench-1-0/mnt/data", "xfs"),
+        ]
+    }
+
+    /// Only the test file system's mount point is inside a session.
+    fn in_session(target: &Path) -> bool {
+        target == Path::new("/var/tmp/w/jbench-1-0/mnt")
+    }
+
+    fn problem(dir: &str) -> Option<String> {
+        backing_dir_problem(Path::new(dir), &table(), &in_session)
+    }
+
+    #[test]
+    fn a_directory_on_an_ordinary_file_system_is_fine() {
+        assert_eq!(problem("/"), None);
+        assert_eq!(problem("/home/me/images"), None);
+        assert_eq!(problem("/var/tmp/w"), None);
+        // The session directory itself is on /var/tmp, not on anything it mounts.
+        assert_eq!(problem("/var/tmp/w/jbench-1-0"), None);
+        // Mount points match whole components: `mnt2` is not under `mnt`.
+        assert_eq!(problem("/var/tmp/w/jbench-1-0/mnt2"), None);
+        assert_eq!(problem("/var/tmp/w/jbench-1-0/emulator"), None);
+        // No mount table at all: nothing to object to.
+        assert_eq!(
+            backing_dir_problem(Path::new("/var/tmp/w"), &[], &in_session),
+            None
+        );
+    }
+
+    #[test]
+    fn the_root_file_system_is_never_a_session_mount() {
+        let everything_in_session = |_: &Path| true;
+        assert_eq!(
+            backing_dir_problem(
+                Path::new("/srv/images"),
+                &[mount("/dev/vda", "/", "ext4")],
+                &everything_in_session
+            ),
+            None
+        );
+        // Any other mount the test says is in a session is refused.
+        assert!(backing_dir_problem(
+            Path::new("/var/tmp/x"),
+            &[
+                mount("/dev/vda", "/", "ext4"),
+                mount("/dev/vdb", "/var/tmp", "ext4")
+            ],
+            &everything_in_session
+        )
+        .is_some());
+    }
+
+    #[test]
+    fn the_device_daemons_fuse_mount_is_refused() {
+        for dir in [
+            "/var/tmp/w/jbench-1-0/emu",
+            "/var/tmp/w/jbench-1-0/emu/sub/dir",
+        ] {
+            let p = problem(dir).unwrap_or_else(|| panic!("{dir} is refused"));
+            assert!(p.contains(crate::emu::daemon::SUBTYPE), "{p}");
+            assert!(p.contains("/var/tmp/w/jbench-1-0/emu"), "{p}");
+            assert!(p.starts_with(dir), "names the directory: {p}");
+            assert!(p.contains("work_dir"), "says what to change: {p}");
+        }
+        // Wherever the daemon's mount is, not only inside a session directory.
+        let mounts = [
+            mount("/dev/vda", "/", "ext4"),
+            mount(crate::emu::daemon::SUBTYPE, "/mnt/elsewhere", "fuse"),
+        ];
+        assert!(
+            backing_dir_problem(Path::new("/mnt/elsewhere/x"), &mounts, &|_: &Path| false)
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_file_system_mounted_inside_a_session_is_refused() {
+        for dir in ["/var/tmp/w/jbench-1-0/mnt", "/var/tmp/w/jbench-1-0/mnt/a/b"] {
+            let p = problem(dir).unwrap_or_else(|| panic!("{dir} is refused"));
+            assert!(p.contains("/dev/loop3"), "names the device: {p}");
+            assert!(p.contains("mounted on /var/tmp/w/jbench-1-0/mnt"), "{p}");
+        }
+    }
+
+    #[test]
+    fn the_longest_matching_mount_decides() {
+        // An ordinary disk mounted inside the session's file system: its own mount
+        // point is not a session mount, so images may live on it.
+        assert_eq!(problem("/var/tmp/w/jbench-1-0/mnt/data"), None);
+        assert_eq!(problem("/var/tmp/w/jbench-1-0/mnt/data/images"), None);
+        // The other way round: the daemon's mount inside an ordinary one is refused,
+        // whatever order the table lists them in.
+        let mut mounts = vec![
+            mount(crate::emu::daemon::SUBTYPE, "/srv/a/b", "fuse"),
+            mount("/dev/vdb", "/srv", "ext4"),
+            mount("/dev/vda", "/", "ext4"),
+        ];
+        for _ in 0..2 {
+            let none = |_: &Path| false;
+            assert!(backing_dir_problem(Path::new("/srv/a/b/c"), &mounts, &none).is_some());
+            assert_eq!(
+                backing_dir_problem(Path::new("/srv/a"), &mounts, &none),
+                None
+            );
+            mounts.reverse();
+        }
+    }
+}

@@ -50,6 +50,15 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
+/// The trial records of a results directory, as JSON.
+pub fn records(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("trials.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// Loop devices whose backing file lies under `dir`.
 pub fn loops_under(dir: &Path) -> Vec<String> {
     let out = Command::new("losetup").arg("-a").output().unwrap();
@@ -91,7 +100,7 @@ pub fn zram_ledgers_under(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Device daemons (live or zombie) whose configuration lies under `dir`.
+/// Live device daemons whose configuration lies under `dir` (a zombie has no cmdline).
 pub fn daemons_under(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {

@@ -6,6 +6,7 @@
 //! [`rig`] (devices, mkfs, mount, verification) -> [`workload`] engines ->
 //! [`store`] (results directory) -> [`stats`] -> [`report`].
 
+pub mod adaptive;
 pub mod cleanup;
 pub mod config;
 pub mod emu;

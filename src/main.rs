@@ -503,6 +503,7 @@ fn report_options(
         confidence: 0.95,
         config_order: spec.configs.iter().map(|c| c.label.clone()).collect(),
         workload_order: spec.workloads.iter().map(|w| w.name.clone()).collect(),
+        noise_band: spec.noise_band,
     })
 }
 

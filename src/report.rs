@@ -46,6 +46,14 @@ pub struct ReportOptions {
     /// Workload names in the experiment's order.
     #[serde(default)]
     pub workload_order: Vec<String>,
+    /// Relative difference of means (0.02 = 2%) under which a significant difference
+    /// is still "no meaningful difference" (the spec's `noise_band`).
+    #[serde(default = "default_noise_band")]
+    pub noise_band: f64,
+}
+
+fn default_noise_band() -> f64 {
+    crate::spec::DEFAULT_NOISE_BAND
 }
 
 impl Default for ReportOptions {
@@ -56,6 +64,7 @@ impl Default for ReportOptions {
             confidence: FALLBACK_CONFIDENCE,
             config_order: Vec::new(),
             workload_order: Vec::new(),
+            noise_band: default_noise_band(),
         }
     }
 }
@@ -203,8 +212,15 @@ pub struct PhaseComparison {
     pub ci_high_pct: Option<f64>,
     /// Two-sided Welch p-value.
     pub p: Option<f64>,
-    /// p < 1 - confidence.
+    /// Two-sided Mann-Whitney U p-value, when both sides have at least 4 trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mann_whitney_p: Option<f64>,
+    /// p < 1 - confidence and the difference of means is outside the noise band.
     pub significant: bool,
+    /// p < 1 - confidence but the difference is inside the noise band: no
+    /// meaningful difference.
+    #[serde(default)]
+    pub within_noise_band: bool,
     /// Either side's phase is suspect (too short).
     pub suspect: bool,
     /// "12.3% faster", "8.1% slower", "no significant difference (p = 0.41)",
@@ -789,7 +805,9 @@ fn compare_phase(
         ci_low_pct: None,
         ci_high_pct: None,
         p: None,
+        mann_whitney_p: stats::mann_whitney(base, other).map(|m| m.p),
         significant: false,
+        within_noise_band: false,
         suspect,
         verdict: String::new(),
     };
@@ -800,8 +818,20 @@ fn compare_phase(
         cmp.ci_low_pct = finite(w.ci_low / b * 100.0);
         cmp.ci_high_pct = finite(w.ci_high / b * 100.0);
         cmp.p = Some(w.p);
-        cmp.significant = w.p < 1.0 - ctx.confidence;
-        verdict_text(cmp.pct.unwrap_or(0.0), w.p, cmp.significant)
+        let pct = cmp.pct.unwrap_or(0.0);
+        let band = ctx.opts.noise_band * 100.0;
+        let p_small = w.p < 1.0 - ctx.confidence;
+        cmp.within_noise_band = p_small && pct.abs() < band;
+        cmp.significant = p_small && !cmp.within_noise_band;
+        if cmp.within_noise_band {
+            format!(
+                "no meaningful difference ({pct:+.1}% is within the {}% noise band, {})",
+                fmt_num_short(band),
+                p_expr(w.p, true)
+            )
+        } else {
+            verdict_text(pct, w.p, cmp.significant)
+        }
     } else if base_mean.is_none() {
         "not comparable (baseline rate is 0)".to_string()
     } else {
@@ -816,6 +846,12 @@ fn compare_phase(
         verdict
     };
     cmp
+}
+
+/// 2, 2.5: a percentage without trailing zeros.
+fn fmt_num_short(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn verdict_text(pct: f64, p: f64, significant: bool) -> String {
@@ -990,6 +1026,10 @@ fn render_workload(w: &WorkloadAnalysis, a: &Analysis, style: Style) -> String {
         }
         out.push('\n');
     }
+    if let Some(line) = trials_needed_line(w, style) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if let Some(base) = &w.baseline {
         if !w.comparisons.is_empty() {
             out.push_str(&comparison_grid(w, base, a.confidence).render(style));
@@ -1002,6 +1042,25 @@ fn render_workload(w: &WorkloadAnalysis, a: &Analysis, style: Style) -> String {
         out.push_str(&warning_block("Warnings", &w.warnings, style));
     }
     out
+}
+
+/// "Trials per configuration: same-disk 3, ramdisk 7": shown when configurations ran
+/// different numbers of trials (adaptive repetitions, failures, a merged comparison).
+fn trials_needed_line(w: &WorkloadAnalysis, style: Style) -> Option<String> {
+    let counts: Vec<usize> = w.configs.iter().map(|c| c.ok + c.failed).collect();
+    if counts.windows(2).all(|p| p[0] == p[1]) {
+        return None;
+    }
+    let items: Vec<String> = w
+        .configs
+        .iter()
+        .zip(&counts)
+        .map(|(c, n)| match style {
+            Style::Plain => format!("{} {n}", c.label),
+            Style::Markdown => format!("`{}` {n}", md_escape(&c.label)),
+        })
+        .collect();
+    Some(format!("Trials per configuration: {}\n", items.join(", ")))
 }
 
 fn suspect_legend(threshold: f64, style: Style) -> String {
@@ -1188,7 +1247,7 @@ fn comparison_grid(w: &WorkloadAnalysis, base: &str, confidence: f64) -> Grid {
         .collect();
     Grid {
         title: format!(
-            "Compared with {base}: rate difference of means [{}% CI], Welch p",
+            "Compared with {base}: rate difference of means [{}% CI], Welch p (Mann-Whitney p with 4+ trials a side)",
             fmt_level(confidence)
         ),
         headers,
@@ -1206,7 +1265,11 @@ fn comparison_cell(c: &PhaseComparison) -> String {
         (Some(lo), Some(hi)) => format!(" [{lo:+.1}, {hi:+.1}]"),
         _ => String::new(),
     };
-    format!("{pct:+.1}%{ci} {}{marker}", p_expr(p, false))
+    let mw = c
+        .mann_whitney_p
+        .map(|m| format!(" (MW {})", p_expr(m, false)))
+        .unwrap_or_default();
+    format!("{pct:+.1}%{ci} {}{mw}{marker}", p_expr(p, false))
 }
 
 /// The verdict without the suspect suffix (the cell carries a `*` instead).
@@ -1790,8 +1853,31 @@ mod tests {
         // Only some comparisons are suspect: those phases carry a `*` in the verdict
         // line, explained once below it; the suffix is not repeated per phase.
         assert!(
-            text.contains("\n  ramdisk: dir_create* 5.0% faster (p<0.001), "),
+            text.contains("\n  ramdisk: dir_create* 5.0% faster (p<0.001); "),
             "{text}"
+        );
+        // 0.1% differences are significant but inside the 2% noise band.
+        assert!(
+            text.contains("; no meaningful difference in file_remove, dir_remove\n"),
+            "{text}"
+        );
+        let c = comparison(&a, "small", "ramdisk", "file_remove");
+        assert!(c.within_noise_band && !c.significant, "{c:?}");
+        assert!(
+            c.verdict.starts_with(
+                "no meaningful difference (+0.1% is within the 2% noise band, p < 0.001"
+            ),
+            "{}",
+            c.verdict
+        );
+        let strict = ReportOptions {
+            noise_band: 0.0,
+            ..opts()
+        };
+        let text = render(&recs, &strict, Format::Table);
+        assert!(
+            text.contains("\n  ramdisk: dir_create* 5.0% faster (p<0.001), "),
+            "without a band every significant difference counts: {text}"
         );
         assert!(
             text.contains("\n* involves a suspect phase: mean phase time under 60 s\n"),
@@ -2079,10 +2165,48 @@ mod tests {
             ci_low_pct: None,
             ci_high_pct: None,
             p,
+            mann_whitney_p: None,
             significant: verdict.contains("% "),
+            within_noise_band: false,
             suspect,
             verdict: verdict.to_string(),
         }
+    }
+
+    #[test]
+    fn mann_whitney_shows_with_four_trials_a_side_and_trial_counts_when_they_differ() {
+        let mut recs = Vec::new();
+        series(
+            &mut recs,
+            0,
+            "same-disk",
+            "w",
+            &[1000.0, 1010.0, 990.0, 1005.0],
+        );
+        series(
+            &mut recs,
+            10,
+            "ramdisk",
+            "w",
+            &[1200.0, 1190.0, 1210.0, 1195.0, 1205.0],
+        );
+        series(&mut recs, 20, "zram", "w", &[1200.0, 1190.0, 1210.0]);
+        let a = analyse(&recs, &opts());
+        let ram = comparison(&a, "w", "ramdisk", "dir_create");
+        // Fully separated 4 vs 5: exact p = 2 / C(9, 4).
+        assert!((ram.mann_whitney_p.unwrap() - 2.0 / 126.0).abs() < 1e-12);
+        assert_eq!(
+            comparison(&a, "w", "zram", "dir_create").mann_whitney_p,
+            None
+        );
+        let text = render(&recs, &opts(), Format::Table);
+        assert!(text.contains("p<0.001 (MW p=0.016)"), "{text}");
+        assert!(
+            text.contains("Trials per configuration: same-disk 4, ramdisk 5, zram 3\n"),
+            "{text}"
+        );
+        let json = render(&recs, &opts(), Format::Json);
+        assert!(json.contains("\"mann_whitney_p\""), "{json}");
     }
 
     #[test]

@@ -6,6 +6,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 use crate::executor::{Executor, TrialError, TrialOutcome};
 use crate::plan::Trial;
@@ -20,6 +23,8 @@ pub struct RunOutcome {
     pub failed: usize,
     pub skipped: usize,
     pub interrupted: bool,
+    /// Why each adaptive extra trial was added, in the order they ran.
+    pub extra: Vec<String>,
 }
 
 /// Progress output: a bar on a terminal, plain lines otherwise (logs, CI).
@@ -105,8 +110,19 @@ impl Progress {
             b.finish_and_clear();
         }
     }
+
+    /// Adaptive extra trials make the run longer than planned.
+    fn grow(&mut self, by: usize) {
+        match self {
+            Progress::Bar(b) => b.inc_length(by as u64),
+            Progress::Lines { total, .. } => *total += by,
+            Progress::Quiet => {}
+        }
+    }
 }
 
+/// Runs the planned trials not yet recorded, then, with adaptive repetitions, extra
+/// rounds for the (configuration, workload) pairs that still need them.
 pub fn run(
     spec: &Spec,
     trials: &[Trial],
@@ -117,98 +133,196 @@ pub fn run(
     quiet: bool,
 ) -> Result<RunOutcome> {
     let done = crate::store::done_indices(existing);
-    let todo: Vec<&Trial> = trials.iter().filter(|t| !done.contains(&t.index)).collect();
+    let todo: Vec<Trial> = trials
+        .iter()
+        .filter(|t| !done.contains(&t.index))
+        .copied()
+        .collect();
     let mut outcome = RunOutcome {
         skipped: trials.len() - todo.len(),
         ..RunOutcome::default()
     };
-    let progress = Progress::new(trials.len(), outcome.skipped, quiet);
+    let extra_done = existing.len().saturating_sub(outcome.skipped);
+    let mut progress = Progress::new(
+        trials.len() + extra_done,
+        outcome.skipped + extra_done,
+        quiet,
+    );
     if outcome.skipped > 0 {
         progress.say(&format!(
             "resuming: {} of {} trials already recorded",
-            outcome.skipped,
-            trials.len()
+            outcome.skipped + extra_done,
+            trials.len() + extra_done
         ));
     }
-    for (k, trial) in todo.iter().enumerate() {
-        if ctl.stop_requested() {
-            outcome.interrupted = true;
-            break;
+    let mut all: Vec<TrialRecord> = existing.to_vec();
+    let mut n = outcome.skipped + extra_done;
+    for trial in &todo {
+        n += 1;
+        match run_one(
+            spec,
+            trial,
+            n,
+            store,
+            executor,
+            ctl,
+            &progress,
+            &mut outcome,
+        )? {
+            Some(r) => all.push(r),
+            None => break,
         }
-        let config = &spec.configs[trial.config];
-        let workload = &spec.workloads[trial.workload];
-        let what = format!("{} / {} / rep {}", config.label, workload.name, trial.rep);
-        progress.start(outcome.skipped + k + 1, &what);
-        let started_at = chrono::Local::now().to_rfc3339();
-        let clock = Instant::now();
-        let mut say = |line: &str| progress.say(line);
-        let result = executor.run_trial(spec, trial, ctl, &mut say);
-        let wall_seconds = clock.elapsed().as_secs_f64();
-        let base = |status: Status| TrialRecord {
-            schema_version: SCHEMA_VERSION,
-            trial: trial.index,
-            rep: trial.rep,
-            config: config.record(),
-            workload: WorkloadRecord {
-                kind: workload.engine.kind().to_string(),
-                name: workload.name.clone(),
-                params: workload.engine.params(),
-                durable: workload.durable,
-            },
-            layout: serde_json::Value::Null,
-            verified: None,
-            phases: Vec::new(),
-            memory: None,
-            emulation: None,
-            status,
-            error: None,
-            started_at: started_at.clone(),
-            wall_seconds,
-        };
-        let record = match result {
-            Ok(TrialOutcome {
-                layout,
-                verified,
-                phases,
-                memory,
-                emulation,
-            }) => TrialRecord {
-                layout,
-                verified,
-                phases,
-                memory,
-                emulation,
-                ..base(Status::Ok)
-            },
-            Err(TrialError::Failed(failed)) => TrialRecord {
-                layout: failed.layout,
-                verified: failed.verified,
-                emulation: failed.emulation,
-                error: Some(failed.error),
-                ..base(Status::Failed)
-            },
-            Err(TrialError::Interrupted) => {
-                progress.finish();
-                outcome.interrupted = true;
+    }
+    if let (Some(rule), false) = (crate::adaptive::Rule::of(spec), outcome.interrupted) {
+        let baseline = spec
+            .baseline
+            .clone()
+            .or_else(|| spec.configs.first().map(|c| c.label.clone()));
+        'rounds: loop {
+            let needs = crate::adaptive::needs_more(&all, baseline.as_deref(), &rule);
+            let mut round: Vec<(Trial, String)> = Vec::new();
+            let mut next = all
+                .iter()
+                .map(|r| r.trial + 1)
+                .max()
+                .unwrap_or(0)
+                .max(trials.len());
+            // Shuffled with the seed and the round's first index, so a resumed run
+            // makes the same order from the same records.
+            let mut order: Vec<&crate::adaptive::Need> = needs.iter().collect();
+            let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ (next as u64).rotate_left(32));
+            order.shuffle(&mut rng);
+            for need in order {
+                let config = spec.configs.iter().position(|c| c.label == need.config);
+                let workload = spec.workloads.iter().position(|w| w.name == need.workload);
+                let (Some(config), Some(workload)) = (config, workload) else {
+                    continue; // records of another experiment: not ours to extend
+                };
+                let trial = Trial {
+                    index: next,
+                    config,
+                    workload,
+                    rep: need.trials + 1,
+                };
+                next += 1;
+                round.push((trial, need.message(rule.max)));
+            }
+            if round.is_empty() {
                 break;
             }
-            Err(TrialError::Fatal(e)) => {
-                progress.finish();
-                return Err(e.context(format!(
-                    "trial {} ({what}) could not be torn down; stopping the run",
-                    trial.index
-                )));
+            progress.grow(round.len());
+            for (trial, why) in &round {
+                progress.say(why);
+                outcome.extra.push(why.clone());
+                n += 1;
+                match run_one(
+                    spec,
+                    trial,
+                    n,
+                    store,
+                    executor,
+                    ctl,
+                    &progress,
+                    &mut outcome,
+                )? {
+                    Some(r) => all.push(r),
+                    None => break 'rounds,
+                }
             }
-        };
-        store.append(&record)?;
-        outcome.ran += 1;
-        if record.status == Status::Failed {
-            outcome.failed += 1;
         }
-        progress.finish_one(&summary_line(&record, &what));
     }
     progress.finish();
     Ok(outcome)
+}
+
+/// Runs and records one trial; `None` when the run must stop (interrupted).
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    spec: &Spec,
+    trial: &Trial,
+    n: usize,
+    store: &mut Store,
+    executor: &mut dyn Executor,
+    ctl: &RunControl,
+    progress: &Progress,
+    outcome: &mut RunOutcome,
+) -> Result<Option<TrialRecord>> {
+    if ctl.stop_requested() {
+        outcome.interrupted = true;
+        return Ok(None);
+    }
+    let config = &spec.configs[trial.config];
+    let workload = &spec.workloads[trial.workload];
+    let what = format!("{} / {} / rep {}", config.label, workload.name, trial.rep);
+    progress.start(n, &what);
+    let started_at = chrono::Local::now().to_rfc3339();
+    let clock = Instant::now();
+    let mut say = |line: &str| progress.say(line);
+    let result = executor.run_trial(spec, trial, ctl, &mut say);
+    let wall_seconds = clock.elapsed().as_secs_f64();
+    let base = |status: Status| TrialRecord {
+        schema_version: SCHEMA_VERSION,
+        trial: trial.index,
+        rep: trial.rep,
+        config: config.record(),
+        workload: WorkloadRecord {
+            kind: workload.engine.kind().to_string(),
+            name: workload.name.clone(),
+            params: workload.engine.params(),
+            durable: workload.durable,
+        },
+        layout: serde_json::Value::Null,
+        verified: None,
+        phases: Vec::new(),
+        memory: None,
+        emulation: None,
+        status,
+        error: None,
+        started_at: started_at.clone(),
+        wall_seconds,
+    };
+    let record = match result {
+        Ok(TrialOutcome {
+            layout,
+            verified,
+            phases,
+            memory,
+            emulation,
+        }) => TrialRecord {
+            layout,
+            verified,
+            phases,
+            memory,
+            emulation,
+            ..base(Status::Ok)
+        },
+        Err(TrialError::Failed(failed)) => TrialRecord {
+            layout: failed.layout,
+            verified: failed.verified,
+            emulation: failed.emulation,
+            error: Some(failed.error),
+            ..base(Status::Failed)
+        },
+        Err(TrialError::Interrupted) => {
+            progress.finish();
+            outcome.interrupted = true;
+            return Ok(None);
+        }
+        Err(TrialError::Fatal(e)) => {
+            progress.finish();
+            return Err(e.context(format!(
+                "trial {} ({what}) could not be torn down; stopping the run",
+                trial.index
+            )));
+        }
+    };
+    store.append(&record)?;
+    outcome.ran += 1;
+    if record.status == Status::Failed {
+        outcome.failed += 1;
+    }
+    progress.finish_one(&summary_line(&record, &what));
+    Ok(Some(record))
 }
 
 fn format_eta(seconds: f64) -> String {
@@ -360,7 +474,8 @@ mod tests {
                 ran: 4,
                 failed: 1,
                 skipped: 0,
-                interrupted: false
+                interrupted: false,
+                extra: vec![],
             }
         );
         let recs = f.recorded();
@@ -425,6 +540,96 @@ mod tests {
         );
         assert_eq!(exec.seen, [0, 1]);
         assert_eq!(f.recorded().len(), 1);
+    }
+
+    /// Steady rates for the first configuration, ±20% for the others.
+    struct Noisy {
+        seen: Vec<(usize, u32)>,
+        interrupt_at: Option<usize>,
+    }
+
+    impl Executor for Noisy {
+        fn run_trial(
+            &mut self,
+            _spec: &Spec,
+            trial: &Trial,
+            _ctl: &RunControl,
+            _say: &mut dyn FnMut(&str),
+        ) -> Result<TrialOutcome, TrialError> {
+            if Some(trial.index) == self.interrupt_at {
+                return Err(TrialError::Interrupted);
+            }
+            self.seen.push((trial.config, trial.rep));
+            let rate = match (trial.config, trial.rep % 2) {
+                (0, _) => 1000.0,
+                (_, 0) => 800.0,
+                _ => 1200.0,
+            };
+            Ok(TrialOutcome {
+                layout: serde_json::Value::Null,
+                verified: None,
+                memory: None,
+                emulation: None,
+                phases: vec![PhaseResult {
+                    name: "file_create".into(),
+                    seconds: 1000.0 / rate,
+                    ops: 1000,
+                    op_unit: "file creates".into(),
+                    ..PhaseResult::default()
+                }],
+            })
+        }
+    }
+
+    #[test]
+    fn adaptive_runs_stop_steady_configurations_at_min_and_noisy_ones_at_max() {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = "repetitions = { min = 3, max = 6, target_cv = 0.03 }\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\nname = \"w\"\ndirs = 2\nlevels = 2\n";
+        let spec = crate::spec::parse(text, "t.toml").unwrap();
+        let trials = crate::plan::plan(&spec);
+        assert_eq!(trials.len(), 6, "the plan holds the min rounds");
+        let mut store = Store::create(tmp.path(), &spec, "").unwrap();
+        let mut exec = Noisy {
+            seen: vec![],
+            interrupt_at: Some(7),
+        };
+        let ctl = RunControl::new();
+        let out = run(&spec, &trials, &[], &mut store, &mut exec, &ctl, true).unwrap();
+        assert!(out.interrupted);
+        assert_eq!(out.ran, 7);
+        assert_eq!(
+            out.extra[0],
+            "w/ramdisk: file_create CV 21.7% > 3%, file_create vs internal undecided: trial 4 of at most 6"
+        );
+        // Resume: the decisions come back from the records.
+        let (mut store, existing) = Store::resume(tmp.path(), &spec).unwrap();
+        let mut exec = Noisy {
+            seen: vec![],
+            interrupt_at: None,
+        };
+        let out = run(&spec, &trials, &existing, &mut store, &mut exec, &ctl, true).unwrap();
+        assert!(!out.interrupted);
+        assert_eq!(
+            exec.seen,
+            [(1, 5), (1, 6)],
+            "only the missing extra trials run"
+        );
+        assert_eq!(out.extra.len(), 2);
+        assert!(
+            out.extra[1].ends_with("trial 6 of at most 6"),
+            "{:?}",
+            out.extra
+        );
+        let recs = crate::store::load_records(tmp.path()).unwrap();
+        let count = |label: &str| recs.iter().filter(|r| r.config.label == label).count();
+        assert_eq!((count("internal"), count("ramdisk")), (3, 6));
+        assert_eq!(
+            recs.iter().map(|r| r.trial).collect::<Vec<_>>(),
+            (0..9).collect::<Vec<_>>(),
+            "extra trials take the next free indices"
+        );
+        let reps: Vec<u32> = recs[6..].iter().map(|r| r.rep).collect();
+        assert_eq!(reps, [4, 5, 6]);
     }
 
     #[test]

@@ -95,11 +95,31 @@ impl fmt::Debug for WorkloadSpec {
     }
 }
 
+/// `repetitions = { min, max, target_cv }`: trials are added to a (configuration,
+/// workload) beyond `min` only while a phase's rate varies more than `target_cv` or a
+/// comparison with the baseline is still undecided, never beyond `max`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Adaptive {
+    pub min: u32,
+    pub max: u32,
+    /// Coefficient of variation (sd / mean) of a phase's rate to reach, e.g. 0.03.
+    pub target_cv: f64,
+}
+
+/// Default `noise_band`: differences of means under 2% are no meaningful difference.
+pub const DEFAULT_NOISE_BAND: f64 = 0.02;
+
 /// A validated experiment.
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub name: String,
+    /// The fixed number of repetitions, or the adaptive rule's `min`.
     pub repetitions: u32,
+    /// Adaptive repetitions, when `repetitions` is a table.
+    pub adaptive: Option<Adaptive>,
+    /// Relative difference of means (0.02 = 2%) under which two configurations show
+    /// no meaningful difference, however small p is.
+    pub noise_band: f64,
     pub order: Order,
     pub seed: u64,
     pub suspect_below: Duration,
@@ -165,7 +185,8 @@ type Key<T> = Option<Spanned<T>>;
 #[serde(deny_unknown_fields)]
 struct RawSpec {
     name: Key<String>,
-    repetitions: Key<u32>,
+    repetitions: Key<toml::Value>,
+    noise_band: Key<f64>,
     order: Key<String>,
     seed: Key<u64>,
     suspect_below: Key<String>,
@@ -349,10 +370,20 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         Some(n) => n.get_ref().clone(),
         None => "experiment".to_string(),
     };
-    let repetitions = match &raw.repetitions {
-        Some(r) if *r.get_ref() == 0 => return Err(ctx.at(r, "repetitions", "must be at least 1")),
-        Some(r) => *r.get_ref(),
-        None => 3,
+    let (repetitions, adaptive) = match &raw.repetitions {
+        Some(r) => build_repetitions(ctx, r)?,
+        None => (3, None),
+    };
+    let noise_band = match &raw.noise_band {
+        None => DEFAULT_NOISE_BAND,
+        Some(b) if !(*b.get_ref() >= 0.0 && *b.get_ref() < 1.0) => {
+            return Err(ctx.at(
+                b,
+                "noise_band",
+                "must be a fraction from 0 to below 1 (0.02 = 2%)",
+            ))
+        }
+        Some(b) => *b.get_ref(),
     };
     let order = match &raw.order {
         None => Order::Interleaved,
@@ -409,6 +440,8 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
     let mut spec = Spec {
         name,
         repetitions,
+        adaptive,
+        noise_band,
         order,
         seed,
         suspect_below,
@@ -421,6 +454,71 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
     };
     spec.resolved = resolve(&spec);
     Ok(spec)
+}
+
+/// `repetitions = 5` or `repetitions = { min = 3, max = 10, target_cv = 0.03 }`.
+fn build_repetitions(
+    ctx: &Ctx,
+    r: &Spanned<toml::Value>,
+) -> Result<(u32, Option<Adaptive>), SpecError> {
+    let blame = |m: String| ctx.at(r, "repetitions", m);
+    let count = |v: &toml::Value, what: &str| -> Result<u32, SpecError> {
+        match v.as_integer() {
+            Some(i) if i >= 0 && i <= u32::MAX as i64 => Ok(i as u32),
+            _ => Err(blame(format!("{what}must be a whole number, got {v}"))),
+        }
+    };
+    match r.get_ref() {
+        toml::Value::Table(t) => {
+            if let Some(k) = t
+                .keys()
+                .find(|k| !["min", "max", "target_cv"].contains(&k.as_str()))
+            {
+                return Err(blame(format!(
+                    "unknown key `{k}` (an adaptive rule has min, max and target_cv)"
+                )));
+            }
+            let get = |k: &str| {
+                t.get(k).ok_or_else(|| {
+                    blame(format!(
+                        "missing `{k}`: write {{ min = 3, max = 10, target_cv = 0.03 }}"
+                    ))
+                })
+            };
+            let min = count(get("min")?, "min ")?;
+            let max = count(get("max")?, "max ")?;
+            let cv = match get("target_cv")? {
+                toml::Value::Float(f) => *f,
+                toml::Value::Integer(i) => *i as f64,
+                other => return Err(blame(format!("target_cv must be a number, got {other}"))),
+            };
+            if min < 2 {
+                return Err(blame(format!(
+                    "min must be at least 2 (a spread needs two trials), got {min}"
+                )));
+            }
+            if max < min {
+                return Err(blame(format!("max ({max}) must be at least min ({min})")));
+            }
+            if !(cv > 0.0 && cv < 1.0) {
+                return Err(blame(format!(
+                    "target_cv must be between 0 and 1 (0.03 = 3%), got {cv}"
+                )));
+            }
+            Ok((
+                min,
+                Some(Adaptive {
+                    min,
+                    max,
+                    target_cv: cv,
+                }),
+            ))
+        }
+        v => match count(v, "")? {
+            0 => Err(blame("must be at least 1".to_string())),
+            n => Ok((n, None)),
+        },
+    }
 }
 
 /// The `[emulation]` table; its absence means the defaults.
@@ -1443,7 +1541,8 @@ pub fn needed_bytes(c: &Config, w: &dyn Workload) -> u64 {
 #[derive(Serialize)]
 struct Resolved<'a> {
     name: &'a str,
-    repetitions: u32,
+    repetitions: toml::Value,
+    noise_band: f64,
     order: Order,
     seed: u64,
     suspect_below: String,
@@ -1562,7 +1661,17 @@ fn resolve(spec: &Spec) -> String {
     }
     let r = Resolved {
         name: &spec.name,
-        repetitions: spec.repetitions,
+        repetitions: match spec.adaptive {
+            None => toml::Value::Integer(spec.repetitions.into()),
+            Some(a) => {
+                let mut t = toml::Table::new();
+                t.insert("min".into(), toml::Value::Integer(a.min.into()));
+                t.insert("max".into(), toml::Value::Integer(a.max.into()));
+                t.insert("target_cv".into(), toml::Value::Float(a.target_cv));
+                toml::Value::Table(t)
+            }
+        },
+        noise_band: spec.noise_band,
         order: spec.order,
         seed: spec.seed,
         suspect_below: format!("{}s", spec.suspect_below.as_secs_f64()),
@@ -1701,6 +1810,53 @@ levels = 10
         let again = parse(&s.resolved, "resolved.toml").unwrap();
         assert_eq!(again.resolved, s.resolved);
         assert_eq!(again.configs, s.configs);
+    }
+
+    #[test]
+    fn adaptive_repetitions_and_the_noise_band_parse_and_round_trip() {
+        let s = parse(BASE, "x.toml").unwrap();
+        assert_eq!((s.adaptive, s.noise_band), (None, DEFAULT_NOISE_BAND));
+        let text = BASE.replace(
+            "repetitions = 2",
+            "repetitions = { min = 3, max = 10, target_cv = 0.03 }\nnoise_band = 0.05",
+        );
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(s.repetitions, 3);
+        assert_eq!(
+            s.adaptive,
+            Some(Adaptive {
+                min: 3,
+                max: 10,
+                target_cv: 0.03
+            })
+        );
+        assert_eq!(s.noise_band, 0.05);
+        let again = parse(&s.resolved, "resolved.toml").unwrap();
+        assert_eq!(again.adaptive, s.adaptive);
+        assert_eq!(again.noise_band, 0.05);
+        assert_eq!(again.resolved, s.resolved);
+        let fixed = parse(&parse(BASE, "x").unwrap().resolved, "r").unwrap();
+        assert_eq!((fixed.repetitions, fixed.adaptive), (2, None));
+        for (value, msg) in [
+            ("{ min = 3, max = 10 }", "missing `target_cv`"),
+            ("{ min = 1, max = 10, target_cv = 0.03 }", "at least 2"),
+            ("{ min = 5, max = 4, target_cv = 0.03 }", "max (4)"),
+            ("{ min = 3, max = 4, target_cv = 1.5 }", "between 0 and 1"),
+            ("{ min = 3, max = 4, target_cv = 0.0 }", "between 0 and 1"),
+            (
+                "{ min = 3, max = 4, target_cv = 0.1, cv = 1 }",
+                "unknown key `cv`",
+            ),
+            ("\"many\"", "whole number"),
+        ] {
+            let text = BASE.replace("repetitions = 2", &format!("repetitions = {value}"));
+            let e = err_of(&text);
+            assert_eq!(e.key, "repetitions", "{value}: {e}");
+            assert!(e.message.contains(msg), "{value}: {e}");
+            assert_eq!(e.line, Some(2), "{e}");
+        }
+        let e = err_of(&BASE.replace("repetitions = 2", "repetitions = 2\nnoise_band = 2.0"));
+        assert_eq!((e.key.as_str(), e.line), ("noise_band", Some(3)), "{e}");
     }
 
     #[test]

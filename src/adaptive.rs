@@ -1,0 +1,308 @@
+//! Adaptive repetitions: after the `min` interleaved rounds, a (configuration,
+//! workload) gets another trial only while one of its phases' rates varies more than
+//! the target coefficient of variation, or its comparison with the baseline is still
+//! undecided with respect to the noise band, and never beyond `max` trials.
+//!
+//! The rule is a pure function of the recorded trials ([`needs_more`]), so a resumed
+//! run recomputes the same decisions from `trials.jsonl` and continues where it
+//! stopped, and `jbench selftest adaptive` can replay it on a recorded run.
+
+use crate::record::TrialRecord;
+use crate::stats::{self, Summary};
+
+/// The decision rule's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// Largest coefficient of variation of a phase's rate that needs no more trials.
+    pub target_cv: f64,
+    /// Trials (successful or failed) a (configuration, workload) may have at most.
+    pub max: u32,
+    /// Relative difference of means under which there is no meaningful difference.
+    pub noise_band: f64,
+    /// Confidence level of the interval of the difference.
+    pub confidence: f64,
+}
+
+impl Rule {
+    pub fn of(spec: &crate::spec::Spec) -> Option<Rule> {
+        spec.adaptive.map(|a| Rule {
+            target_cv: a.target_cv,
+            max: a.max,
+            noise_band: spec.noise_band,
+            confidence: stats::DEFAULT_LEVEL,
+        })
+    }
+}
+
+/// A (configuration, workload) that needs another trial, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Need {
+    pub config: String,
+    pub workload: String,
+    /// e.g. `file_create CV 7.2% > 3%` or `file_create vs ramdisk undecided`.
+    pub reason: String,
+    /// Trials it has so far (successful or failed).
+    pub trials: u32,
+}
+
+impl Need {
+    /// `small-shallow/same-disk: file_create CV 7.2% > 3%: trial 4 of at most 10`.
+    pub fn message(&self, max: u32) -> String {
+        format!(
+            "{}/{}: {}: trial {} of at most {max}",
+            self.workload,
+            self.config,
+            self.reason,
+            self.trials + 1
+        )
+    }
+}
+
+/// How a comparison stands against the noise band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The interval of the difference lies inside ±band: no meaningful difference.
+    Inside,
+    /// The interval lies wholly beyond one edge: a meaningful difference.
+    Outside,
+    /// The interval straddles an edge of the band.
+    Undecided,
+}
+
+/// Where the `level` interval of mean(other) - mean(base), relative to mean(base),
+/// lies with respect to ±`band`. `None` without enough trials or a usable baseline.
+pub fn decide(base: &[f64], other: &[f64], band: f64, level: f64) -> Option<Decision> {
+    let b = Summary::of(base)?.mean;
+    if b <= 0.0 {
+        return None;
+    }
+    let w = stats::welch_with_level(base, other, level)?;
+    let (lo, hi) = (w.ci_low / b, w.ci_high / b);
+    Some(if lo > -band && hi < band {
+        Decision::Inside
+    } else if lo >= band || hi <= -band {
+        Decision::Outside
+    } else {
+        Decision::Undecided
+    })
+}
+
+/// Rates of each phase over the successful trials of one (configuration, workload),
+/// phases in order of first appearance.
+fn phase_rates(recs: &[&TrialRecord]) -> Vec<(String, Vec<f64>)> {
+    let mut out: Vec<(String, Vec<f64>)> = Vec::new();
+    for r in recs.iter().filter(|r| r.is_ok()) {
+        for p in &r.phases {
+            match out.iter_mut().find(|(n, _)| *n == p.name) {
+                Some((_, v)) => v.push(p.ops_per_sec()),
+                None => out.push((p.name.clone(), vec![p.ops_per_sec()])),
+            }
+        }
+    }
+    out
+}
+
+fn pct(x: f64) -> String {
+    let s = format!("{:.1}", x * 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
+/// The (configuration, workload) pairs that need another trial, in order of their
+/// first recorded trial. `baseline` is the configuration others are compared with.
+/// Pairs with fewer than 2 successful trials are left alone (failures are not noise),
+/// as are pairs that reached `rule.max`.
+pub fn needs_more(records: &[TrialRecord], baseline: Option<&str>, rule: &Rule) -> Vec<Need> {
+    let mut sorted: Vec<&TrialRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| r.trial);
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for r in &sorted {
+        let key = (r.config.label.as_str(), r.workload.name.as_str());
+        if !pairs.contains(&key) {
+            pairs.push(key);
+        }
+    }
+    let of = |label: &str, workload: &str| -> Vec<&TrialRecord> {
+        sorted
+            .iter()
+            .copied()
+            .filter(|r| r.config.label == label && r.workload.name == workload)
+            .collect()
+    };
+    let mut out = Vec::new();
+    for &(label, workload) in &pairs {
+        let recs = of(label, workload);
+        let trials = recs.len() as u32;
+        if trials >= rule.max || recs.iter().filter(|r| r.is_ok()).count() < 2 {
+            continue;
+        }
+        let rates = phase_rates(&recs);
+        let mut reasons: Vec<String> = rates
+            .iter()
+            .filter_map(|(phase, xs)| {
+                let s = Summary::of(xs).filter(|s| s.mean > 0.0)?;
+                (s.cv() > rule.target_cv).then(|| {
+                    format!(
+                        "{phase} CV {:.1}% > {}",
+                        s.cv() * 100.0,
+                        pct(rule.target_cv)
+                    )
+                })
+            })
+            .collect();
+        if let Some(base) = baseline.filter(|b| *b != label) {
+            let base_rates = phase_rates(&of(base, workload));
+            for (phase, xs) in &rates {
+                let Some((_, b)) = base_rates.iter().find(|(n, _)| n == phase) else {
+                    continue;
+                };
+                if decide(b, xs, rule.noise_band, rule.confidence) == Some(Decision::Undecided) {
+                    reasons.push(format!("{phase} vs {base} undecided"));
+                }
+            }
+        }
+        if !reasons.is_empty() {
+            out.push(Need {
+                config: label.to_string(),
+                workload: workload.to_string(),
+                reason: reasons.join(", "),
+                trials,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::record::{ConfigRecord, Status, WorkloadRecord, SCHEMA_VERSION};
+    use crate::workload::PhaseResult;
+
+    /// A successful trial whose one phase, `file_create`, ran 1000 ops at `rate`.
+    pub(crate) fn rec(trial: usize, label: &str, workload: &str, rate: f64) -> TrialRecord {
+        TrialRecord {
+            schema_version: SCHEMA_VERSION,
+            trial,
+            rep: 1,
+            config: ConfigRecord {
+                label: label.into(),
+                filesystem: "ext4".into(),
+                fs_size: 1 << 30,
+                placement: label.into(),
+                journal_size: 16 << 20,
+                mode: "ordered".into(),
+                mkfs_options: vec![],
+                mount_options: vec![],
+                fast_commit: false,
+                commit_seconds: None,
+                memory_limit: None,
+                ramdisk_size: None,
+                fs_device_model: None,
+                journal_device_model: None,
+            },
+            workload: WorkloadRecord {
+                kind: "fdtree".into(),
+                name: workload.into(),
+                params: serde_json::json!({"dirs": 2}),
+                durable: false,
+            },
+            layout: serde_json::Value::Null,
+            verified: None,
+            phases: vec![PhaseResult {
+                name: "file_create".into(),
+                seconds: 1000.0 / rate,
+                ops: 1000,
+                op_unit: "file creates".into(),
+                ..PhaseResult::default()
+            }],
+            memory: None,
+            emulation: None,
+            status: Status::Ok,
+            error: None,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            wall_seconds: 1.0,
+        }
+    }
+
+    const RULE: Rule = Rule {
+        target_cv: 0.03,
+        max: 10,
+        noise_band: 0.02,
+        confidence: 0.95,
+    };
+
+    fn series(out: &mut Vec<TrialRecord>, label: &str, rates: &[f64]) {
+        for r in rates {
+            out.push(rec(out.len(), label, "w", *r));
+        }
+    }
+
+    #[test]
+    fn steady_configurations_far_apart_need_nothing() {
+        let mut recs = Vec::new();
+        series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
+        series(&mut recs, "fast", &[1500.0, 1502.0, 1498.0]);
+        assert_eq!(needs_more(&recs, Some("base"), &RULE), []);
+    }
+
+    #[test]
+    fn a_noisy_configuration_needs_more_until_max() {
+        let mut recs = Vec::new();
+        series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
+        series(&mut recs, "noisy", &[1500.0, 1800.0, 1200.0]);
+        let needs = needs_more(&recs, Some("base"), &RULE);
+        assert_eq!(needs.len(), 1, "{needs:?}");
+        assert_eq!(needs[0].config, "noisy");
+        assert_eq!(
+            needs[0].message(10),
+            "w/noisy: file_create CV 20.0% > 3%, file_create vs base undecided: trial 4 of at most 10"
+        );
+        let capped = Rule { max: 3, ..RULE };
+        assert_eq!(needs_more(&recs, Some("base"), &capped), []);
+    }
+
+    #[test]
+    fn a_comparison_straddling_the_band_is_undecided() {
+        // 2% faster with ~1% noise: the interval crosses +2%.
+        let mut recs = Vec::new();
+        series(&mut recs, "base", &[1000.0, 1010.0, 990.0]);
+        series(&mut recs, "near", &[1020.0, 1030.0, 1010.0]);
+        let needs = needs_more(&recs, Some("base"), &RULE);
+        assert_eq!(needs.len(), 1, "{needs:?}");
+        assert_eq!(needs[0].reason, "file_create vs base undecided");
+        assert_eq!(
+            decide(
+                &[1000.0, 1010.0, 990.0],
+                &[1020.0, 1030.0, 1010.0],
+                0.02,
+                0.95
+            ),
+            Some(Decision::Undecided)
+        );
+        // Identical and steady: inside the band.
+        assert_eq!(
+            decide(
+                &[1000.0, 1001.0, 999.0],
+                &[1000.0, 1000.5, 999.5],
+                0.02,
+                0.95
+            ),
+            Some(Decision::Inside)
+        );
+        assert_eq!(
+            decide(&[1000.0, 1001.0, 999.0], &[900.0, 901.0, 899.0], 0.02, 0.95),
+            Some(Decision::Outside)
+        );
+        assert_eq!(decide(&[1000.0], &[900.0, 901.0], 0.02, 0.95), None);
+    }
+
+    #[test]
+    fn failures_and_single_trials_add_nothing() {
+        let mut recs = Vec::new();
+        series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
+        series(&mut recs, "broken", &[1500.0, 1800.0]);
+        recs[4].status = Status::Failed;
+        assert_eq!(needs_more(&recs, Some("base"), &RULE), []);
+    }
+}

@@ -173,6 +173,249 @@ pub fn needs_more(records: &[TrialRecord], baseline: Option<&str>, rule: &Rule) 
     out
 }
 
+/// One configuration of a replay: trials the adaptive rule would have run against
+/// those recorded, and whether its verdicts are the same.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayRow {
+    pub config: String,
+    pub needed: usize,
+    pub recorded: usize,
+    /// `None` for the baseline (nothing to compare).
+    pub same_verdicts: Option<bool>,
+    /// `workload/phase: all-trials verdict -> subset verdict` where they differ.
+    pub differences: Vec<String>,
+}
+
+/// What a verdict says, without its figures: faster, slower, no difference, or the
+/// reason there is none ("too few trials").
+fn verdict_class(c: &crate::report::PhaseComparison) -> String {
+    if c.significant {
+        if c.pct.unwrap_or(0.0) > 0.0 {
+            "faster".into()
+        } else {
+            "slower".into()
+        }
+    } else if c.p.is_some() {
+        "no difference".into()
+    } else {
+        c.verdict
+            .split(" (")
+            .next()
+            .unwrap_or(&c.verdict)
+            .to_string()
+    }
+}
+
+fn verdict_classes(
+    records: &[TrialRecord],
+    opts: &crate::report::ReportOptions,
+) -> Vec<(String, String, String)> {
+    let a = crate::report::analyse(records, opts);
+    a.workloads
+        .iter()
+        .flat_map(|w| {
+            w.comparisons.iter().flat_map(move |c| {
+                c.phases.iter().map(move |p| {
+                    (
+                        c.config.clone(),
+                        format!("{}/{}", w.name, p.phase),
+                        verdict_class(p),
+                    )
+                })
+            })
+        })
+        .collect()
+}
+
+/// Replays the adaptive rule on a fixed-N run: every (configuration, workload)
+/// starts with its first `min` recorded trials, and while the rule asks for more, the
+/// next recorded trial of each pair that needs one is taken, as if they arrived one
+/// round at a time, up to what was recorded. Returns per configuration the trials the
+/// rule needed and whether the verdicts with that subset equal those with all trials.
+pub fn replay(
+    records: &[TrialRecord],
+    min: u32,
+    rule: &Rule,
+    opts: &crate::report::ReportOptions,
+) -> Vec<ReplayRow> {
+    let mut sorted: Vec<&TrialRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| r.trial);
+    let mut pairs: Vec<((String, String), Vec<&TrialRecord>)> = Vec::new();
+    for r in sorted {
+        let key = (r.config.label.clone(), r.workload.name.clone());
+        match pairs.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(r),
+            None => pairs.push((key, vec![r])),
+        }
+    }
+    let mut taken: Vec<usize> = pairs
+        .iter()
+        .map(|(_, v)| v.len().min(min as usize))
+        .collect();
+    let subset = |taken: &[usize]| -> Vec<TrialRecord> {
+        pairs
+            .iter()
+            .zip(taken)
+            .flat_map(|((_, v), k)| v[..*k].iter().map(|r| (*r).clone()))
+            .collect()
+    };
+    let unbounded = Rule {
+        max: u32::MAX,
+        ..*rule
+    };
+    let baseline = opts
+        .baseline
+        .clone()
+        .or_else(|| opts.config_order.first().cloned());
+    loop {
+        let needs = needs_more(&subset(&taken), baseline.as_deref(), &unbounded);
+        let mut advanced = false;
+        for need in needs {
+            if let Some(i) = pairs
+                .iter()
+                .position(|((c, w), _)| *c == need.config && *w == need.workload)
+            {
+                if taken[i] < pairs[i].1.len() {
+                    taken[i] += 1;
+                    advanced = true;
+                }
+            }
+        }
+        if !advanced {
+            break;
+        }
+    }
+    let full = verdict_classes(records, opts);
+    let part = verdict_classes(&subset(&taken), opts);
+    let mut configs: Vec<String> = opts
+        .config_order
+        .iter()
+        .filter(|l| pairs.iter().any(|((c, _), _)| c == *l))
+        .cloned()
+        .collect();
+    for ((c, _), _) in &pairs {
+        if !configs.contains(c) {
+            configs.push(c.clone());
+        }
+    }
+    configs
+        .into_iter()
+        .map(|config| {
+            let (mut needed, mut recorded) = (0, 0);
+            for (((c, _), v), k) in pairs.iter().zip(&taken) {
+                if *c == config {
+                    needed += k;
+                    recorded += v.len();
+                }
+            }
+            let mine: Vec<&(String, String, String)> =
+                full.iter().filter(|(c, _, _)| *c == config).collect();
+            let differences: Vec<String> = mine
+                .iter()
+                .map(|(_, at, class)| {
+                    let sub = part
+                        .iter()
+                        .find(|(c, a, _)| *c == config && a == at)
+                        .map(|(_, _, k)| k.as_str())
+                        .unwrap_or("none");
+                    (at, class, sub)
+                })
+                .filter(|(_, class, sub)| class.as_str() != *sub)
+                .map(|(at, class, sub)| format!("{at}: {class} -> {sub}"))
+                .collect();
+            ReplayRow {
+                same_verdicts: (!mine.is_empty()).then_some(differences.is_empty()),
+                config,
+                needed,
+                recorded,
+                differences,
+            }
+        })
+        .collect()
+}
+
+/// The replay as a table, with a total line.
+pub fn render_replay(rows: &[ReplayRow], min: u32, rule: &Rule) -> String {
+    use std::fmt::Write;
+    let mut out = format!(
+        "adaptive rule replayed: min {min}, target CV {}, noise band {}\n\n",
+        pct(rule.target_cv),
+        pct(rule.noise_band)
+    );
+    let w = rows
+        .iter()
+        .map(|r| r.config.chars().count())
+        .chain(["configuration".len()])
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(out, "{:<w$}  needed  recorded  verdicts", "configuration");
+    for r in rows {
+        let verdicts = match r.same_verdicts {
+            None => "baseline".to_string(),
+            Some(true) => "same".to_string(),
+            Some(false) => format!("differ: {}", r.differences.join("; ")),
+        };
+        let _ = writeln!(
+            out,
+            "{:<w$}  {:>6}  {:>8}  {verdicts}",
+            r.config, r.needed, r.recorded
+        );
+    }
+    let needed: usize = rows.iter().map(|r| r.needed).sum();
+    let recorded: usize = rows.iter().map(|r| r.recorded).sum();
+    let compared = rows.iter().filter(|r| r.same_verdicts.is_some()).count();
+    let same = rows
+        .iter()
+        .filter(|r| r.same_verdicts == Some(true))
+        .count();
+    let _ = writeln!(
+        out,
+        "\ntotal: {needed} of {recorded} trials ({:.0}%); the same verdicts for {same} of {compared} compared configurations",
+        100.0 * needed as f64 / recorded.max(1) as f64
+    );
+    out
+}
+
+/// `jbench selftest adaptive DIR`: replays the rule on a recorded results directory.
+/// `target_cv` and `min` default to the run's own adaptive rule, else 0.03 and 3.
+pub fn replay_dir(
+    dir: &std::path::Path,
+    target_cv: Option<f64>,
+    min: Option<u32>,
+) -> anyhow::Result<String> {
+    use anyhow::Context;
+    let records = crate::store::load_records(dir)?;
+    let spec_path = dir.join(crate::store::SPEC);
+    let spec = crate::spec::load(&spec_path)
+        .with_context(|| format!("cannot read the experiment in {}", spec_path.display()))?;
+    let min = min.or(spec.adaptive.map(|a| a.min)).unwrap_or(3);
+    if min < 2 {
+        anyhow::bail!("--min must be at least 2");
+    }
+    let target_cv = target_cv
+        .or(spec.adaptive.map(|a| a.target_cv))
+        .unwrap_or(0.03);
+    if !(target_cv > 0.0 && target_cv < 1.0) {
+        anyhow::bail!("--target-cv must be between 0 and 1 (0.03 = 3%)");
+    }
+    let rule = Rule {
+        target_cv,
+        max: u32::MAX,
+        noise_band: spec.noise_band,
+        confidence: stats::DEFAULT_LEVEL,
+    };
+    let opts = crate::report::ReportOptions {
+        suspect_below_secs: spec.suspect_below.as_secs_f64(),
+        baseline: spec.baseline.clone(),
+        config_order: spec.configs.iter().map(|c| c.label.clone()).collect(),
+        workload_order: spec.workloads.iter().map(|w| w.name.clone()).collect(),
+        noise_band: spec.noise_band,
+        ..crate::report::ReportOptions::default()
+    };
+    let rows = replay(&records, min, &rule, &opts);
+    Ok(render_replay(&rows, min, &rule))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -295,6 +538,50 @@ pub(crate) mod tests {
             Some(Decision::Outside)
         );
         assert_eq!(decide(&[1000.0], &[900.0, 901.0], 0.02, 0.95), None);
+    }
+
+    #[test]
+    fn a_replay_on_a_recorded_directory_needs_fewer_trials_for_steady_configurations() {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = "repetitions = 10\nseed = 3\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"same-disk\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\nname = \"w\"\ndirs = 2\nlevels = 2\n";
+        let spec = crate::spec::parse(text, "t").unwrap();
+        std::fs::write(tmp.path().join(crate::store::SPEC), &spec.resolved).unwrap();
+        // Ten interleaved rounds: internal steady, same-disk steady and 30% faster,
+        // ramdisk ±10% around the baseline.
+        let mut lines = String::new();
+        let mut i = 0;
+        for round in 0..10 {
+            let wobble = if round % 2 == 0 { 1.0 } else { -1.0 };
+            for (label, rate) in [
+                ("internal", 1000.0 + wobble),
+                ("same-disk", 1300.0 - wobble),
+                ("ramdisk", 1000.0 * (1.0 + 0.1 * wobble)),
+            ] {
+                let mut r = rec(i, label, "w", rate);
+                r.rep = round + 1;
+                lines.push_str(&serde_json::to_string(&r).unwrap());
+                lines.push('\n');
+                i += 1;
+            }
+        }
+        std::fs::write(tmp.path().join(crate::store::TRIALS), lines).unwrap();
+        let out = replay_dir(tmp.path(), Some(0.03), Some(3)).unwrap();
+        assert!(out.contains("min 3, target CV 3%, noise band 2%"), "{out}");
+        let row = |label: &str| {
+            out.lines()
+                .find(|l| l.starts_with(&format!("{label} ")))
+                .unwrap_or_else(|| panic!("{label} in {out}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(row("internal"), "internal 3 10 baseline", "{out}");
+        assert_eq!(row("same-disk"), "same-disk 3 10 same", "{out}");
+        assert_eq!(row("ramdisk"), "ramdisk 10 10 same", "{out}");
+        assert!(
+            out.contains("total: 16 of 30 trials (53%); the same verdicts for 2 of 2"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod adaptive;
 pub mod cleanup;
+pub mod compare;
 pub mod config;
 pub mod emu;
 pub mod envinfo;

@@ -23,6 +23,7 @@ const AFTER: &str = "Examples:
   jbench run presets/quick.toml              the same, from its file
   jbench plan presets/study1-journal-device.toml   what the full study would run
   jbench report results/quick-20261123-101500 --format markdown
+  jbench compare results/hdd-run results/ssd-run   two runs side by side
   jbench run presets/quick.toml --resume results/quick-20261123-101500
   jbench workload fdtree --dir /mnt/test -d 3 -f 4 -s 1 -l 5
   jbench run --preset study1-hdd             Study 1 on emulated 7200 rpm disks
@@ -50,6 +51,9 @@ enum Command {
     },
     /// Tables of times, rates and comparisons from a results directory.
     Report(ReportArgs),
+    /// Configurations of several results directories side by side, labelled
+    /// `<dir-name>:<label>`, with the same statistics and verdicts as `report`.
+    Compare(CompareArgs),
     /// Run one workload in an existing directory, without provisioning anything.
     #[command(subcommand)]
     Workload(WorkloadCmd),
@@ -152,6 +156,20 @@ struct ReportArgs {
     suspect_below: Option<String>,
 }
 
+#[derive(Args)]
+struct CompareArgs {
+    /// Results directories (two or more); their configurations are shown in this order.
+    #[arg(required = true, num_args = 2..)]
+    dirs: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Configuration to compare the others with: `<dir-name>:<label>`, or a label of
+    /// the first run that has it [default: the first run's baseline, else its first
+    /// configuration].
+    #[arg(long)]
+    baseline: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum WorkloadCmd {
     /// fdtree 1.0.2: create a directory tree, fill it with files, remove both; prints
@@ -237,6 +255,18 @@ struct CalibrateArgs {
 
 #[derive(Subcommand)]
 enum SelftestCmd {
+    /// Replay the adaptive-repetitions rule on a recorded fixed-N run: trials each
+    /// configuration would have needed, and whether the verdicts stay the same.
+    Adaptive {
+        /// Results directory of a run with a fixed number of repetitions.
+        dir: PathBuf,
+        /// Target coefficient of variation [default: the run's, else 0.03].
+        #[arg(long)]
+        target_cv: Option<f64>,
+        /// Trials every configuration gets first [default: the run's, else 3].
+        #[arg(long)]
+        min: Option<u32>,
+    },
     /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio.
     Overhead {
         /// Directory on tmpfs to build the trees in.
@@ -374,6 +404,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => cmd_report(args),
+        Command::Compare(args) => cmd_compare(args),
         Command::Workload(WorkloadCmd::Fdtree(args)) => cmd_fdtree(args),
         Command::Workload(WorkloadCmd::Postmark(args)) => {
             jbench::workload::postmark::run_cli(&args, &interrupt::install()?)?;
@@ -391,6 +422,14 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Device(cmd) => cmd_device(cmd),
         Command::DeviceDaemon { config } => {
             jbench::emu::daemon::run(&config)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Selftest(SelftestCmd::Adaptive {
+            dir,
+            target_cv,
+            min,
+        }) => {
+            print!("{}", jbench::adaptive::replay_dir(&dir, target_cv, min)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Selftest(SelftestCmd::Overhead {
@@ -438,12 +477,20 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     };
     let dir = store.dir().to_path_buf();
     if !args.quiet {
+        let reps = match spec.adaptive {
+            Some(a) => format!(
+                "{}..{} repetitions, adaptive to a rate CV of {:.1}%",
+                a.min,
+                a.max,
+                a.target_cv * 100.0
+            ),
+            None => format!("{} repetitions", spec.repetitions),
+        };
         eprintln!(
-            "jbench: {} trials ({} configurations x {} workloads x {} repetitions); results in {}",
+            "jbench: {} trials ({} configurations x {} workloads x {reps}); results in {}",
             trials.len(),
             spec.configs.len(),
             spec.workloads.len(),
-            spec.repetitions,
             dir.display()
         );
     }
@@ -523,6 +570,27 @@ fn cmd_report(args: ReportArgs) -> Result<ExitCode> {
         }
     }
     print!("{}", report::render(&records, &opts, args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_compare(args: CompareArgs) -> Result<ExitCode> {
+    use jbench::compare;
+    for d in &args.dirs {
+        if !compare::is_results_dir(d) {
+            bail!(
+                "{} is not a jbench results directory (no trials.jsonl)",
+                d.display()
+            );
+        }
+    }
+    let merged = compare::merge(&args.dirs)?;
+    let opts = merged.report_options(args.baseline.as_deref())?;
+    if matches!(args.format, Format::Csv | Format::Json) {
+        for w in &merged.warnings {
+            eprintln!("jbench: warning: {w}");
+        }
+    }
+    print!("{}", compare::render(&merged, &opts, args.format));
     Ok(ExitCode::SUCCESS)
 }
 

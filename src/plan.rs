@@ -137,6 +137,18 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
         spec.order,
         spec.seed
     );
+    if let Some(a) = spec.adaptive {
+        let _ = writeln!(
+            out,
+            "adaptive repetitions: {}..{} per configuration and workload; after {} rounds a trial is added while a phase's rate CV > {:.1}% or a comparison with the baseline is undecided against the {:.1}% noise band (the trials below are the first {} rounds)",
+            a.min,
+            a.max,
+            a.min,
+            a.target_cv * 100.0,
+            spec.noise_band * 100.0,
+            a.min
+        );
+    }
     let _ = writeln!(out, "\nconfigurations:");
     for c in &spec.configs {
         let _ = writeln!(out, "  {:<24} {}", c.label, describe_config(c));
@@ -235,5 +247,18 @@ levels = 2
         assert!(text.contains("4 configuration(s) x 2 workload(s) x 3 repetition(s) = 24 trials"));
         assert!(text.contains("on a RAM disk in /dev/shm"), "{text}");
         assert_eq!(text.lines().filter(|l| l.contains(" rep ")).count(), 24);
+        assert!(!text.contains("adaptive"), "{text}");
+        let mut s = s;
+        s.adaptive = Some(crate::spec::Adaptive {
+            min: 3,
+            max: 10,
+            target_cv: 0.03,
+        });
+        let text = describe(&s, &plan(&s));
+        assert!(
+            text.contains("adaptive repetitions: 3..10 per configuration and workload; after 3 rounds a trial is added while a phase's rate CV > 3.0%"),
+            "{text}"
+        );
+        assert!(text.contains("2.0% noise band"), "{text}");
     }
 }

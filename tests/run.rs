@@ -713,3 +713,66 @@ durable = true
     let out = run_ok(jbench().args(["report", "--format", "csv"]).arg(&results));
     assert!(String::from_utf8_lossy(&out.stdout).contains("file_create+syncfs"));
 }
+
+#[test]
+fn adaptive_repetitions_run_compare_and_replay_end_to_end() {
+    if !need_root("adaptive_e2e") {
+        return;
+    }
+    let tmp = scratch("adaptive-");
+    // A target no real run meets: every pair goes to max, each extra trial announced.
+    let body = tiny_spec(tmp.path(), r#"["internal", "ramdisk"]"#, 2, "").replace(
+        "repetitions = 2",
+        "repetitions = { min = 2, max = 3, target_cv = 0.00001 }",
+    );
+    let spec = write_spec(tmp.path(), "adaptive", &body);
+    let plan = run_ok(jbench().arg("plan").arg(&spec));
+    let plan = String::from_utf8_lossy(&plan.stdout);
+    assert!(plan.contains("adaptive repetitions: 2..3"), "{plan}");
+    let results = tmp.path().join("results");
+    let out = run_ok(
+        jbench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--results")
+            .arg(&results),
+    );
+    assert_no_leaks(tmp.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for label in ["internal", "ramdisk"] {
+        let why = format!("tiny/{label}: ");
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains(&why) && l.ends_with("trial 3 of at most 3")),
+            "{stderr}"
+        );
+    }
+    let recs = records(&results);
+    let mut indices: Vec<u64> = recs.iter().map(|r| r["trial"].as_u64().unwrap()).collect();
+    indices.sort();
+    assert_eq!(
+        indices,
+        (0..6).collect::<Vec<u64>>(),
+        "2 configurations x 3"
+    );
+
+    let out = run_ok(jbench().arg("compare").arg(&results).arg(&results));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("results:internal"), "{text}");
+    assert!(text.contains("results-2:ramdisk"), "{text}");
+    assert!(
+        text.contains("Verdicts (rate vs results:internal"),
+        "{text}"
+    );
+
+    let out = run_ok(
+        jbench()
+            .args(["selftest", "adaptive"])
+            .arg(&results)
+            .args(["--target-cv", "0.5"]),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("min 2, target CV 50%"), "{text}");
+    assert!(text.contains("internal"), "{text}");
+}

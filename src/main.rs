@@ -450,7 +450,8 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     let ctl = interrupt::install()?;
     let outcome = {
         let mut exec = executor::RigExecutor::new(&spec, args.destroy.clone())?
-            .with_write_logs(dir.join("write-logs"));
+            .with_write_logs(dir.join("write-logs"))
+            .with_monitor_dir(dir.join("monitor"));
         runner::run(
             &spec, &trials, &existing, &mut store, &mut exec, &ctl, args.quiet,
         )?

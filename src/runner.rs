@@ -160,6 +160,7 @@ pub fn run(
             phases: Vec::new(),
             memory: None,
             emulation: None,
+            monitor: None,
             status,
             error: None,
             started_at: started_at.clone(),
@@ -172,18 +173,21 @@ pub fn run(
                 phases,
                 memory,
                 emulation,
+                monitor,
             }) => TrialRecord {
                 layout,
                 verified,
                 phases,
                 memory,
                 emulation,
+                monitor,
                 ..base(Status::Ok)
             },
             Err(TrialError::Failed(failed)) => TrialRecord {
                 layout: failed.layout,
                 verified: failed.verified,
                 emulation: failed.emulation,
+                monitor: failed.monitor,
                 error: Some(failed.error),
                 ..base(Status::Failed)
             },
@@ -273,6 +277,7 @@ mod tests {
                     layout: serde_json::Value::Null,
                     verified: None,
                     emulation: None,
+                    monitor: None,
                 })));
             }
             Ok(TrialOutcome {
@@ -280,6 +285,7 @@ mod tests {
                 verified: None,
                 memory: None,
                 emulation: None,
+                monitor: None,
                 phases: vec![PhaseResult {
                     name: "dir_create".into(),
                     seconds: 1.0 + trial.index as f64,

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::emu::host::{self, EmulationRecord};
+use crate::monitor::{Monitor, MonitorSummary, Targets};
 use crate::plan::Trial;
 use crate::record::Verified;
 use crate::rig::memcg::{MemoryLimit, MemoryUse};
@@ -24,6 +25,8 @@ pub struct TrialOutcome {
     pub memory: Option<MemoryUse>,
     /// Emulated disks' counters and the daemon's CPU time.
     pub emulation: Option<EmulationRecord>,
+    /// What the monitor saw during each phase (`monitor_interval`).
+    pub monitor: Option<MonitorSummary>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +49,8 @@ pub struct FailedTrial {
     pub layout: serde_json::Value,
     pub verified: Option<Verified>,
     pub emulation: Option<EmulationRecord>,
+    /// The monitor's record up to the failure, when the workload ran.
+    pub monitor: Option<MonitorSummary>,
 }
 
 pub trait Executor {
@@ -64,6 +69,7 @@ pub struct RigExecutor {
     destroy: Vec<PathBuf>,
     shown: BTreeSet<usize>,
     write_logs: Option<PathBuf>,
+    monitor_dir: Option<PathBuf>,
 }
 
 impl RigExecutor {
@@ -73,6 +79,7 @@ impl RigExecutor {
             destroy,
             shown: BTreeSet::new(),
             write_logs: None,
+            monitor_dir: None,
         })
     }
 
@@ -81,6 +88,38 @@ impl RigExecutor {
     pub fn with_write_logs(mut self, dir: PathBuf) -> Self {
         self.write_logs = Some(dir);
         self
+    }
+
+    /// Where the monitor's per-interval series go (`trial-<N>.jsonl`); usually
+    /// `<results>/monitor`. Without it the summary is still recorded.
+    pub fn with_monitor_dir(mut self, dir: PathBuf) -> Self {
+        self.monitor_dir = Some(dir);
+        self
+    }
+
+    /// Starts the trial's monitor, or says why there is none and goes on without.
+    fn start_monitor(
+        &self,
+        spec: &Spec,
+        trial: &Trial,
+        rig: &rig::Rig,
+        say: &mut dyn FnMut(&str),
+    ) -> Option<(Monitor, Option<String>)> {
+        let interval = spec.monitor_interval?;
+        let targets = Targets::of(&rig.fs_device, rig.journal_device.as_deref());
+        let file = format!("trial-{}.jsonl", trial.index);
+        let path = self.monitor_dir.as_ref().map(|d| d.join(&file));
+        let relative = self.monitor_dir.as_ref().map(|d| match d.file_name() {
+            Some(n) => format!("{}/{file}", n.to_string_lossy()),
+            None => file.clone(),
+        });
+        match Monitor::start(targets, interval, path) {
+            Ok(m) => Some((m, relative)),
+            Err(e) => {
+                say(&format!("monitor off for trial {}: {e:#}", trial.index));
+                None
+            }
+        }
     }
 }
 
@@ -103,6 +142,7 @@ impl Executor for RigExecutor {
                     layout,
                     verified,
                     emulation: None,
+                    monitor: None,
                 }))
             }
         };
@@ -137,10 +177,26 @@ impl Executor for RigExecutor {
             ctl = ctl.with_marker(e.marker.clone());
         }
         let entered = limit.as_mut().map(|l| l.enter()).transpose();
+        // Started last, so its thread shares the workload's CPUs and cgroup, and
+        // stopped first.
+        let monitor = match entered {
+            Ok(_) => self.start_monitor(spec, trial, &rig, say),
+            Err(_) => None,
+        };
+        if let Some((m, _)) = &monitor {
+            ctl = ctl.with_phase_hook(Some(m.hook()));
+        }
         let result = match entered {
             Ok(_) => workload.engine.run(&rig.mount_point, &ctl),
             Err(e) => Err(e),
         };
+        let monitor = monitor.and_then(|(m, file)| match m.stop(file) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                say(&format!("monitor of trial {}: {e:#}", trial.index));
+                None
+            }
+        });
         let memory = limit.as_mut().map(|l| {
             let _ = l.leave();
             l.usage()
@@ -160,6 +216,7 @@ impl Executor for RigExecutor {
         ) {
             TrialError::Failed(mut f) => {
                 f.emulation = emulation;
+                f.monitor = monitor.clone();
                 TrialError::Failed(f)
             }
             other => other,
@@ -177,6 +234,7 @@ impl Executor for RigExecutor {
                 phases,
                 memory,
                 emulation,
+                monitor,
             }),
             (Err(e), None) => Err(failed_with(e, emulation)),
         }

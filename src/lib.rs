@@ -14,6 +14,7 @@ pub mod emu;
 pub mod envinfo;
 pub mod executor;
 pub mod interrupt;
+pub mod monitor;
 pub mod plan;
 pub mod preflight;
 pub mod presets;

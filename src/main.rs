@@ -284,6 +284,23 @@ enum SelftestCmd {
         #[arg(short = 'l')]
         levels: Option<u32>,
     },
+    /// What the trial monitor costs: µs per sample, CPU share at 1 s, and the fdtree
+    /// engine's rate on tmpfs with a monitor sampling vs none.
+    Monitor {
+        /// Directory on tmpfs to build the trees in.
+        #[arg(long, default_value = "/dev/shm")]
+        dir: PathBuf,
+        /// Alternating with/without rounds; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        rounds: u32,
+        /// The monitor's interval during the engine runs (shorter than the default
+        /// 1 s, so a disturbance would show).
+        #[arg(long, default_value = "10ms")]
+        interval: String,
+        /// Samples timed for the per-sample cost.
+        #[arg(long, default_value_t = 2000)]
+        samples: usize,
+    },
 }
 
 fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
@@ -454,6 +471,27 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             print!("{report}");
             Ok(ExitCode::SUCCESS)
         }
+        Command::Selftest(SelftestCmd::Monitor {
+            dir,
+            rounds,
+            interval,
+            samples,
+        }) => {
+            let interval = jbench::units::parse_duration(&interval).map_err(anyhow::Error::msg)?;
+            if interval.is_zero() {
+                anyhow::bail!("--interval must be above zero");
+            }
+            let opts = selftest::monitor::MonitorCostOptions {
+                dir,
+                rounds,
+                interval,
+                samples,
+                ..Default::default()
+            };
+            let report = selftest::monitor::run_monitor_cost(&opts)?;
+            print!("{report}");
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -497,7 +535,8 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     let ctl = interrupt::install()?;
     let outcome = {
         let mut exec = executor::RigExecutor::new(&spec, args.destroy.clone())?
-            .with_write_logs(dir.join("write-logs"));
+            .with_write_logs(dir.join("write-logs"))
+            .with_monitor_dir(dir.join("monitor"));
         runner::run(
             &spec, &trials, &existing, &mut store, &mut exec, &ctl, args.quiet,
         )?

@@ -102,6 +102,9 @@ pub struct TrialRecord {
     /// configurations with a `device_model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<crate::emu::host::EmulationRecord>,
+    /// Devices, journal, CPU and memory during each phase (`monitor_interval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<crate::monitor::MonitorSummary>,
     pub status: Status,
     #[serde(default)]
     pub error: Option<String>,

@@ -1581,6 +1581,7 @@ mod tests {
             phases,
             memory: None,
             emulation: None,
+            monitor: None,
             status: Status::Ok,
             error: None,
             started_at: "2024-01-01T00:00:00Z".to_string(),

@@ -276,6 +276,7 @@ fn run_one(
         phases: Vec::new(),
         memory: None,
         emulation: None,
+        monitor: None,
         status,
         error: None,
         started_at: started_at.clone(),
@@ -288,18 +289,21 @@ fn run_one(
             phases,
             memory,
             emulation,
+            monitor,
         }) => TrialRecord {
             layout,
             verified,
             phases,
             memory,
             emulation,
+            monitor,
             ..base(Status::Ok)
         },
         Err(TrialError::Failed(failed)) => TrialRecord {
             layout: failed.layout,
             verified: failed.verified,
             emulation: failed.emulation,
+            monitor: failed.monitor,
             error: Some(failed.error),
             ..base(Status::Failed)
         },
@@ -387,6 +391,7 @@ mod tests {
                     layout: serde_json::Value::Null,
                     verified: None,
                     emulation: None,
+                    monitor: None,
                 })));
             }
             Ok(TrialOutcome {
@@ -394,6 +399,7 @@ mod tests {
                 verified: None,
                 memory: None,
                 emulation: None,
+                monitor: None,
                 phases: vec![PhaseResult {
                     name: "dir_create".into(),
                     seconds: 1.0 + trial.index as f64,
@@ -570,6 +576,7 @@ mod tests {
                 verified: None,
                 memory: None,
                 emulation: None,
+                monitor: None,
                 phases: vec![PhaseResult {
                     name: "file_create".into(),
                     seconds: 1000.0 / rate,

@@ -7,6 +7,8 @@
 //! round after round, and the median of each phase is compared, so that slow drift of
 //! the machine falls on both sides alike.
 
+pub mod monitor;
+
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};

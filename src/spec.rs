@@ -123,6 +123,9 @@ pub struct Spec {
     pub order: Order,
     pub seed: u64,
     pub suspect_below: Duration,
+    /// How often the monitor samples devices, CPU and memory during the workload
+    /// (`monitor_interval`); `None` turns it off.
+    pub monitor_interval: Option<Duration>,
     pub work_dir: PathBuf,
     pub baseline: Option<String>,
     pub configs: Vec<Config>,
@@ -190,6 +193,7 @@ struct RawSpec {
     order: Key<String>,
     seed: Key<u64>,
     suspect_below: Key<String>,
+    monitor_interval: Key<String>,
     work_dir: Key<String>,
     baseline: Key<String>,
     #[serde(default)]
@@ -404,6 +408,25 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         None => Duration::from_secs(60),
         Some(s) => parse_duration(s.get_ref()).map_err(|m| ctx.at(s, "suspect_below", m))?,
     };
+    let monitor_interval = match &raw.monitor_interval {
+        None => Some(Duration::from_secs(1)),
+        Some(s) if s.get_ref().trim() == "off" => None,
+        Some(s) => {
+            let d = parse_duration(s.get_ref())
+                .map_err(|m| ctx.at(s, "monitor_interval", format!("{m}, or \"off\"")))?;
+            if d.is_zero() {
+                None
+            } else if d < Duration::from_millis(10) {
+                return Err(ctx.at(
+                    s,
+                    "monitor_interval",
+                    "below 10ms the sampler would disturb the measurement; use e.g. \"1s\" or \"off\"",
+                ));
+            } else {
+                Some(d)
+            }
+        }
+    };
     let work_dir = match &raw.work_dir {
         None => PathBuf::from("/var/tmp/jbench"),
         Some(w) if !Path::new(w.get_ref()).is_absolute() => {
@@ -445,6 +468,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         order,
         seed,
         suspect_below,
+        monitor_interval,
         work_dir,
         baseline,
         configs,
@@ -1546,6 +1570,7 @@ struct Resolved<'a> {
     order: Order,
     seed: u64,
     suspect_below: String,
+    monitor_interval: String,
     work_dir: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
@@ -1675,6 +1700,10 @@ fn resolve(spec: &Spec) -> String {
         order: spec.order,
         seed: spec.seed,
         suspect_below: format!("{}s", spec.suspect_below.as_secs_f64()),
+        monitor_interval: match spec.monitor_interval {
+            Some(d) => format!("{}s", d.as_secs_f64()),
+            None => "off".into(),
+        },
         work_dir: spec.work_dir.display().to_string(),
         baseline: spec.baseline.as_deref(),
         emulation,
@@ -1857,6 +1886,46 @@ levels = 10
         }
         let e = err_of(&BASE.replace("repetitions = 2", "repetitions = 2\nnoise_band = 2.0"));
         assert_eq!((e.key.as_str(), e.line), ("noise_band", Some(3)), "{e}");
+    }
+
+    #[test]
+    fn monitor_interval_defaults_parses_turns_off_and_round_trips() {
+        let s = parse(BASE, "x.toml").unwrap();
+        assert_eq!(s.monitor_interval, Some(Duration::from_secs(1)));
+        assert!(
+            s.resolved.contains("monitor_interval = \"1s\""),
+            "{}",
+            s.resolved
+        );
+        for (value, want) in [
+            ("\"250ms\"", Some(Duration::from_millis(250))),
+            ("\"2s\"", Some(Duration::from_secs(2))),
+            ("\"0s\"", None),
+            ("\"off\"", None),
+        ] {
+            let text = BASE.replace(
+                "repetitions = 2",
+                &format!("repetitions = 2\nmonitor_interval = {value}"),
+            );
+            let s = parse(&text, "x.toml").unwrap();
+            assert_eq!(s.monitor_interval, want, "{value}");
+            let again = parse(&s.resolved, "resolved.toml").unwrap();
+            assert_eq!(again.monitor_interval, want, "{value} after resolving");
+            assert_eq!(again.resolved, s.resolved);
+        }
+        for (value, why) in [("\"often\"", "not a duration"), ("\"1ms\"", "below 10ms")] {
+            let text = BASE.replace(
+                "repetitions = 2",
+                &format!("repetitions = 2\nmonitor_interval = {value}"),
+            );
+            let e = err_of(&text);
+            assert_eq!(e.line, Some(line_of(&text, "monitor_interval")), "{e}");
+            let shown = e.to_string();
+            assert!(
+                shown.contains("monitor_interval") && shown.contains(why),
+                "{shown}"
+            );
+        }
     }
 
     #[test]

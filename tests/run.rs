@@ -65,6 +65,32 @@ fn tiny_run_records_verified_trials_and_reports_them() {
         assert_eq!(r["workload"]["kind"], "fdtree");
         assert_eq!(r["workload"]["params"]["levels"], 3);
         let placement = r["config"]["placement"].as_str().unwrap();
+        // The monitor: a summary per phase, the journal's own device beside the file
+        // system's unless internal, jbd2 found either way, and the series on disk.
+        let m = &r["monitor"];
+        let mphases = m["phases"].as_array().expect("a monitor summary");
+        assert_eq!(mphases.len(), 4, "{m}");
+        for p in mphases {
+            let roles: Vec<&str> = p["devices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["role"].as_str().unwrap())
+                .collect();
+            let want: &[&str] = if placement == "internal" {
+                &["fs"]
+            } else {
+                &["fs", "journal"]
+            };
+            assert_eq!(roles, want, "{placement}: {p}");
+            let jbd2 = p["jbd2"]["name"].as_str().expect("a jbd2 entry");
+            if placement == "internal" {
+                assert!(jbd2.contains('-'), "{jbd2}");
+            }
+        }
+        let series = m["series_file"].as_str().unwrap();
+        assert_eq!(series, format!("monitor/trial-{}.jsonl", r["trial"]));
+        assert!(results.join(series).is_file(), "{series}");
         let v = &r["verified"];
         assert_eq!(v["mode"], "ordered");
         assert_eq!(v["journal_bytes"], 8 << 20);

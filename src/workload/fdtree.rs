@@ -477,11 +477,13 @@ impl Fdtree {
             }
             apply(op, p, blocks).map_err(anyhow::Error::from)
         };
+        ctl.phase_begin(phase.name());
         let started = Instant::now();
         self.walk(phase, path, &mut step)?;
         let seconds = started.elapsed().as_secs_f64();
         // `start`, not the tree's root: the directory-remove phase deletes the root.
         let durable_seconds = ctl.finish_phase(start, started)?;
+        ctl.phase_end(phase.name());
         Ok(PhaseResult {
             durable_seconds,
             ..self.phase_result(phase, seconds)

@@ -251,6 +251,8 @@ impl FsyncSpec {
                     })
                 })
                 .collect();
+            // Every worker waits at the line: nothing runs while the monitor samples.
+            ctl.phase_begin(phase.name());
             start_line.wait();
             let started = Instant::now();
             let outcomes: Vec<_> = handles
@@ -266,6 +268,7 @@ impl FsyncSpec {
         let seconds = started.elapsed().as_secs_f64();
         // `dir`, not the tree's root: the remove phase deletes the root.
         let durable_seconds = ctl.finish_phase(dir, started)?;
+        ctl.phase_end(phase.name());
         let mut result = self.phase_result(phase, seconds, merge(tallies)?);
         result.durable_seconds = durable_seconds;
         Ok(result)

@@ -338,6 +338,7 @@ impl Iozone {
                 .collect();
             // Every worker has opened its file (or failed to): start them together,
             // as iozone's parent does with CHILD_STATE_BEGIN, and start its clock.
+            ctl.phase_begin(phase.name());
             shared.barrier.wait();
             let started = Instant::now();
             let outcomes: Vec<anyhow::Result<Worker>> = handles
@@ -351,6 +352,7 @@ impl Iozone {
         });
         let workers = first_error(outcomes)?;
         let durable_seconds = ctl.finish_phase(dir, started)?;
+        ctl.phase_end(phase.name());
         if self.throughput_mode() && durable_seconds.is_none() {
             // iozone's `sync()` between throughput tests, limited to this file system.
             syncfs(dir)?;

@@ -82,6 +82,38 @@ pub struct RunControl {
     /// The device daemon's control file when the trial keeps a write log: engines
     /// [`mark`](Self::mark) the log right after an fsync returns.
     marker: Option<Arc<std::fs::File>>,
+    /// Told where each measured phase begins and ends (the trial's monitor).
+    phases: Option<PhaseHook>,
+}
+
+/// A phase boundary, as engines report it to [`RunControl::phase_begin`] and
+/// [`RunControl::phase_end`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseEvent<'a> {
+    /// The phase's clock starts right after this.
+    Begin(&'a str),
+    /// The phase's clock (and its durable clock, with `durable`) stopped right before.
+    End(&'a str),
+}
+
+/// What [`RunControl`] calls at phase boundaries.
+#[derive(Clone)]
+pub struct PhaseHook(Arc<dyn Fn(PhaseEvent<'_>) + Send + Sync>);
+
+impl PhaseHook {
+    pub fn new(f: impl Fn(PhaseEvent<'_>) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    pub fn call(&self, ev: PhaseEvent<'_>) {
+        (self.0)(ev)
+    }
+}
+
+impl std::fmt::Debug for PhaseHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PhaseHook")
+    }
 }
 
 impl RunControl {
@@ -95,6 +127,31 @@ impl RunControl {
             stop,
             durable: false,
             marker: None,
+            phases: None,
+        }
+    }
+
+    /// Reports phase boundaries to `hook` (the trial's monitor).
+    pub fn with_phase_hook(mut self, hook: Option<PhaseHook>) -> Self {
+        self.phases = hook;
+        self
+    }
+
+    /// Engines call this right before a measured phase's clock starts, outside the
+    /// timed region. Without a hook it costs a branch.
+    #[inline]
+    pub fn phase_begin(&self, name: &str) {
+        if let Some(h) = &self.phases {
+            h.call(PhaseEvent::Begin(name));
+        }
+    }
+
+    /// Engines call this right after a measured phase's clock stops (after
+    /// [`Self::finish_phase`], so a durable phase's flush is inside the window).
+    #[inline]
+    pub fn phase_end(&self, name: &str) {
+        if let Some(h) = &self.phases {
+            h.call(PhaseEvent::End(name));
         }
     }
 

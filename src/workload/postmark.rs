@@ -1096,6 +1096,7 @@ pub fn run_in(cfg: &Postmark, dir: &Path, ctl: &RunControl) -> anyhow::Result<Ou
         ..WallClock::default()
     };
 
+    ctl.phase_begin("create");
     let started = Instant::now();
     engine
         .create_pool(&mut fs, ctl)
@@ -1104,6 +1105,7 @@ pub fn run_in(cfg: &Postmark, dir: &Path, ctl: &RunControl) -> anyhow::Result<Ou
     let after_create = engine.counts;
 
     wall.t_start = unix_seconds();
+    ctl.phase_begin("transactions");
     let started = Instant::now();
     let done = engine
         .run_transactions(&mut fs, ctl)
@@ -1112,6 +1114,7 @@ pub fn run_in(cfg: &Postmark, dir: &Path, ctl: &RunControl) -> anyhow::Result<Ou
     wall.t_end = unix_seconds();
     let after_transactions = engine.counts;
 
+    ctl.phase_begin("delete");
     let started = Instant::now();
     let deleted = engine
         .delete_rest(&mut fs, ctl)
@@ -1147,6 +1150,7 @@ fn timed_phase(
 ) -> anyhow::Result<PhaseResult> {
     let seconds = started.elapsed().as_secs_f64();
     let durable_seconds = ctl.finish_phase(dir, started)?;
+    ctl.phase_end(name);
     Ok(PhaseResult {
         name: name.to_string(),
         seconds,

@@ -11,6 +11,7 @@ pub mod config;
 pub mod emu;
 pub mod envinfo;
 pub mod executor;
+pub mod html;
 pub mod interrupt;
 pub mod plan;
 pub mod preflight;

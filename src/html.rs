@@ -350,6 +350,11 @@ fn workload_view(i: usize, w: &WorkloadAnalysis, a: &Analysis) -> Result<Workloa
     })
 }
 
+/// (journal bytes, mean rate, sd).
+type Point = (u64, f64, f64);
+/// A configuration's recorded factors (its `ConfigRecord` as a JSON object).
+type Factors = serde_json::Map<String, serde_json::Value>;
+
 /// One line of the journal-size chart: configurations that share every factor but
 /// the journal size, as (journal bytes, mean, sd), sorted by size.
 struct Line {
@@ -361,10 +366,7 @@ struct Line {
 /// and the RAM-disk size (which follows it); groups holding two or more journal sizes
 /// become lines, named by the factors that tell them apart.
 fn journal_size_lines(configs: &[ConfigAnalysis], phase: usize) -> Vec<Line> {
-    let mut groups: Vec<(
-        serde_json::Map<String, serde_json::Value>,
-        Vec<(u64, f64, f64)>,
-    )> = Vec::new();
+    let mut groups: Vec<(Factors, Vec<Point>)> = Vec::new();
     for c in configs {
         let Some(rate) = c.phases[phase].rate else {
             continue;

@@ -48,6 +48,20 @@ fn tiny_run_records_verified_trials_and_reports_them() {
     ] {
         assert!(results.join(f).is_file(), "{f} written");
     }
+    // The HTML report is written beside the results and its path printed.
+    let page = results.join("report.html");
+    assert!(
+        stdout.contains(&format!("HTML report: {}", page.display())),
+        "{stdout}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 4, "one bar chart per phase");
+    for label in ["internal", "same-disk", "second-disk", "ramdisk", "zram"] {
+        assert!(html.contains(label), "report.html lacks {label}");
+    }
+    for bad in ["http://", "https://", "src=", "<link", "@import", "url("] {
+        assert!(!html.contains(bad), "report.html contains {bad}");
+    }
     let recs = records(&results);
     assert_eq!(
         recs.len(),

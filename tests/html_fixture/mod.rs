@@ -3,6 +3,8 @@
 //! configurations with longer labels (eight in all), a failed trial, a short (suspect)
 //! phase, a noisy configuration, `env.json`, and monitor samples for trial 0 only.
 
+#![allow(dead_code)] // each test file uses part of it
+
 use std::path::Path;
 
 use jbench::record::{ConfigRecord, Status, TrialRecord, Verified, WorkloadRecord, SCHEMA_VERSION};

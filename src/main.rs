@@ -24,6 +24,7 @@ const AFTER: &str = "Examples:
   jbench plan presets/study1-journal-device.toml   what the full study would run
   jbench report results/quick-20261123-101500 --format markdown
   jbench compare results/hdd-run results/ssd-run   two runs side by side
+  jbench report results/quick-20261123-101500 --html report.html   charts, tables, timelines
   jbench run presets/quick.toml --resume results/quick-20261123-101500
   jbench workload fdtree --dir /mnt/test -d 3 -f 4 -s 1 -l 5
   jbench run --preset study1-hdd             Study 1 on emulated 7200 rpm disks
@@ -154,6 +155,10 @@ struct ReportArgs {
     /// Phases shorter than this are marked suspect [default: the spec's suspect_below].
     #[arg(long, value_name = "DURATION")]
     suspect_below: Option<String>,
+    /// Write the self-contained HTML report (charts, tables, timelines) to FILE
+    /// instead of printing the text report.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -168,6 +173,10 @@ struct CompareArgs {
     /// configuration].
     #[arg(long)]
     baseline: Option<String>,
+    /// Also write the comparison as one self-contained HTML page (charts, tables,
+    /// warnings) to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -545,6 +554,16 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     let opts = report_options(&spec, None, None)?;
     store::write_summary(&dir, &report::render(&records, &opts, Format::Csv))?;
     println!("{}", report::render(&records, &opts, Format::Table));
+    let html_path = dir.join("report.html");
+    match jbench::html::render_dir(&dir, &spec.name, &opts)
+        .and_then(|page| Ok(std::fs::write(&html_path, page)?))
+    {
+        Ok(()) => println!("HTML report: {}", html_path.display()),
+        Err(e) => eprintln!(
+            "jbench: warning: cannot write {}: {e:#}",
+            html_path.display()
+        ),
+    }
     println!("results: {}", dir.display());
     if outcome.interrupted {
         let again = match (&args.source.spec, &args.source.preset) {
@@ -608,6 +627,12 @@ fn cmd_report(args: ReportArgs) -> Result<ExitCode> {
             bail!("no configuration `{b}` in {}", args.dir.display());
         }
     }
+    if let Some(file) = &args.html {
+        let page = jbench::html::render_dir(&args.dir, &spec.name, &opts)?;
+        std::fs::write(file, page).with_context(|| format!("cannot write {}", file.display()))?;
+        println!("HTML report: {}", file.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     print!("{}", report::render(&records, &opts, args.format));
     Ok(ExitCode::SUCCESS)
 }
@@ -630,6 +655,28 @@ fn cmd_compare(args: CompareArgs) -> Result<ExitCode> {
         }
     }
     print!("{}", compare::render(&merged, &opts, args.format));
+    if let Some(path) = &args.html {
+        let names: Vec<String> = args
+            .dirs
+            .iter()
+            .map(|d| {
+                d.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let title = format!("compare {}", names.join(" / "));
+        let page = jbench::html::render_page(&jbench::html::Page {
+            records: &merged.records,
+            env: None,
+            title: &title,
+            opts: &opts,
+            results_dir: None,
+            extra_warnings: &merged.warnings,
+        })?;
+        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("HTML comparison: {}", path.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -896,6 +896,44 @@ pub fn render_json(analysis: &Analysis) -> String {
     out
 }
 
+/// One table of the text report (times, rates or the comparison with the baseline),
+/// cells formatted as the Markdown report shows them, for other renderers (HTML).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Table {
+    pub title: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// The tables [`render`] prints for workload `w` of `a`, in the same order: times,
+/// rates, then the comparison with the baseline when there is one.
+pub fn workload_tables(w: &WorkloadAnalysis, a: &Analysis) -> Vec<Table> {
+    let mut grids = vec![
+        times_grid(w, Style::Markdown),
+        rates_grid(w, Style::Markdown),
+    ];
+    if let Some(base) = &w.baseline {
+        if !w.comparisons.is_empty() {
+            grids.push(comparison_grid(w, base, a.confidence));
+        }
+    }
+    grids
+        .into_iter()
+        .map(|g| Table {
+            title: g.title,
+            headers: g.headers,
+            rows: g.rows,
+        })
+        .collect()
+}
+
+/// The verdict lines [`render`] prints for workload `w` (plain text), `None` without
+/// comparisons.
+pub fn workload_verdicts(w: &WorkloadAnalysis, a: &Analysis) -> Option<String> {
+    let base = w.baseline.as_ref()?;
+    (!w.comparisons.is_empty()).then(|| verdict_lines(w, base, a, Style::Plain))
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Style {
     Plain,

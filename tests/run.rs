@@ -48,6 +48,20 @@ fn tiny_run_records_verified_trials_and_reports_them() {
     ] {
         assert!(results.join(f).is_file(), "{f} written");
     }
+    // The HTML report is written beside the results and its path printed.
+    let page = results.join("report.html");
+    assert!(
+        stdout.contains(&format!("HTML report: {}", page.display())),
+        "{stdout}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 4, "one bar chart per phase");
+    for label in ["internal", "same-disk", "second-disk", "ramdisk", "zram"] {
+        assert!(html.contains(label), "report.html lacks {label}");
+    }
+    for bad in ["http://", "https://", "src=", "<link", "@import", "url("] {
+        assert!(!html.contains(bad), "report.html contains {bad}");
+    }
     let recs = records(&results);
     assert_eq!(
         recs.len(),
@@ -783,7 +797,15 @@ fn adaptive_repetitions_run_compare_and_replay_end_to_end() {
         "2 configurations x 3"
     );
 
-    let out = run_ok(jbench().arg("compare").arg(&results).arg(&results));
+    let page = tmp.path().join("compare.html");
+    let out = run_ok(
+        jbench()
+            .arg("compare")
+            .arg(&results)
+            .arg(&results)
+            .arg("--html")
+            .arg(&page),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("results:internal"), "{text}");
     assert!(text.contains("results-2:ramdisk"), "{text}");
@@ -791,6 +813,9 @@ fn adaptive_repetitions_run_compare_and_replay_end_to_end() {
         text.contains("Verdicts (rate vs results:internal"),
         "{text}"
     );
+    let html = std::fs::read_to_string(&page).expect("compare --html writes the page");
+    assert!(html.contains("results-2:ramdisk") && html.contains("<svg"));
+    assert!(!html.contains("http://") && !html.contains("https://"));
 
     let out = run_ok(
         jbench()

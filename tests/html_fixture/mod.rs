@@ -1,0 +1,269 @@
+//! A results directory for the HTML report tests: one fdtree workload with a durable
+//! phase, a journal-size sweep (16M, 64M, 256M) on two placements, two more
+//! configurations with longer labels (eight in all), a failed trial, a short (suspect)
+//! phase, a noisy configuration, `env.json`, and monitor samples for trial 0 only.
+
+#![allow(dead_code)] // each test file uses part of it
+
+use std::path::Path;
+
+use jbench::record::{ConfigRecord, Status, TrialRecord, Verified, WorkloadRecord, SCHEMA_VERSION};
+use jbench::workload::PhaseResult;
+
+pub const SIZES: [u64; 3] = [16 << 20, 64 << 20, 256 << 20];
+
+/// Phases in the report: dir_create, file_create and their `+syncfs` companions,
+/// each with a bar chart and a journal-size chart, plus trial 0's two timelines.
+pub const PHASES_IN_REPORT: usize = 4;
+pub const EXPECTED_CHARTS: usize = PHASES_IN_REPORT * 2 + 2;
+pub const CONFIGS: usize = 8;
+
+fn config(label: &str, placement: &str, journal_size: u64, model: Option<&str>) -> ConfigRecord {
+    ConfigRecord {
+        label: label.to_string(),
+        filesystem: "ext4".to_string(),
+        fs_size: 1 << 30,
+        placement: placement.to_string(),
+        journal_size,
+        mode: "ordered".to_string(),
+        mkfs_options: vec![],
+        mount_options: vec![],
+        fast_commit: false,
+        commit_seconds: None,
+        memory_limit: None,
+        ramdisk_size: None,
+        fs_device_model: None,
+        journal_device_model: model.map(str::to_string),
+    }
+}
+
+fn record(
+    trial: usize,
+    rep: u32,
+    cfg: &ConfigRecord,
+    dir_rate: f64,
+    file_rate: f64,
+) -> TrialRecord {
+    // dir_create: 20 s (suspect under the 60 s rule); file_create: about 100 s.
+    let phase = |name: &str, unit: &str, ops: u64, rate: f64, bytes: u64| PhaseResult {
+        name: name.to_string(),
+        seconds: ops as f64 / rate,
+        ops,
+        bytes,
+        op_unit: unit.to_string(),
+        durable_seconds: Some(ops as f64 / rate + 1.5),
+        ..PhaseResult::default()
+    };
+    let dir_ops = (dir_rate * 20.0) as u64;
+    let file_ops = 100_000;
+    TrialRecord {
+        schema_version: SCHEMA_VERSION,
+        trial,
+        rep,
+        config: cfg.clone(),
+        workload: WorkloadRecord {
+            kind: "fdtree".to_string(),
+            name: "small-deep".to_string(),
+            params: serde_json::json!({"dirs": 3, "files": 4, "blocks": 1, "levels": 5}),
+            durable: true,
+        },
+        layout: serde_json::Value::Null,
+        verified: Some(Verified {
+            journal_device: format!("/dev/loop{}", trial % 4),
+            journal_bytes: cfg.journal_size,
+            mode: "ordered".to_string(),
+            checks: vec![
+                format!(
+                    "dumpe2fs: journal size {} bytes = requested",
+                    cfg.journal_size
+                ),
+                format!("/proc/mounts: data=ordered ({})", cfg.placement),
+            ],
+        }),
+        phases: vec![
+            phase("dir_create", "dir creates", dir_ops, dir_rate, 0),
+            phase(
+                "file_create",
+                "file creates",
+                file_ops,
+                file_rate,
+                file_ops * 4096,
+            ),
+        ],
+        memory: None,
+        emulation: None,
+        monitor: None,
+        status: Status::Ok,
+        error: None,
+        started_at: format!("2026-11-23T10:{:02}:00+00:00", trial % 60),
+        wall_seconds: 140.0,
+    }
+}
+
+/// The configurations, in matrix order.
+pub fn configs() -> Vec<ConfigRecord> {
+    let mut out = Vec::new();
+    for placement in ["same-disk", "ramdisk"] {
+        for size in SIZES {
+            let label = format!("{placement},{}", jbench::units::format_size(size));
+            out.push(config(&label, placement, size, None));
+        }
+    }
+    out.push(config("internal", "internal", 64 << 20, None));
+    out.push(config(
+        "second-disk,hdd-7200,journal-on-slow-disk",
+        "second-disk",
+        64 << 20,
+        Some("hdd-7200"),
+    ));
+    out
+}
+
+pub const FAILED_ERROR: &str = "mkfs.ext4 failed: journal device busy";
+
+/// Three repetitions of each configuration, interleaved; the last trial of the
+/// second-disk configuration failed.
+pub fn records() -> Vec<TrialRecord> {
+    let cfgs = configs();
+    let mut out = Vec::new();
+    let mut trial = 0;
+    for rep in 1..=3u32 {
+        for (i, c) in cfgs.iter().enumerate() {
+            let base = 1000.0 + 150.0 * i as f64;
+            // ramdisk,16M is noisy (high variance); the others vary by about 2%.
+            let jitter = if c.label == "ramdisk,16M" {
+                [0.6, 1.0, 1.5][rep as usize - 1]
+            } else {
+                [0.98, 1.0, 1.02][rep as usize - 1]
+            };
+            let mut r = record(trial, rep, c, base * jitter, (base * 0.8) * jitter);
+            if rep == 3 && c.placement == "second-disk" {
+                r.status = Status::Failed;
+                r.phases.clear();
+                r.verified = None;
+                r.error = Some(FAILED_ERROR.to_string());
+            }
+            out.push(r);
+            trial += 1;
+        }
+    }
+    out
+}
+
+pub fn env_json() -> serde_json::Value {
+    serde_json::json!({
+        "jbench_version": "0.1.0",
+        "recorded_at": "2026-11-23T10:00:00+00:00",
+        "hostname": "bench-host-7",
+        "kernel": "Linux 6.1.0-28-amd64 x86_64",
+        "e2fsprogs": "mke2fs 1.47.0 (5-Feb-2023)",
+        "xfsprogs": "mkfs.xfs version 6.1.0",
+        "cpu_model": "Fixture CPU 9000",
+        "cores": 8,
+        "memory_bytes": 17179869184u64,
+        "mkfs_extended_options": "lazy_itable_init=0,lazy_journal_init=0",
+        "image_locations": []
+    })
+}
+
+/// Monitor samples of trial 0: 40 s over the two phases, with a stall at 12-15 s on
+/// the file-system device while the journal keeps writing.
+pub fn monitor_lines() -> String {
+    let mut out = String::new();
+    for i in 0..40 {
+        let t = i as f64;
+        let phase = if t < 20.0 {
+            "dir_create"
+        } else {
+            "file_create"
+        };
+        let stall = (12.0..15.0).contains(&t);
+        let fs = if stall {
+            0.0
+        } else {
+            30000.0 + 2000.0 * (t * 0.7).sin()
+        };
+        let journal = 8000.0 + 1000.0 * (t * 0.3).cos();
+        let line = serde_json::json!({
+            "t": t,
+            "phase": phase,
+            "devices": {
+                "fs": {"write_kib_s": fs, "read_kib_s": 10.0, "in_flight": 3},
+                "journal": {"write_kib_s": journal, "read_kib_s": 0.0, "in_flight": 1}
+            },
+            "cpu": {"user": 12.0, "system": 30.0 + t % 5.0, "iowait": if stall { 60.0 } else { 8.0 }},
+            "dirty_kib": 20480,
+            "writeback_kib": 1024
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes the results directory: trials.jsonl, env.json, monitor/trial-0.jsonl.
+pub fn write_results_dir(dir: &Path) -> Vec<TrialRecord> {
+    let records = records();
+    let mut trials = String::new();
+    for r in &records {
+        trials.push_str(&serde_json::to_string(r).unwrap());
+        trials.push('\n');
+    }
+    std::fs::write(dir.join("trials.jsonl"), trials).unwrap();
+    std::fs::write(
+        dir.join("env.json"),
+        serde_json::to_vec_pretty(&env_json()).unwrap(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("monitor")).unwrap();
+    std::fs::write(dir.join("monitor/trial-0.jsonl"), monitor_lines()).unwrap();
+    records
+}
+
+pub fn options() -> jbench::report::ReportOptions {
+    jbench::report::ReportOptions {
+        config_order: configs().into_iter().map(|c| c.label).collect(),
+        ..Default::default()
+    }
+}
+
+/// minijinja's HTML escaping, to look for text in the page.
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#x27;")
+        .replace('/', "&#x2f;")
+}
+
+/// The `<svg ...</svg>` elements of a page, in order.
+pub fn svgs(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<svg") {
+        let end = rest[start..].find("</svg>").expect("unclosed <svg>") + start + 6;
+        out.push(&rest[start..end]);
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// Elements of `svg` drawn in a data colour (the palette or the suspect grey): bars,
+/// lines, points, error-bar-free legend marks included.
+pub fn data_marks(svg: &str) -> usize {
+    let colours: Vec<String> = jbench::html::PALETTE
+        .iter()
+        .map(|c| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2))
+        .chain(["#AAAAAA".to_string()])
+        .collect();
+    svg.split('<')
+        .filter(|el| {
+            (el.starts_with("rect") || el.starts_with("polyline") || el.starts_with("circle"))
+                && colours.iter().any(|c| el.contains(c.as_str()))
+        })
+        .count()
+}
+
+/// Text that must never appear in a self-contained page.
+pub const EXTERNAL: [&str; 6] = ["http://", "https://", "src=", "<link", "@import", "url("];

@@ -550,6 +550,13 @@ impl Shared {
                 st.open = Some(OpenPhase::new(name, s, before));
             }
             PhaseEvent::End(_) => {
+                // A point at each phase's end, so a phase shorter than the interval
+                // still shows in the series (its rates over the stretch since the
+                // previous point).
+                if st.open.is_some() && s.at > st.prev_tick.at {
+                    self.push_point(&mut st, &s);
+                    st.prev_tick = s.clone();
+                }
                 if let Some(open) = st.open.take() {
                     let m = open.close(s, &self.targets, self.min_interval());
                     st.done.push(m);
@@ -561,6 +568,17 @@ impl Shared {
     fn tick(&self) {
         let mut st = self.lock();
         let s = st.reader.sample(self.start.elapsed());
+        self.push_point(&mut st, &s);
+        let min = self.min_interval();
+        if let Some(open) = st.open.as_mut() {
+            open.samples += 1;
+            open.add(s.clone(), min);
+        }
+        st.prev_tick = s;
+    }
+
+    /// Appends the series point for the stretch from the previous point to `s`.
+    fn push_point(&self, st: &mut State, s: &Sample) {
         let secs = s.at.saturating_sub(st.prev_tick.at).as_secs_f64();
         let prev = &st.prev_tick;
         let devices = self
@@ -599,12 +617,6 @@ impl Shared {
             writeback_kib: s.writeback,
         };
         st.series.push(point);
-        let min = self.min_interval();
-        if let Some(open) = st.open.as_mut() {
-            open.samples += 1;
-            open.add(s.clone(), min);
-        }
-        st.prev_tick = s;
     }
 }
 

@@ -55,7 +55,19 @@ fn tiny_run_records_verified_trials_and_reports_them() {
         "{stdout}"
     );
     let html = std::fs::read_to_string(&page).unwrap();
-    assert_eq!(html.matches("<svg").count(), 4, "one bar chart per phase");
+    assert_eq!(
+        html.matches("data-kind=\"bar\"").count(),
+        4,
+        "one bar chart per phase"
+    );
+    // The monitor's series gives every trial a timeline: write throughput and CPU.
+    assert_eq!(html.matches("data-kind=\"timeline-write\"").count(), 10);
+    assert_eq!(html.matches("data-kind=\"timeline-cpu\"").count(), 10);
+    assert_eq!(
+        html.matches("<svg").count(),
+        4 + 2 * 10,
+        "no chart without its figure"
+    );
     for label in ["internal", "same-disk", "second-disk", "ramdisk", "zram"] {
         assert!(html.contains(label), "report.html lacks {label}");
     }

@@ -194,7 +194,9 @@ impl DeviceDaemon {
         // From here on, a failure releases what was started (Drop).
         d.wait_ready(&ready_file)?;
         d.conn = Some(connection_id(&d.mountpoint)?);
-        ensure_fusectl()?;
+        if ensure_fusectl()? {
+            let _ = std::fs::write(session_dir.join(FUSECTL_NOTE), FUSECTL);
+        }
         d.start_watchdog(opts.watchdog);
         Ok(d)
     }
@@ -391,6 +393,7 @@ impl DeviceDaemon {
             }
         }
         unmount_fuse(&self.mountpoint)?;
+        release_fusectl();
         let _ = std::fs::remove_dir(&self.mountpoint);
         let _ = std::fs::remove_file(&self.pid_file);
         self.released = true;
@@ -421,15 +424,56 @@ fn connection_id(mountpoint: &Path) -> Result<u64> {
     Ok(libc::minor(meta.dev()) as u64)
 }
 
+/// Set when this process mounted the FUSE control file system.
+static FUSECTL_OURS: AtomicBool = AtomicBool::new(false);
+/// Serialises this process's mounting and unmounting of it.
+static FUSECTL_LOCK: Mutex<()> = Mutex::new(());
+
+fn fusectl_mounted() -> bool {
+    mounts::mounts().iter().any(|m| m.fstype == "fusectl")
+}
+
+/// Name of the file a session directory holds while its process has the FUSE control
+/// file system mounted, so `jbench cleanup` can unmount it after a killed run.
+pub const FUSECTL_NOTE: &str = "fusectl-mounted";
+
 /// Mounts the FUSE control file system if it is absent (systemd mounts it at boot on
-/// most machines). It is left mounted: it is the kernel's, shared by every FUSE user.
-pub fn ensure_fusectl() -> Result<()> {
-    if mounts::mounts().iter().any(|m| m.fstype == "fusectl") {
-        return Ok(());
+/// most machines); [`release_fusectl`] unmounts it again once no daemon needs it.
+/// Returns whether this call mounted it.
+pub fn ensure_fusectl() -> Result<bool> {
+    let _serial = FUSECTL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    if fusectl_mounted() {
+        return Ok(false);
     }
-    cmd::run("mount", &["-t", "fusectl", "fusectl", FUSECTL])
-        .context("cannot mount the FUSE control file system, which the watchdog needs")?;
-    Ok(())
+    match cmd::run("mount", &["-t", "fusectl", "fusectl", FUSECTL]) {
+        Ok(_) => {
+            FUSECTL_OURS.store(true, Ordering::SeqCst);
+            Ok(true)
+        }
+        // Another process mounted it in the meantime: that is all that was needed.
+        Err(_) if fusectl_mounted() => Ok(false),
+        Err(e) => {
+            Err(e).context("cannot mount the FUSE control file system, which the watchdog needs")
+        }
+    }
+}
+
+/// Unmounts the FUSE control file system if this process mounted it and no device
+/// daemon (of any jbench) is serving any more. A daemon started by another jbench in
+/// between would find it gone; its watchdog then falls back to SIGKILL, which also
+/// ends the connection.
+pub fn release_fusectl() {
+    let _serial = FUSECTL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    if !daemons_serving() && FUSECTL_OURS.swap(false, Ordering::SeqCst) {
+        let _ = nix::mount::umount(FUSECTL);
+    }
+}
+
+/// Whether any jbench device daemon's file system is mounted.
+pub fn daemons_serving() -> bool {
+    mounts::mounts()
+        .iter()
+        .any(|m| m.source == super::daemon::SUBTYPE)
 }
 
 /// Aborts the daemon's FUSE connection; if that is impossible, kills the daemon,

@@ -145,20 +145,12 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
             });
         }
     }
-    // A killed run that mounted the FUSE control file system noted it; unmount it
-    // once no daemon of any jbench serves.
-    let noted = stale
-        .iter()
-        .any(|d| d.join(crate::emu::host::FUSECTL_NOTE).is_file());
-    let fusectl = Path::new(crate::emu::host::FUSECTL);
-    if noted
-        && !crate::emu::host::daemons_serving()
-        && mounts::mounts().iter().any(|m| m.target == fusectl)
-    {
-        act(format!("unmount {}", fusectl.display()), &mut || {
-            nix::mount::umount(fusectl)
-                .map_err(|e| anyhow::anyhow!("umount {}: {e}", fusectl.display()))
-        });
+    // The FUSE control file system, when a jbench mounted it and no daemon serves.
+    if Path::new(crate::emu::host::FUSECTL_MARK).exists() && !crate::emu::host::daemons_serving() {
+        act(
+            format!("unmount {}", crate::emu::host::FUSECTL),
+            &mut || crate::emu::host::release_fusectl().map(|_| ()),
+        );
     }
     for cg in crate::rig::memcg::stale_cgroups() {
         act(format!("remove cgroup {}", cg.display()), &mut || {

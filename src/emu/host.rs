@@ -194,9 +194,7 @@ impl DeviceDaemon {
         // From here on, a failure releases what was started (Drop).
         d.wait_ready(&ready_file)?;
         d.conn = Some(connection_id(&d.mountpoint)?);
-        if ensure_fusectl()? {
-            let _ = std::fs::write(session_dir.join(FUSECTL_NOTE), FUSECTL);
-        }
+        ensure_fusectl()?;
         d.start_watchdog(opts.watchdog);
         Ok(d)
     }
@@ -393,7 +391,7 @@ impl DeviceDaemon {
             }
         }
         unmount_fuse(&self.mountpoint)?;
-        release_fusectl();
+        let _ = release_fusectl();
         let _ = std::fs::remove_dir(&self.mountpoint);
         let _ = std::fs::remove_file(&self.pid_file);
         self.released = true;
@@ -424,8 +422,10 @@ fn connection_id(mountpoint: &Path) -> Result<u64> {
     Ok(libc::minor(meta.dev()) as u64)
 }
 
-/// Set when this process mounted the FUSE control file system.
-static FUSECTL_OURS: AtomicBool = AtomicBool::new(false);
+/// Present while the FUSE control file system is mounted because a jbench mounted it
+/// (any jbench process: the last daemon to stop, or `jbench cleanup`, unmounts it).
+/// /run is cleared at boot, as mounts are.
+pub const FUSECTL_MARK: &str = "/run/jbench/fusectl-mounted";
 /// Serialises this process's mounting and unmounting of it.
 static FUSECTL_LOCK: Mutex<()> = Mutex::new(());
 
@@ -433,40 +433,45 @@ fn fusectl_mounted() -> bool {
     mounts::mounts().iter().any(|m| m.fstype == "fusectl")
 }
 
-/// Name of the file a session directory holds while its process has the FUSE control
-/// file system mounted, so `jbench cleanup` can unmount it after a killed run.
-pub const FUSECTL_NOTE: &str = "fusectl-mounted";
-
 /// Mounts the FUSE control file system if it is absent (systemd mounts it at boot on
-/// most machines); [`release_fusectl`] unmounts it again once no daemon needs it.
-/// Returns whether this call mounted it.
-pub fn ensure_fusectl() -> Result<bool> {
+/// most machines) and marks it as jbench's, for [`release_fusectl`].
+pub fn ensure_fusectl() -> Result<()> {
     let _serial = FUSECTL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     if fusectl_mounted() {
-        return Ok(false);
+        return Ok(());
     }
     match cmd::run("mount", &["-t", "fusectl", "fusectl", FUSECTL]) {
         Ok(_) => {
-            FUSECTL_OURS.store(true, Ordering::SeqCst);
-            Ok(true)
+            let mark = Path::new(FUSECTL_MARK);
+            if let Some(dir) = mark.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = std::fs::write(mark, FUSECTL);
+            Ok(())
         }
         // Another process mounted it in the meantime: that is all that was needed.
-        Err(_) if fusectl_mounted() => Ok(false),
+        Err(_) if fusectl_mounted() => Ok(()),
         Err(e) => {
             Err(e).context("cannot mount the FUSE control file system, which the watchdog needs")
         }
     }
 }
 
-/// Unmounts the FUSE control file system if this process mounted it and no device
-/// daemon (of any jbench) is serving any more. A daemon started by another jbench in
-/// between would find it gone; its watchdog then falls back to SIGKILL, which also
-/// ends the connection.
-pub fn release_fusectl() {
+/// Unmounts the FUSE control file system if a jbench mounted it and no device daemon
+/// (of any jbench) serves any more; one found mounted (by systemd) is left alone. A
+/// daemon starting meanwhile would find it gone; its watchdog then falls back to
+/// SIGKILL, which also ends the connection.
+pub fn release_fusectl() -> Result<bool> {
     let _serial = FUSECTL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    if !daemons_serving() && FUSECTL_OURS.swap(false, Ordering::SeqCst) {
-        let _ = nix::mount::umount(FUSECTL);
+    let mark = Path::new(FUSECTL_MARK);
+    if !mark.exists() || daemons_serving() {
+        return Ok(false);
     }
+    if fusectl_mounted() {
+        nix::mount::umount(FUSECTL).with_context(|| format!("cannot unmount {FUSECTL}"))?;
+    }
+    let _ = std::fs::remove_file(mark);
+    Ok(true)
 }
 
 /// Whether any jbench device daemon's file system is mounted.

@@ -273,6 +273,17 @@ impl EmulatedRun {
         let Some(daemon) = rig.daemon() else {
             return Ok(None);
         };
+        // Everything that can fail comes before the pinning, so an error cannot leave
+        // this thread pinned.
+        let marker = match daemon.write_log() {
+            Some(_) if emu.options.write_log => Some(std::sync::Arc::new(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(daemon.mountpoint().join(crate::emu::daemon::CONTROL_FILE))?,
+            )),
+            _ => None,
+        };
+        daemon.set_timing(true)?;
         let mut restore_cpus = None;
         let mut workload_cpus = Vec::new();
         if !daemon.cpus().is_empty() {
@@ -285,15 +296,6 @@ impl EmulatedRun {
                 workload_cpus = others;
             }
         }
-        let marker = match daemon.write_log() {
-            Some(_) if emu.options.write_log => Some(std::sync::Arc::new(
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(daemon.mountpoint().join(crate::emu::daemon::CONTROL_FILE))?,
-            )),
-            _ => None,
-        };
-        daemon.set_timing(true)?;
         Ok(Some(Self {
             restore_cpus,
             workload_cpus,

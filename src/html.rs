@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{anyhow, Context, Result};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -738,6 +739,29 @@ fn x_category_labels(
     Ok(())
 }
 
+/// The axes of a rate chart (bar or line): y gridlines and ticks with the unit, x
+/// ticks left to the caller (configuration names, journal sizes).
+fn rate_axes(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    unit: &str,
+    x_desc: &str,
+) -> Result<()> {
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(8)
+        .light_line_style(TRANSPARENT)
+        .y_label_formatter(&|v| fmt_tick(*v))
+        .y_desc(unit)
+        .x_desc(x_desc)
+        .label_style(label_style(LABEL_PX))
+        .axis_desc_style(label_style(14))
+        .draw()
+        .map_err(draw_err)?;
+    Ok(())
+}
+
 fn bar_chart(title: &str, unit: &str, bars: &[Bar], suspect_below: f64) -> Result<String> {
     let n = bars.len().max(1);
     let labels: Vec<String> = bars
@@ -775,19 +799,7 @@ fn bar_chart(title: &str, unit: &str, bars: &[Bar], suspect_below: f64) -> Resul
             .y_label_area_size(y_area)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..y_max)
             .map_err(draw_err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(8)
-            .light_line_style(TRANSPARENT)
-            .y_label_formatter(&|v| fmt_tick(*v))
-            .y_desc(unit)
-            .x_desc("configuration")
-            .label_style(label_style(LABEL_PX))
-            .axis_desc_style(label_style(14))
-            .draw()
-            .map_err(draw_err)?;
+        rate_axes(&mut chart, unit, "configuration")?;
         let half = 0.34;
         let normal: Vec<(usize, f64)> = bars
             .iter()
@@ -903,19 +915,7 @@ fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<String> {
             .y_label_area_size(80)
             .build_cartesian_2d((lo - pad)..(hi + pad), 0f64..y_max)
             .map_err(draw_err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(8)
-            .light_line_style(TRANSPARENT)
-            .y_label_formatter(&|v| fmt_tick(*v))
-            .y_desc(unit)
-            .x_desc("journal size (log scale)")
-            .label_style(label_style(LABEL_PX))
-            .axis_desc_style(label_style(14))
-            .draw()
-            .map_err(draw_err)?;
+        rate_axes(&mut chart, unit, "journal size (log scale)")?;
         // Vertical grid lines at the measured sizes only.
         chart
             .draw_series(

@@ -272,11 +272,9 @@ fn trial_survives(name: &str, signal: nix::sys::signal::Signal, watchdog: Durati
     let took = started.elapsed();
     match result {
         Err(TrialError::Failed(f)) => {
+            eprintln!("{name}: {} after {took:?}", f.error);
             assert!(
-                f.error.contains("device daemon") && {
-                    eprintln!("{name}: {} after {took:?}", f.error);
-                    true
-                },
+                f.error.contains("device daemon"),
                 "the error names the daemon: {}",
                 f.error
             );

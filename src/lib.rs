@@ -30,3 +30,9 @@ pub mod stats;
 pub mod store;
 pub mod units;
 pub mod workload;
+
+/// The test suite's skip-or-fail rule (skip outside CI, fail under it), shared with
+/// the integration tests.
+#[cfg(test)]
+#[path = "../tests/common/require.rs"]
+pub(crate) mod test_require;

@@ -72,7 +72,8 @@ fn cpus_of(v: &Value, key: &str) -> BTreeSet<u64> {
 
 #[test]
 fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
-    if !need_root("a_run_on_emulated_disks_records_counters_cpus_and_write_logs") {
+    let test = "a_run_on_emulated_disks_records_counters_cpus_and_write_logs";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     const FILES: usize = 30;
@@ -367,7 +368,8 @@ fn wait_at_most(child: &mut Child, secs: u64) -> std::process::ExitStatus {
 
 #[test]
 fn ctrl_c_mid_emulated_trial_stops_the_daemon_and_releases_everything() {
-    if !need_root("ctrl_c_mid_emulated_trial_stops_the_daemon_and_releases_everything") {
+    let test = "ctrl_c_mid_emulated_trial_stops_the_daemon_and_releases_everything";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     let tmp = scratch("emucli-sigint-");
@@ -402,7 +404,8 @@ fn ctrl_c_mid_emulated_trial_stops_the_daemon_and_releases_everything() {
 
 #[test]
 fn cleanup_after_sigkill_mid_emulated_trial_stops_the_daemon_and_unmounts_fuse() {
-    if !need_root("cleanup_after_sigkill_mid_emulated_trial_stops_the_daemon_and_unmounts_fuse") {
+    let test = "cleanup_after_sigkill_mid_emulated_trial_stops_the_daemon_and_unmounts_fuse";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     let tmp = scratch("emucli-sigkill-");
@@ -457,7 +460,8 @@ fn cleanup_after_sigkill_mid_emulated_trial_stops_the_daemon_and_unmounts_fuse()
 
 #[test]
 fn calibrate_measures_every_pattern_and_leaves_nothing_behind() {
-    if !need_root("calibrate_measures_every_pattern_and_leaves_nothing_behind") {
+    let test = "calibrate_measures_every_pattern_and_leaves_nothing_behind";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     let tmp = scratch("emucli-calibrate-");

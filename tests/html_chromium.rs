@@ -3,6 +3,7 @@
 //! empty in the rendered DOM, and on any request leaving the page (every host name
 //! resolves to nothing, so a fetch would show up as a network error).
 
+mod common;
 mod html_fixture;
 
 use std::path::Path;
@@ -99,10 +100,16 @@ fn page_problems(stderr: &str) -> Vec<String> {
 
 #[test]
 fn chromium_renders_every_chart_without_errors_or_requests() {
-    let Some(bin) = chromium() else {
-        eprintln!("SKIPPED chromium_renders_every_chart_without_errors_or_requests: no chromium (.ci/run installs it)");
+    let test = "chromium_renders_every_chart_without_errors_or_requests";
+    let bin = chromium();
+    if !common::require(
+        test,
+        bin.is_some(),
+        "no chromium (apt-get install chromium; .ci/run installs it)",
+    ) {
         return;
-    };
+    }
+    let bin = bin.unwrap();
     let dir = tempfile::tempdir().unwrap();
     fx::write_results_dir(dir.path());
     let html = jbench::html::render_dir(dir.path(), "journal-sweep", &fx::options()).unwrap();

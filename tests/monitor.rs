@@ -23,7 +23,8 @@ fn fsync_spec(work: &Path, files: u32) -> jbench::spec::Spec {
 
 #[test]
 fn a_trial_records_devices_journal_and_series_for_every_phase() {
-    if !need_root("a_trial_records_devices_journal_and_series_for_every_phase") {
+    let test = "a_trial_records_devices_journal_and_series_for_every_phase";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("monitor-");

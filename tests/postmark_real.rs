@@ -2,8 +2,10 @@
 //! `jbench workload postmark` run the same configuration file in separate
 //! directories, and every count and data figure of PostMark's report must agree.
 //!
-//! Needs `postmark` on PATH (`apt-get install postmark`, or `bash .ci/run`); the
-//! tests fail without it rather than pass unseen.
+//! Needs `postmark` on PATH (`apt-get install postmark`, or `bash .ci/run`): without
+//! it the tests skip, saying so, and fail under CI rather than pass unseen.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -184,6 +186,9 @@ fn pmrc(lines: &[&str]) -> String {
 /// study's would take seconds.
 #[test]
 fn study_size_ranges_match_postmark() {
+    if !common::need_program("study_size_ranges_match_postmark", "postmark", "postmark") {
+        return;
+    }
     let cases = [
         (
             "small and medium",
@@ -212,6 +217,9 @@ fn study_size_ranges_match_postmark() {
 /// Subdirectories, other seeds, biases, raw I/O, block sizes, fixed sizes.
 #[test]
 fn variations_match_postmark() {
+    if !common::need_program("variations_match_postmark", "postmark", "postmark") {
+        return;
+    }
     let cases: [(&str, &[&str]); 8] = [
         ("defaults", &[]),
         (
@@ -276,6 +284,9 @@ fn variations_match_postmark() {
 /// Weighted locations draw from the stream too.
 #[test]
 fn weighted_locations_match_postmark() {
+    if !common::need_program("weighted_locations_match_postmark", "postmark", "postmark") {
+        return;
+    }
     let text = pmrc(&[
         "set location a 2",
         "set location +b",
@@ -291,6 +302,9 @@ fn weighted_locations_match_postmark() {
 /// Both stop early and print no report when every file is gone.
 #[test]
 fn out_of_files_matches_postmark() {
+    if !common::need_program("out_of_files_matches_postmark", "postmark", "postmark") {
+        return;
+    }
     let text = pmrc(&["set bias create 0", "set number 50", "set transactions 200"]);
     let (real, _) = run_real(&text, &[]);
     assert!(real.contains("out of files!"), "{real}");

@@ -184,7 +184,8 @@ fn ramdisk_journal() {
 
 #[test]
 fn zram_journal_is_added_and_removed() {
-    if !need_root("zram_journal") {
+    let test = "zram_journal_is_added_and_removed";
+    if !(need_root(test) && need_zram(test)) {
         return;
     }
     let _serial = zram_lock();
@@ -199,7 +200,8 @@ fn zram_journal_is_added_and_removed() {
 
 #[test]
 fn a_panic_after_provisioning_releases_everything() {
-    if !need_root("panic_releases") {
+    let test = "a_panic_after_provisioning_releases_everything";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("panic-");
@@ -219,7 +221,8 @@ fn a_panic_after_provisioning_releases_everything() {
 
 #[test]
 fn a_failed_mkfs_releases_what_was_attached() {
-    if !need_root("failed_mkfs") {
+    let test = "a_failed_mkfs_releases_what_was_attached";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("mkfsfail-");
@@ -275,7 +278,8 @@ fn check_type(fs: &str, journal: &str, check: impl Fn(&rig::Rig, &str)) {
 
 #[test]
 fn ext3_in_each_data_mode() {
-    if !need_root("ext3_modes") {
+    let test = "ext3_in_each_data_mode";
+    if !need_root(test) {
         return;
     }
     for mode in ["ordered", "journal", "writeback"] {
@@ -303,7 +307,8 @@ fn ext3_in_each_data_mode() {
 
 #[test]
 fn ext4_without_a_journal() {
-    if !need_root("no_journal") {
+    let test = "ext4_without_a_journal";
+    if !need_root(test) {
         return;
     }
     check_type("", "placement = \"none\"", |rig, line| {
@@ -317,7 +322,8 @@ fn ext4_without_a_journal() {
 
 #[test]
 fn ext4_fast_commit_and_commit_interval() {
-    if !need_root("fast_commit") {
+    let test = "ext4_fast_commit_and_commit_interval";
+    if !need_root(test) {
         return;
     }
     check_type("", "fast_commit = true\ncommit = \"17s\"", |rig, line| {
@@ -329,7 +335,8 @@ fn ext4_fast_commit_and_commit_interval() {
 
 #[test]
 fn xfs_with_internal_and_external_logs() {
-    if !need_root("xfs") {
+    let test = "xfs_with_internal_and_external_logs";
+    if !(need_root(test) && need_xfs(test) && need_zram(test)) {
         return;
     }
     let xfs_log = |rig: &rig::Rig| -> String {
@@ -377,7 +384,8 @@ fn xfs_with_internal_and_external_logs() {
 
 #[test]
 fn a_ramdisk_journal_region_takes_the_whole_ramdisk_in_memory() {
-    if !need_root("ramdisk_region") {
+    let test = "a_ramdisk_journal_region_takes_the_whole_ramdisk_in_memory";
+    if !need_root(test) {
         return;
     }
     check_type(

@@ -72,7 +72,8 @@ fn assert_refused(spec: &std::path::Path, args: &[&str], disks: &[&FakeDisk], ne
 
 #[test]
 fn a_device_with_a_file_system_is_refused_without_the_flag() {
-    if !need_root("signature_refused") {
+    let test = "a_device_with_a_file_system_is_refused_without_the_flag";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("real-sig-");
@@ -91,7 +92,8 @@ fn a_device_with_a_file_system_is_refused_without_the_flag() {
 
 #[test]
 fn a_blank_device_is_refused_without_the_flag_too() {
-    if !need_root("blank_refused") {
+    let test = "a_blank_device_is_refused_without_the_flag_too";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("real-blank-");
@@ -103,7 +105,8 @@ fn a_blank_device_is_refused_without_the_flag_too() {
 
 #[test]
 fn the_flag_must_name_the_exact_device() {
-    if !need_root("exact_device") {
+    let test = "the_flag_must_name_the_exact_device";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("real-exact-");
@@ -122,7 +125,8 @@ fn the_flag_must_name_the_exact_device() {
 
 #[test]
 fn a_mounted_device_is_refused_even_with_the_flag() {
-    if !need_root("mounted_refused") {
+    let test = "a_mounted_device_is_refused_even_with_the_flag";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("real-mounted-");
@@ -157,7 +161,8 @@ fn a_mounted_device_is_refused_even_with_the_flag() {
 
 #[test]
 fn a_journal_device_is_checked_like_a_file_system_device() {
-    if !need_root("journal_device_refused") {
+    let test = "a_journal_device_is_checked_like_a_file_system_device";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("real-journal-");
@@ -173,7 +178,8 @@ fn a_journal_device_is_checked_like_a_file_system_device() {
 
 #[test]
 fn named_devices_are_formatted_and_measured() {
-    if !need_root("named_devices_used") {
+    let test = "named_devices_are_formatted_and_measured";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("real-ok-");
@@ -218,7 +224,8 @@ fn named_devices_are_formatted_and_measured() {
 
 #[test]
 fn a_journal_bigger_than_its_device_is_refused_before_anything_is_made() {
-    if !need_root("journal_too_big") {
+    let test = "a_journal_bigger_than_its_device_is_refused_before_anything_is_made";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("real-small-");

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 #[test]
 fn tiny_run_records_verified_trials_and_reports_them() {
-    if !need_root("tiny_run") {
+    let test = "tiny_run_records_verified_trials_and_reports_them";
+    if !(need_root(test) && need_zram(test)) {
         return;
     }
     let _serial = zram_lock();
@@ -187,7 +188,8 @@ fn tiny_run_records_verified_trials_and_reports_them() {
 
 #[test]
 fn a_failing_workload_is_recorded_and_the_run_goes_on() {
-    if !need_root("failing_workload") {
+    let test = "a_failing_workload_is_recorded_and_the_run_goes_on";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("fail-");
@@ -231,7 +233,8 @@ fn a_failing_workload_is_recorded_and_the_run_goes_on() {
 
 #[test]
 fn resume_runs_only_missing_trials_and_keeps_the_rest() {
-    if !need_root("resume") {
+    let test = "resume_runs_only_missing_trials_and_keeps_the_rest";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("resume-");
@@ -337,7 +340,8 @@ fn start_long_run(tmp: &Path) -> (std::process::Child, std::path::PathBuf) {
 
 #[test]
 fn ctrl_c_mid_run_releases_everything_and_records_only_finished_trials() {
-    if !need_root("ctrl_c") {
+    let test = "ctrl_c_mid_run_releases_everything_and_records_only_finished_trials";
+    if !(need_root(test) && need_zram(test)) {
         return;
     }
     let _serial = zram_lock();
@@ -366,7 +370,8 @@ fn ctrl_c_mid_run_releases_everything_and_records_only_finished_trials() {
 
 #[test]
 fn cleanup_releases_what_a_killed_run_left_and_nothing_else() {
-    if !need_root("cleanup") {
+    let test = "cleanup_releases_what_a_killed_run_left_and_nothing_else";
+    if !(need_root(test) && need_zram(test)) {
         return;
     }
     let _serial = zram_lock();
@@ -410,7 +415,8 @@ fn cleanup_releases_what_a_killed_run_left_and_nothing_else() {
 
 #[test]
 fn cleanup_leaves_a_running_jbench_alone() {
-    if !need_root("cleanup_live") {
+    let test = "cleanup_leaves_a_running_jbench_alone";
+    if !(need_root(test) && need_zram(test)) {
         return;
     }
     let _serial = zram_lock();
@@ -437,7 +443,8 @@ fn cleanup_leaves_a_running_jbench_alone() {
 
 #[test]
 fn problems_found_before_provisioning_stop_the_run_at_once() {
-    if !need_root("preflight") {
+    let test = "problems_found_before_provisioning_stop_the_run_at_once";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("preflight-");
@@ -592,7 +599,8 @@ fn run_quietly(dir: &Path, name: &str, body: &str) -> (std::path::PathBuf, Vec<V
 
 #[test]
 fn every_engine_runs_end_to_end_with_memory_limits_and_durable_timing() {
-    if !need_root("engines_e2e") {
+    let test = "every_engine_runs_end_to_end_with_memory_limits_and_durable_timing";
+    if !(need_root(test) && need_memcg(test) && need_xfs(test)) {
         return;
     }
     let tmp = scratch("engines-");
@@ -690,7 +698,8 @@ transactions = 200
 
 #[test]
 fn every_file_system_type_and_data_mode_is_verified_end_to_end() {
-    if !need_root("types_e2e") {
+    let test = "every_file_system_type_and_data_mode_is_verified_end_to_end";
+    if !(need_root(test) && need_xfs(test)) {
         return;
     }
     let tmp = scratch("types-e2e-");
@@ -768,7 +777,8 @@ durable = true
 
 #[test]
 fn adaptive_repetitions_run_compare_and_replay_end_to_end() {
-    if !need_root("adaptive_e2e") {
+    let test = "adaptive_repetitions_run_compare_and_replay_end_to_end";
+    if !need_root(test) {
         return;
     }
     let tmp = scratch("adaptive-");

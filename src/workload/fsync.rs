@@ -1282,7 +1282,7 @@ mod tests {
     }
 
     /// Calls of each syscall `strace -c -f` counted in the child run.
-    fn traced_counts(dirsync: bool) -> Option<std::collections::BTreeMap<String, u64>> {
+    fn traced_counts(dirsync: bool) -> std::collections::BTreeMap<String, u64> {
         let dir = tempfile::tempdir().unwrap();
         let summary = dir.path().join("strace.txt");
         let work = dir.path().join("work");
@@ -1307,10 +1307,7 @@ mod tests {
         if dirsync {
             cmd.env(TRACE_DIRSYNC_ENV, "1");
         }
-        let out = match cmd.output() {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-            other => other.unwrap(),
-        };
+        let out = cmd.output().expect("strace starts");
         assert!(out.status.success(), "strace run failed: {out:?}");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -1327,23 +1324,22 @@ mod tests {
                 Some((f.last()?.to_string(), calls))
             })
             .collect();
-        Some(counts)
+        counts
     }
 
     #[test]
     fn fsync_syscalls_reach_the_kernel() {
-        let Some(plain) = traced_counts(false) else {
-            // CI installs strace; elsewhere say loudly that nothing was checked.
-            assert!(std::env::var_os("CI").is_none(), "strace is not installed");
-            eprintln!("SKIPPED fsync_syscalls_reach_the_kernel: strace is not installed");
+        let test = "fsync_syscalls_reach_the_kernel";
+        if !crate::test_require::need_program(test, "strace", "strace") {
             return;
-        };
+        }
+        let plain = traced_counts(false);
         let files = TRACE_FILES * TRACE_THREADS;
         assert_eq!(plain.get("fsync"), Some(&files), "{plain:?}");
         assert_eq!(plain.get("fdatasync"), None, "{plain:?}");
         // One syncfs before each phase.
         assert_eq!(plain.get("syncfs"), Some(&2), "{plain:?}");
-        let dirsync = traced_counts(true).unwrap();
+        let dirsync = traced_counts(true);
         assert_eq!(dirsync.get("fsync"), Some(&(2 * files)), "{dirsync:?}");
     }
 }

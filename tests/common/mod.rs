@@ -1,7 +1,11 @@
-//! Helpers shared by the integration tests. Tests that need root (loop devices,
-//! mounts) skip themselves, saying so, when not run as root.
+//! Helpers shared by the integration tests. Tests that need root, a tool or a kernel
+//! feature call the `need_*` helpers of [`require`]: outside CI they skip, saying so;
+//! under CI they fail.
 
 #![allow(dead_code)]
+
+pub mod require;
+pub use require::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -12,17 +16,17 @@ pub fn zram_lock() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-pub fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
-/// Returns false (and says why) when the test cannot run here.
-pub fn need_root(test: &str) -> bool {
-    if !is_root() {
-        eprintln!("SKIPPED {test}: needs root (loop devices, mkfs, mount)");
-        return false;
-    }
-    true
+/// The memory controller, for `memory_limit`.
+pub fn need_memcg(test: &str) -> bool {
+    let why = jbench::rig::memcg::check_available().err();
+    require(
+        test,
+        why.is_none(),
+        &format!(
+            "needs the cgroup memory controller ({})",
+            why.map(|e| format!("{e:#}")).unwrap_or_default()
+        ),
+    )
 }
 
 /// A scratch directory on a real disk (not tmpfs), removed on drop.

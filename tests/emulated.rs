@@ -46,7 +46,8 @@ fn write_and_fsync(dir: &Path, n: usize) {
 
 #[test]
 fn a_file_system_on_an_emulated_disk_with_its_journal_on_another() {
-    if !need_root("a_file_system_on_an_emulated_disk_with_its_journal_on_another") {
+    let test = "a_file_system_on_an_emulated_disk_with_its_journal_on_another";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     let tmp = scratch("emu-second-");
@@ -99,7 +100,8 @@ fn a_file_system_on_an_emulated_disk_with_its_journal_on_another() {
 
 #[test]
 fn same_disk_puts_both_regions_on_one_emulated_spindle() {
-    if !need_root("same_disk_puts_both_regions_on_one_emulated_spindle") {
+    let test = "same_disk_puts_both_regions_on_one_emulated_spindle";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     let tmp = scratch("emu-same-");
@@ -131,7 +133,8 @@ fn same_disk_puts_both_regions_on_one_emulated_spindle() {
 
 #[test]
 fn the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes() {
-    if !need_root("the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes") {
+    let test = "the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     let tmp = scratch("emu-log-");
@@ -293,7 +296,8 @@ fn trial_survives(name: &str, signal: nix::sys::signal::Signal, watchdog: Durati
 
 #[test]
 fn a_daemon_killed_mid_trial_fails_the_trial_without_a_leak() {
-    if !need_root("a_daemon_killed_mid_trial_fails_the_trial_without_a_leak") {
+    let test = "a_daemon_killed_mid_trial_fails_the_trial_without_a_leak";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     trial_survives(
@@ -305,7 +309,8 @@ fn a_daemon_killed_mid_trial_fails_the_trial_without_a_leak() {
 
 #[test]
 fn a_stopped_daemon_is_aborted_by_the_watchdog_and_fails_the_trial() {
-    if !need_root("a_stopped_daemon_is_aborted_by_the_watchdog_and_fails_the_trial") {
+    let test = "a_stopped_daemon_is_aborted_by_the_watchdog_and_fails_the_trial";
+    if !(need_root(test) && need_fuse(test)) {
         return;
     }
     trial_survives(
@@ -313,4 +318,193 @@ fn a_stopped_daemon_is_aborted_by_the_watchdog_and_fails_the_trial() {
         nix::sys::signal::Signal::SIGSTOP,
         Duration::from_secs(3),
     );
+}
+
+// ---- timing: the daemon answers no sooner than its model says ----
+
+/// Size of the emulated disks the timing tests use; the model's geometry spans it.
+const TIMED_DISK: u64 = 256 << 20;
+
+/// An `hdd-7200` disk served by a daemon, with a direct-I/O loop device over it and
+/// timing on (a fresh model). Fields drop in order: loop device, daemon, directory.
+struct TimedHdd {
+    lo: jbench::rig::loopdev::LoopDevice,
+    daemon: DeviceDaemon,
+    tmp: tempfile::TempDir,
+}
+
+impl TimedHdd {
+    fn start(prefix: &str) -> Self {
+        let tmp = scratch(prefix);
+        let session = tmp.path().join("session");
+        std::fs::create_dir_all(&session).unwrap();
+        let image = tmp.path().join("hdd.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(TIMED_DISK)
+            .unwrap();
+        let disks = [DiskSpec {
+            name: "hdd".into(),
+            image,
+            model: "hdd-7200".into(),
+            params: Default::default(),
+        }];
+        let daemon =
+            DeviceDaemon::start(&session, &disks, &EmulationOptions::default(), vec![], None)
+                .unwrap();
+        let lo =
+            jbench::rig::loopdev::LoopDevice::attach_with(&daemon.disk_file("hdd"), 0, None, true)
+                .unwrap();
+        // Let udev's probe of the new device pass before the model starts counting.
+        let _ = std::process::Command::new("udevadm").arg("settle").status();
+        daemon.set_timing(true).unwrap();
+        Self { lo, daemon, tmp }
+    }
+
+    fn open(&self) -> std::fs::File {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(nix::libc::O_DIRECT)
+            .open(self.lo.path())
+            .unwrap()
+    }
+
+    fn finish(self) {
+        let dir = self.tmp.path().to_path_buf();
+        drop(self.lo);
+        drop(self.daemon);
+        assert_no_leaks(&dir);
+    }
+}
+
+/// A 4 KiB-aligned buffer of 4 KiB, for O_DIRECT.
+fn aligned_block() -> (Vec<u8>, usize) {
+    let buf = vec![0x5au8; 8192];
+    let start = buf.as_ptr().align_offset(4096);
+    (buf, start)
+}
+
+/// Sends `stream` to `dev` one request at a time (queue depth 1, as the model
+/// assumes) and returns how long it took.
+fn send(dev: &std::fs::File, stream: &[jbench::emu::Request]) -> Duration {
+    use jbench::emu::Kind;
+    use std::os::unix::fs::FileExt;
+    let (mut buf, start) = aligned_block();
+    let block = &mut buf[start..start + 4096];
+    let began = Instant::now();
+    for r in stream {
+        assert_eq!(r.len % 4096, 0);
+        match r.kind {
+            Kind::Read => dev.read_exact_at(block, r.offset).unwrap(),
+            Kind::Write => dev.write_all_at(block, r.offset).unwrap(),
+            Kind::Flush => dev.sync_data().unwrap(),
+            Kind::Discard => unreachable!("no discards in these streams"),
+        }
+    }
+    began.elapsed()
+}
+
+/// What a fresh `hdd-7200` model of the timed disk answers for each request of
+/// `stream`, each sent when the previous one completes: the daemon's own model for
+/// the same stream, without the host's cost (which only adds to it).
+fn model_times(stream: &[jbench::emu::Request]) -> Vec<Duration> {
+    let mut params = toml::Table::new();
+    params.insert(
+        "capacity_bytes".into(),
+        toml::Value::Integer(TIMED_DISK as i64),
+    );
+    let mut model = jbench::emu::model_by_name("hdd-7200", Some(&params)).unwrap();
+    let mut now = Duration::ZERO;
+    stream
+        .iter()
+        .map(|r| {
+            let d = model.service(r, now).duration;
+            now += d;
+            d
+        })
+        .collect()
+}
+
+/// A margin no busy machine can break: the daemon only ever adds to the model's time,
+/// so measuring half of it means the model's delays were not applied.
+fn assert_at_least_half(what: &str, measured: Duration, predicted: Duration) {
+    // The bound must be far above what the FUSE path costs with no model at all, or a
+    // daemon that answered at once could meet it.
+    assert!(
+        predicted > jbench::emu::FUSE_FLOOR * 100,
+        "{what}: the model predicts only {predicted:?}; the test needs a stream the path alone cannot take that long on"
+    );
+    assert!(
+        measured >= predicted / 2,
+        "{what}: took {measured:?}, less than half the {predicted:?} the hdd-7200 model predicts"
+    );
+    eprintln!("{what}: {measured:?} measured, {predicted:?} predicted by the model");
+}
+
+#[test]
+fn random_reads_and_fsynced_writes_take_at_least_the_hdd_models_time() {
+    let test = "random_reads_and_fsynced_writes_take_at_least_the_hdd_models_time";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    use jbench::emu::{Pattern, Workload};
+    let reads = Workload {
+        requests: 60,
+        ..Workload::new(Pattern::RandomRead4k, TIMED_DISK)
+    };
+    let appends = Workload {
+        requests: 40,
+        ..Workload::new(Pattern::FsyncWrite4k, TIMED_DISK)
+    };
+    let mut stream = reads.stream();
+    stream.extend(appends.stream());
+    let predicted: Duration = model_times(&stream).iter().sum();
+
+    let disk = TimedHdd::start("emu-timing-");
+    let measured = send(&disk.open(), &stream);
+    let stats = disk.daemon.stats().unwrap();
+    let d = &stats.disks[0];
+    // The stream reached the model request for request (udev may add a read or two).
+    assert!(d.reads >= 60 && d.writes >= 40 && d.flushes >= 40, "{d:?}");
+    assert_at_least_half(
+        "60 random 4K reads + 40 fsync'ed 4K appends",
+        measured,
+        predicted,
+    );
+    disk.finish();
+}
+
+#[test]
+fn a_flush_after_cached_writes_takes_at_least_the_hdd_models_drain_time() {
+    let test = "a_flush_after_cached_writes_takes_at_least_the_hdd_models_drain_time";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    use jbench::emu::{Pattern, Request, Workload};
+    // Random writes the 16 MB write cache absorbs, then the flush that drains them.
+    let writes = Workload {
+        requests: 200,
+        ..Workload::new(Pattern::RandomWrite4k, TIMED_DISK)
+    }
+    .stream();
+    assert_eq!(writes.last(), Some(&Request::flush()));
+    let times = model_times(&writes);
+    let predicted_flush = *times.last().unwrap();
+
+    let disk = TimedHdd::start("emu-flush-");
+    let dev = disk.open();
+    send(&dev, &writes[..writes.len() - 1]);
+    let measured_flush = send(&dev, &[Request::flush()]);
+    let d = &disk.daemon.stats().unwrap().disks[0];
+    assert!(d.writes >= 200 && d.flushes >= 1, "{d:?}");
+    assert!(d.cached >= 200, "the writes were cached: {d:?}");
+    assert_at_least_half(
+        "a flush after 200 cached random 4K writes",
+        measured_flush,
+        predicted_flush,
+    );
+    drop(dev);
+    disk.finish();
 }

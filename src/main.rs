@@ -1,5 +1,6 @@
 //! The `jbench` command line.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -8,6 +9,23 @@ use clap::{Args, Parser, Subcommand};
 
 use jbench::report::{self, Format, ReportOptions};
 use jbench::{cleanup, executor, interrupt, plan, preflight, runner, selftest, spec, store};
+
+/// `print!` and `println!` that return a write error (through `?`) instead of
+/// panicking, as `print!` does on a closed or full standard output.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write_out(format_args!($($arg)*))?
+    };
+}
+
+macro_rules! outln {
+    () => {
+        write_out(format_args!("\n"))?
+    };
+    ($($arg:tt)*) => {
+        write_out(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
 
 const ABOUT: &str = "Measures what a file system's journal placement, size and mode cost in speed.
 
@@ -264,6 +282,10 @@ struct CalibrateArgs {
 
 #[derive(Subcommand)]
 enum SelftestCmd {
+    /// Panics on purpose, to show what a bug looks like to the user: one
+    /// `jbench: internal error` line (tests/cli_output.rs checks it).
+    #[command(hide = true)]
+    Panic,
     /// Replay the adaptive-repetitions rule on a recorded fixed-N run: trials each
     /// configuration would have needed, and whether the verdicts stay the same.
     Adaptive {
@@ -317,21 +339,22 @@ fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
     match cmd {
         DeviceCmd::Models => {
             for name in jbench::emu::MODEL_NAMES {
-                println!("{name}");
+                outln!("{name}");
                 let params = model::default_params(name).unwrap_or_default();
                 if params.is_empty() {
-                    println!("  (no parameters)");
+                    outln!("  (no parameters)");
                 }
                 for (k, v) in &params {
-                    println!("  {k} = {v}");
+                    outln!("  {k} = {v}");
                 }
                 for (label, p) in model::predicted_set(name, None).map_err(anyhow::Error::msg)? {
-                    println!(
+                    outln!(
                         "  predicted {label}: {:.1} IOPS, {:.1} MB/s",
-                        p.iops, p.mb_per_s
+                        p.iops,
+                        p.mb_per_s
                     );
                 }
-                println!();
+                outln!();
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -362,16 +385,16 @@ fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
             let ctl = interrupt::install()?;
             let c = calibrate::calibrate(&opts, &ctl, &mut |line| eprintln!("jbench: {line}"))?;
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&c)?);
+                outln!("{}", serde_json::to_string_pretty(&c)?);
             } else {
-                print!("{}", calibrate::render(&c));
+                out!("{}", calibrate::render(&c));
             }
             Ok(ExitCode::SUCCESS)
         }
         DeviceCmd::Log { file, json } => {
             let (header, summary) = writelog::summarize(&file)?;
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
                         "header": header,
@@ -381,7 +404,7 @@ fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             for d in &header.disks {
-                println!(
+                outln!(
                     "disk {}: {} ({}, {})",
                     d.index,
                     d.name,
@@ -389,7 +412,7 @@ fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
                     jbench::units::format_size(d.size)
                 );
             }
-            println!(
+            outln!(
                 "{} records: {} writes ({}), {} zero writes, {} discards, {} flushes, {} markers",
                 summary.records,
                 summary.writes,
@@ -400,10 +423,10 @@ fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
                 summary.markers.len()
             );
             for (seq, label) in summary.markers.iter().take(20) {
-                println!("  #{seq}: {label}");
+                outln!("  #{seq}: {label}");
             }
             if summary.markers.len() > 20 {
-                println!("  ... {} more markers", summary.markers.len() - 20);
+                outln!("  ... {} more markers", summary.markers.len() - 20);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -411,14 +434,88 @@ fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match dispatch(cli) {
+    install_panic_hook();
+    let result = match Cli::try_parse() {
+        Ok(cli) => dispatch(cli),
+        Err(e) => clap_exit(e),
+    };
+    // Text without a final newline, and anything held in the buffer, is written only
+    // here: an error now is as real as one in the middle.
+    let flushed = std::io::stdout().flush().map_err(StdoutError);
+    match result.and_then(|code| flushed.map(|()| code).map_err(Into::into)) {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("jbench: error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(e) => fail(e),
     }
+}
+
+/// Help, version and usage errors, printed as clap would but through a checked write.
+fn clap_exit(e: clap::Error) -> Result<ExitCode> {
+    let code = u8::try_from(e.exit_code()).unwrap_or(1);
+    if e.use_stderr() {
+        let _ = e.print();
+    } else {
+        out!("{}", e.render());
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// Reports `e` on one line. A closed standard output (`jbench ... | head -1`) ends
+/// jbench quietly, with the status of a process killed by SIGPIPE, as other Unix
+/// tools do; jbench ignores SIGPIPE so that a closed pipe cannot kill it mid-run.
+fn fail(e: anyhow::Error) -> ExitCode {
+    let stdout = e.chain().find_map(|c| c.downcast_ref::<StdoutError>());
+    if stdout.is_some_and(|s| s.0.kind() == std::io::ErrorKind::BrokenPipe) {
+        return ExitCode::from(128 + libc::SIGPIPE as u8);
+    }
+    let _ = writeln!(std::io::stderr(), "jbench: error: {e:#}");
+    ExitCode::FAILURE
+}
+
+/// The last guard: a bug shows as one line naming where it happened, not as a
+/// backtrace, unless RUST_BACKTRACE asks for one.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        let place = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_else(|| "an unknown place".to_string());
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "jbench: internal error: {message} at {place}; please report it"
+        );
+        if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+            let _ = writeln!(err, "{}", std::backtrace::Backtrace::force_capture());
+        }
+    }));
+}
+
+/// A failed write to standard output (closed pipe, full disk).
+#[derive(Debug)]
+struct StdoutError(std::io::Error);
+
+impl std::fmt::Display for StdoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The system's words without Rust's " (os error N)" suffix.
+        let text = self.0.to_string();
+        let text = text.split(" (os error").next().unwrap_or(&text);
+        write!(f, "cannot write to standard output: {text}")
+    }
+}
+
+impl std::error::Error for StdoutError {}
+
+fn write_out(args: std::fmt::Arguments) -> std::result::Result<(), StdoutError> {
+    std::io::stdout()
+        .lock()
+        .write_fmt(args)
+        .map_err(StdoutError)
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
@@ -426,7 +523,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => cmd_run(args),
         Command::Plan { source } => {
             let spec = source.load()?;
-            print!("{}", plan::describe(&spec, &plan::plan(&spec)));
+            out!("{}", plan::describe(&spec, &plan::plan(&spec)));
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => cmd_report(args),
@@ -450,12 +547,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             jbench::emu::daemon::run(&config)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Selftest(SelftestCmd::Panic) => panic!("a panic on purpose"),
         Command::Selftest(SelftestCmd::Adaptive {
             dir,
             target_cv,
             min,
         }) => {
-            print!("{}", jbench::adaptive::replay_dir(&dir, target_cv, min)?);
+            out!("{}", jbench::adaptive::replay_dir(&dir, target_cv, min)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Selftest(SelftestCmd::Overhead {
@@ -477,7 +575,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             t.blocks = blocks.unwrap_or(t.blocks);
             t.levels = levels.unwrap_or(t.levels);
             let report = selftest::run_overhead(&opts)?;
-            print!("{report}");
+            out!("{report}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Selftest(SelftestCmd::Monitor {
@@ -498,7 +596,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 ..Default::default()
             };
             let report = selftest::monitor::run_monitor_cost(&opts)?;
-            print!("{report}");
+            out!("{report}");
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -553,18 +651,18 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     let records = store::load_records(&dir)?;
     let opts = report_options(&spec, None, None)?;
     store::write_summary(&dir, &report::render(&records, &opts, Format::Csv))?;
-    println!("{}", report::render(&records, &opts, Format::Table));
+    outln!("{}", report::render(&records, &opts, Format::Table));
     let html_path = dir.join("report.html");
     match jbench::html::render_dir(&dir, &spec.name, &opts)
         .and_then(|page| Ok(std::fs::write(&html_path, page)?))
     {
-        Ok(()) => println!("HTML report: {}", html_path.display()),
+        Ok(()) => outln!("HTML report: {}", html_path.display()),
         Err(e) => eprintln!(
             "jbench: warning: cannot write {}: {e:#}",
             html_path.display()
         ),
     }
-    println!("results: {}", dir.display());
+    outln!("results: {}", dir.display());
     if outcome.interrupted {
         let again = match (&args.source.spec, &args.source.preset) {
             (Some(p), _) => p.display().to_string(),
@@ -630,10 +728,10 @@ fn cmd_report(args: ReportArgs) -> Result<ExitCode> {
     if let Some(file) = &args.html {
         let page = jbench::html::render_dir(&args.dir, &spec.name, &opts)?;
         std::fs::write(file, page).with_context(|| format!("cannot write {}", file.display()))?;
-        println!("HTML report: {}", file.display());
+        outln!("HTML report: {}", file.display());
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", report::render(&records, &opts, args.format));
+    out!("{}", report::render(&records, &opts, args.format));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -654,7 +752,7 @@ fn cmd_compare(args: CompareArgs) -> Result<ExitCode> {
             eprintln!("jbench: warning: {w}");
         }
     }
-    print!("{}", compare::render(&merged, &opts, args.format));
+    out!("{}", compare::render(&merged, &opts, args.format));
     if let Some(path) = &args.html {
         let names: Vec<String> = args
             .dirs
@@ -696,14 +794,14 @@ fn cmd_fdtree(args: FdtreeArgs) -> Result<ExitCode> {
     if args.json {
         let out =
             serde_json::json!({"workload": "fdtree", "params": tree.params(), "phases": phases});
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!(
+        out!(
             "{}",
             jbench::workload::fdtree::compat_report(&tree, Path::new(&args.dir), &phases)
         );
-        println!();
-        print!(
+        outln!();
+        out!(
             "{}",
             jbench::workload::fdtree::precise_report(&tree, &phases)
         );
@@ -718,16 +816,16 @@ fn cmd_cleanup(work_dirs: Vec<PathBuf>, dry_run: bool) -> Result<ExitCode> {
     dirs.push(PathBuf::from("/dev/shm"));
     let report = cleanup::cleanup(&dirs, dry_run)?;
     for line in &report.released {
-        println!("{line}");
+        outln!("{line}");
     }
     for live in &report.skipped_live {
-        println!("left alone (a running jbench holds it): {}", live.display());
+        outln!("left alone (a running jbench holds it): {}", live.display());
     }
     for e in &report.errors {
         eprintln!("jbench: cleanup: {e}");
     }
     if report.released.is_empty() && report.errors.is_empty() {
-        println!("nothing to clean up");
+        outln!("nothing to clean up");
     }
     Ok(if report.is_clean() {
         ExitCode::SUCCESS

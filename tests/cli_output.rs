@@ -1,0 +1,176 @@
+//! Standard output closed or full, and a bug: jbench never panics at the user. A closed
+//! pipe (`jbench plan ... | head -1`) ends it quietly; a full disk (`> /dev/full`) gives
+//! one error line and a non-zero status; a panic gives one `internal error` line.
+
+mod common;
+mod html_fixture;
+
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::process::{Command, Output, Stdio};
+
+use common::*;
+
+const FULL: &str = "jbench: error: cannot write to standard output: No space left on device";
+const SIGPIPE_STATUS: i32 = 141;
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs `cmd` with its standard output on `out`; returns what it printed on stderr.
+fn with_stdout(cmd: &mut Command, out: impl Into<Stdio>) -> Output {
+    cmd.stdout(out)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("jbench starts")
+}
+
+fn no_panic(what: &str, out: &Output) {
+    let stderr = text(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{what} panicked: {stderr}"
+    );
+}
+
+/// A pipe whose reading end is already closed: what `| head -1` leaves once head
+/// has exited. Every write to it fails with EPIPE, at once and every time.
+fn closed_pipe() -> OwnedFd {
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    write
+}
+
+fn full() -> File {
+    File::options().write(true).open("/dev/full").unwrap()
+}
+
+fn results_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    html_fixture::write_results_dir(dir.path());
+    let spec = "name = \"journal-sweep\"\n[[workload]]\nkind = \"fdtree\"\nname = \"small-deep\"\n";
+    std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
+    dir
+}
+
+#[test]
+fn every_printing_command_prints_when_it_can() {
+    // The commands the tests below starve of standard output work otherwise, so what
+    // those tests see is the output's fault alone.
+    let results = results_dir();
+    for (what, mut cmd) in printing_commands(results.path()) {
+        let out = with_stdout(&mut cmd, Stdio::piped());
+        assert!(out.status.success(), "{what}: {}", text(&out.stderr));
+        assert!(
+            out.stdout.len() > 10,
+            "{what} printed {:?}",
+            text(&out.stdout)
+        );
+    }
+}
+
+/// Every command that prints: the plan of the quick preset, a report, the device
+/// models, the help.
+fn printing_commands(results: &std::path::Path) -> Vec<(String, Command)> {
+    let mut v = Vec::new();
+    let mut plan = jbench();
+    plan.args([
+        "plan",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/presets/quick.toml"),
+    ]);
+    v.push(("plan presets/quick.toml".to_string(), plan));
+    for format in ["table", "csv", "json", "markdown"] {
+        let mut report = jbench();
+        report.args(["report", "--format", format]).arg(results);
+        v.push((format!("report --format {format}"), report));
+    }
+    let mut models = jbench();
+    models.args(["device", "models"]);
+    v.push(("device models".to_string(), models));
+    let mut help = jbench();
+    help.arg("--help");
+    v.push(("--help".to_string(), help));
+    let mut version = jbench();
+    version.arg("--version");
+    v.push(("--version".to_string(), version));
+    v
+}
+
+#[test]
+fn a_closed_pipe_ends_jbench_quietly() {
+    let results = results_dir();
+    for (what, mut cmd) in printing_commands(results.path()) {
+        let out = with_stdout(&mut cmd, closed_pipe());
+        no_panic(&what, &out);
+        assert_eq!(
+            text(&out.stderr),
+            "",
+            "{what}: nothing on stderr for a closed pipe"
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(SIGPIPE_STATUS),
+            "{what}: the status of a process ended by SIGPIPE"
+        );
+    }
+}
+
+#[test]
+fn a_full_stdout_gives_one_error_line_and_a_failure() {
+    let results = results_dir();
+    for (what, mut cmd) in printing_commands(results.path()) {
+        let out = with_stdout(&mut cmd, full());
+        no_panic(&what, &out);
+        assert_eq!(text(&out.stderr), format!("{FULL}\n"), "{what}");
+        assert_eq!(out.status.code(), Some(1), "{what}");
+    }
+}
+
+#[test]
+fn head_dash_1_of_a_plan_prints_one_line_and_no_error() {
+    // The real thing, through a shell: whether jbench has written everything before
+    // head exits or not, nothing but the first line appears.
+    let bin = env!("CARGO_BIN_EXE_jbench");
+    let preset = concat!(env!("CARGO_MANIFEST_DIR"), "/presets/quick.toml");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("'{bin}' plan '{preset}' | head -1"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        1,
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(text(&out.stderr), "", "nothing on stderr");
+}
+
+#[test]
+fn a_bug_shows_as_one_internal_error_line_without_a_backtrace() {
+    let out = jbench()
+        .args(["selftest", "panic"])
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("jbench: internal error: a panic on purpose at src/main.rs:")
+            && stderr.ends_with("; please report it\n"),
+        "{stderr}"
+    );
+    assert!(!out.status.success());
+
+    // Asked for, the backtrace follows the line.
+    let out = jbench()
+        .args(["selftest", "panic"])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(stderr.starts_with("jbench: internal error: "), "{stderr}");
+    assert!(stderr.lines().count() > 1, "a backtrace: {stderr}");
+}

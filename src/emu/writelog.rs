@@ -1,7 +1,7 @@
 //! The write log: every write, flush and discard of every emulated disk of a trial, in
 //! one globally ordered sequence, plus markers a workload inserts after an fsync
-//! returns. The crash tests replay prefixes of it onto zeroed images to build the disk
-//! states a power cut could leave. Format (docs/write-log.md), all integers
+//! returns. Replaying a prefix of it onto zeroed images builds a disk state a power cut
+//! could leave (what crash-consistency testing needs). Format (docs/write-log.md), all integers
 //! little-endian:
 //!
 //! ```text

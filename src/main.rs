@@ -486,11 +486,23 @@ fn install_panic_hook() {
             .map(|l| format!("{}:{}", l.file(), l.line()))
             .unwrap_or_else(|| "an unknown place".to_string());
         let mut err = std::io::stderr().lock();
+        // `print!` in code not yet on a checked write panics with this message: say
+        // what a checked write says (nothing, for a closed pipe), not "internal error".
+        if let Some(reason) = message.strip_prefix("failed printing to stdout: ") {
+            if !reason.starts_with("Broken pipe") {
+                let reason = reason.split(" (os error").next().unwrap_or(reason);
+                let _ = writeln!(
+                    err,
+                    "jbench: error: cannot write to standard output: {reason}"
+                );
+            }
+            return;
+        }
         let _ = writeln!(
             err,
             "jbench: internal error: {message} at {place}; please report it"
         );
-        if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+        if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0") {
             let _ = writeln!(err, "{}", std::backtrace::Backtrace::force_capture());
         }
     }));

@@ -128,6 +128,28 @@ fn a_full_stdout_gives_one_error_line_and_a_failure() {
 }
 
 #[test]
+fn a_workload_run_from_the_command_line_reports_a_full_stdout_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = with_stdout(
+        jbench()
+            .args(["workload", "fsync", "-n", "3", "-s", "4096", "--dir"])
+            .arg(dir.path())
+            .env_remove("RUST_BACKTRACE"),
+        full(),
+    );
+    no_panic("workload fsync", &out);
+    assert_eq!(text(&out.stderr), format!("{FULL}\n"));
+    assert!(!out.status.success());
+    let out = with_stdout(
+        jbench()
+            .args(["workload", "fsync", "-n", "3", "-s", "4096", "--dir"])
+            .arg(dir.path()),
+        closed_pipe(),
+    );
+    assert_eq!(text(&out.stderr), "", "a closed pipe: quiet");
+}
+
+#[test]
 fn head_dash_1_of_a_plan_prints_one_line_and_no_error() {
     // The real thing, through a shell: whether jbench has written everything before
     // head exits or not, nothing but the first line appears.

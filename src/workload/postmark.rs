@@ -1686,20 +1686,54 @@ const COMMANDS: [&str; 17] = [
 /// PostMark, a line it would answer with an error message stops here with the file
 /// and line, since a silently ignored setting would give a different benchmark.
 pub fn parse_pmrc(path: &Path, script: &mut Script, depth: u32) -> anyhow::Result<bool> {
-    if depth > 16 {
-        bail!("{}: `load` nested too deep", path.display());
+    if depth > MAX_LOAD_DEPTH {
+        return Err(LoadTooDeep(path.display().to_string()).into());
     }
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read PostMark configuration {}", path.display()))?;
+    let text = read_pmrc(path)?;
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim_end_matches('\r');
-        let keep_going = apply_line(line, script, path, depth)
-            .with_context(|| format!("{}:{}: `{line}`", path.display(), n + 1))?;
+        let keep_going = apply_line(line, script, path, depth).map_err(|e| {
+            // One line of context, not one per level of a `load` loop.
+            if e.is::<LoadTooDeep>() {
+                e
+            } else {
+                e.context(format!("{}:{}: `{line}`", path.display(), n + 1))
+            }
+        })?;
         if !keep_going {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// `load` nested deeper than this is a file loading itself.
+const MAX_LOAD_DEPTH: u32 = 16;
+
+/// Configuration files are a few lines; reading stops here (a `--pmrc /dev/zero`
+/// must not fill memory).
+const MAX_PMRC_BYTES: u64 = 1 << 20;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}: `load` nested more than 16 deep (does a file load itself?)")]
+struct LoadTooDeep(String);
+
+fn read_pmrc(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let cannot = || format!("cannot read PostMark configuration {}", path.display());
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PMRC_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(cannot)?;
+    if bytes.len() as u64 > MAX_PMRC_BYTES {
+        bail!(
+            "{} is larger than {} bytes; a PostMark configuration is a few lines",
+            path.display(),
+            MAX_PMRC_BYTES
+        );
+    }
+    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
 }
 
 /// Applies one command; `Ok(false)` on `quit`.
@@ -2376,6 +2410,19 @@ mod tests {
         assert!(format!("{err:#}").contains("pmrc:2"), "{err:#}");
         std::fs::write(&p, "set bias read 12\n").unwrap();
         assert!(parse_pmrc(&p, &mut Script::default(), 0).is_err());
+    }
+
+    #[test]
+    fn pmrc_reading_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pmrc");
+        std::fs::write(&p, "load pmrc\n").unwrap();
+        let err = parse_pmrc(&p, &mut Script::default(), 0).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("nested more than 16 deep"), "{text}");
+        assert_eq!(text.matches("load pmrc").count(), 0, "{text}");
+        let err = parse_pmrc(Path::new("/dev/zero"), &mut Script::default(), 0).unwrap_err();
+        assert!(format!("{err:#}").contains("larger than"), "{err:#}");
     }
 
     #[test]

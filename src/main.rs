@@ -792,15 +792,13 @@ fn cmd_compare(args: CompareArgs) -> Result<ExitCode> {
 
 fn cmd_fdtree(args: FdtreeArgs) -> Result<ExitCode> {
     use jbench::workload::{fdtree::Fdtree, Workload};
-    if !args.dir.is_dir() {
-        bail!("{} is not a directory; create it first", args.dir.display());
-    }
     let tree = Fdtree {
         dirs: args.dirs,
         files: args.files,
         blocks: args.blocks,
         levels: args.levels,
     };
+    tree.preflight_cli(&args.dir)?;
     let ctl = interrupt::install()?;
     let phases = tree.run(&args.dir, &ctl)?;
     if args.json {

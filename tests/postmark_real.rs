@@ -79,16 +79,29 @@ fn figures(report: &str) -> Figures {
         .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
         .collect();
     assert_eq!(mixed.len(), 2, "{report}");
+    // Only the lines after "Data:": the Files section has "N read (...)" lines too.
+    let data_section: Vec<&str> = report
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| *l != "Data:")
+        .collect();
     let data = |what: &str| -> String {
-        let line = report
-            .lines()
-            .map(str::trim)
-            .find(|l| l.contains(&format!(" {what} (")))
+        let marker = format!(" {what} (");
+        let line = data_section
+            .iter()
+            .find(|l| l.contains(&marker))
             .unwrap_or_else(|| panic!("no data `{what}` line in:\n{report}"));
-        line.split(&format!(" {what} ("))
-            .next()
-            .unwrap()
-            .to_string()
+        let figure = line.split(&marker).next().unwrap();
+        // "117.88 kilobytes": a number and its unit, nothing else.
+        let mut words = figure.split_whitespace();
+        let (number, unit) = (words.next(), words.next());
+        assert!(
+            number.is_some_and(|n| n.parse::<f64>().is_ok())
+                && unit.is_some_and(|u| u.ends_with("bytes"))
+                && words.next().is_none(),
+            "not a data figure: `{line}`"
+        );
+        figure.to_string()
     };
     let count = |what: &str| -> u64 {
         let line = report
@@ -110,6 +123,40 @@ fn figures(report: &str) -> Figures {
         data_read: data("read"),
         data_written: data("written"),
     }
+}
+
+/// PostMark's report for `set number 20`, `set transactions 30` (Debian 1.53).
+const SAMPLE: &str = "Time:
+\t1 seconds total
+\t1 seconds of transactions (30 per second)
+
+Files:
+\t34 created (34 per second)
+\t\tCreation alone: 20 files (20 per second)
+\t\tMixed with transactions: 14 files (14 per second)
+\t19 read (19 per second)
+\t11 appended (11 per second)
+\t34 deleted (34 per second)
+\t\tDeletion alone: 18 files (18 per second)
+\t\tMixed with transactions: 16 files (16 per second)
+
+Data:
+\t117.88 kilobytes read (117.88 kilobytes per second)
+\t221.92 kilobytes written (221.92 kilobytes per second)
+";
+
+/// The data figures come from the Data section, so a different amount read (or
+/// written) makes two reports differ even when every file count agrees.
+#[test]
+fn parser_reads_the_data_section() {
+    let f = figures(SAMPLE);
+    assert_eq!(f.read, 19);
+    assert_eq!(f.data_read, "117.88 kilobytes");
+    assert_eq!(f.data_written, "221.92 kilobytes");
+    let other_read = SAMPLE.replace("117.88 kilobytes read", "117.87 kilobytes read");
+    assert_ne!(figures(&other_read), f, "a different read figure must show");
+    let other_written = SAMPLE.replace("221.92 kilobytes written", "1.02 megabytes written");
+    assert_ne!(figures(&other_written), f);
 }
 
 /// Runs the real postmark on `pmrc` in a fresh directory made of `dirs`.
@@ -171,9 +218,33 @@ fn compare(name: &str, pmrc: &str, dirs: &[&str]) {
     assert_eq!(j("appended"), expected.appended, "{name}");
     assert_eq!(j("deleted"), expected.deleted, "{name}");
     assert_eq!(j("deletion_alone"), expected.deletion_alone, "{name}");
-    assert!(j("bytes_read") > 0 || expected.read == 0, "{name}");
-    assert!(j("bytes_written") > 0, "{name}");
+    // The exact byte totals agree with PostMark's rounded float figures.
+    for (key, figure) in [
+        ("bytes_read", &expected.data_read),
+        ("bytes_written", &expected.data_written),
+    ] {
+        let (want, unit) = in_bytes(figure);
+        let got = j(key) as f64;
+        // Two decimals of the unit, plus what PostMark's float sums lose.
+        let slack = unit * 0.005 + want * 2e-3;
+        assert!(
+            (got - want).abs() <= slack,
+            "{name}: {key} {got} vs postmark's {figure}"
+        );
+    }
     assert!(json["seconds"].as_f64().unwrap() > 0.0, "{name}");
+}
+
+/// "117.88 kilobytes" as bytes, with the unit's size.
+fn in_bytes(figure: &str) -> (f64, f64) {
+    let mut words = figure.split_whitespace();
+    let n: f64 = words.next().unwrap().parse().unwrap();
+    let unit = match words.next().unwrap() {
+        "megabytes" => 1024.0 * 1024.0,
+        "kilobytes" => 1024.0,
+        _ => 1.0,
+    };
+    (n * unit, unit)
 }
 
 fn pmrc(lines: &[&str]) -> String {

@@ -641,10 +641,109 @@ impl Workload for Fdtree {
         self.dir_count().saturating_add(self.file_count())
     }
 
+    /// The whole script; on failure or interruption the partial tree is removed, and
+    /// a root that already exists is refused, never reused or removed.
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {
-        self.run_phases(dir, &Phase::ALL, ctl)
+        let root = dir.join(root_name());
+        if root.symlink_metadata().is_ok() {
+            bail!(
+                "{} already exists and fdtree builds its tree under that name; it was left \
+                 alone (remove it if an earlier run left it)",
+                root.display()
+            );
+        }
+        self.run_phases(dir, &Phase::ALL, ctl).map_err(|e| {
+            // A root someone else made between the check and our mkdir is not ours.
+            let lost_race = e
+                .downcast_ref::<FsOpError>()
+                .is_some_and(|f| f.op == "mkdir" && f.path == root);
+            if lost_race || root.symlink_metadata().is_err() {
+                return e;
+            }
+            super::after_cleanup(e, "fdtree", dir, super::remove_own_tree(&root))
+        })
     }
 }
+
+impl Fdtree {
+    /// Largest `-l` whose tree can be counted and whose paths fit PATH_MAX with these
+    /// `-d -f -s`; `None` when not even `-l 0` does.
+    pub fn max_levels(&self) -> Option<u32> {
+        let with = |levels| Fdtree { levels, ..*self };
+        if with(0).validate().is_err() {
+            return None;
+        }
+        if self.dirs == 0 {
+            // No subdirectories: `-l` changes neither counts nor paths.
+            return Some(u32::MAX);
+        }
+        // Counts grow with levels and paths lengthen, so the first failure bounds it;
+        // PATH_MAX ends the search within a few hundred levels whatever `-d` is.
+        let mut l = 0;
+        while l < u32::MAX && with(l + 1).validate().is_ok() {
+            l += 1;
+        }
+        Some(l)
+    }
+
+    /// What the command line checks before making anything in `dir`: the tree must be
+    /// countable and fit PATH_MAX (refused with the option and its allowed range), and
+    /// its size, which grows as `-d` to the power `-l`, is said before it is built.
+    pub fn preflight_cli(&self, dir: &Path) -> anyhow::Result<()> {
+        super::require_dir(dir)?;
+        if let Err(e) = self.validate() {
+            let range = match self.max_levels() {
+                Some(max) => format!(
+                    "with -d {} -f {} -s {}, -l must be 0..={max}",
+                    self.dirs, self.files, self.blocks
+                ),
+                None => "-f x -s x 4096 bytes must stay below 2^64; lower -f or -s".to_string(),
+            };
+            bail!("{e:#}; {range}");
+        }
+        eprintln!("jbench: {}", self.size_note(dir));
+        Ok(())
+    }
+
+    /// `fdtree -d 10 ...: 11111 directories, 111110 files, 4.2 GiB`, as a warning when
+    /// it is large or more than the file system under `dir` has free.
+    fn size_note(&self, dir: &Path) -> String {
+        let inodes = self.dir_count().saturating_add(self.file_count());
+        let mut note = format!(
+            "fdtree {self}: {} directories (sum of {}^i for i = 0..={}), {} files, {} of data",
+            self.dir_count(),
+            self.dirs,
+            self.levels,
+            self.file_count(),
+            crate::units::format_size(self.data_bytes())
+        );
+        let mut large = inodes >= LARGE_INODES || self.data_bytes() >= LARGE_BYTES;
+        if let Ok(fs) = nix::sys::statvfs::statvfs(dir) {
+            let free_bytes = crate::preflight::free_bytes(dir).unwrap_or(u64::MAX);
+            let free_inodes: u64 = fs.files_available();
+            // tmpfs without an inode limit reports 0 of 0.
+            let counts_inodes = fs.files() > 0;
+            if self.data_bytes() > free_bytes || (counts_inodes && inodes > free_inodes) {
+                large = true;
+                note.push_str(&format!(
+                    "; {} has {} and {free_inodes} inodes free, so it will fail when full \
+                     (and remove what it made)",
+                    dir.display(),
+                    crate::units::format_size(free_bytes)
+                ));
+            }
+        }
+        if large {
+            format!("warning: {note}")
+        } else {
+            note
+        }
+    }
+}
+
+/// Trees from this many inodes, or bytes, on are announced as warnings.
+const LARGE_INODES: u64 = 1_000_000;
+const LARGE_BYTES: u64 = 1 << 30;
 
 /// The script's root directory name: `LEVEL0.<hostname -s>.<pid>`. The pid keeps
 /// concurrent runs on a shared file system apart, as in the original.
@@ -794,6 +893,7 @@ pub fn plan_ops(tree: &Fdtree, phase: Phase, root: &str) -> anyhow::Result<Vec<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::testutil::{snapshot, stop_at, SmallFs};
     use std::collections::BTreeSet;
     use std::os::unix::fs::MetadataExt;
 
@@ -1088,6 +1188,105 @@ mod tests {
             planned_tree(&tree),
             "partial tree kept"
         );
+    }
+
+    #[test]
+    fn full_disk_removes_the_partial_tree() {
+        let Some(fs) = SmallFs::new("fdtree full_disk_removes_the_partial_tree", "1m") else {
+            return;
+        };
+        std::fs::write(fs.path().join("keep"), b"mine").unwrap();
+        let before = snapshot(fs.path());
+        // 45 files of 64 KiB: 2.8 MiB on a 1 MiB file system.
+        let err = t(2, 3, 16, 3)
+            .run(fs.path(), &RunControl::new())
+            .unwrap_err();
+        let os = err.downcast_ref::<FsOpError>().expect("an FsOpError");
+        assert_eq!(os.errno, Errno::ENOSPC, "{err:#}");
+        assert!(format!("{err:#}").contains("was removed"), "{err:#}");
+        assert_eq!(snapshot(fs.path()), before);
+    }
+
+    #[test]
+    fn interrupt_removes_the_partial_tree() {
+        for phase in ["file_create", "file_remove", "dir_remove"] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join("LEVEL0.other.1")).unwrap();
+            let before = snapshot(dir.path());
+            let err = t(2, 2, 1, 2).run(dir.path(), &stop_at(phase)).unwrap_err();
+            assert!(
+                err.downcast_ref::<Interrupted>().is_some(),
+                "{phase}: {err:#}"
+            );
+            assert!(format!("{err:#}").contains("was removed"), "{err:#}");
+            assert_eq!(snapshot(dir.path()), before, "{phase}");
+        }
+    }
+
+    #[test]
+    fn an_existing_root_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(root_name());
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("L1F1"), b"not the run's").unwrap();
+        let before = snapshot(dir.path());
+        let err = t(1, 1, 1, 1)
+            .run(dir.path(), &RunControl::new())
+            .unwrap_err();
+        assert!(err.to_string().contains("already exists"), "{err:#}");
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn command_line_refuses_overflow_with_the_allowed_levels() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = t(10, 10, 10, 30).preflight_cli(dir.path()).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("too large to count"), "{text}");
+        // 10^16 directories would pass 2^64 bytes with 10 files of 40 KiB each.
+        let max = t(10, 10, 10, 0).max_levels().unwrap();
+        assert!(text.contains(&format!("-l must be 0..={max}")), "{text}");
+        t(10, 10, 10, max).validate().unwrap();
+        assert!(t(10, 10, 10, max + 1).validate().is_err());
+        // Deep but narrow: PATH_MAX bounds -l.
+        let text = format!(
+            "{:#}",
+            t(1, 1, 1, 5000).preflight_cli(dir.path()).unwrap_err()
+        );
+        assert!(
+            text.contains("PATH_MAX") && text.contains("-l must be 0..="),
+            "{text}"
+        );
+        // Files alone too large: no -l helps.
+        let text = format!(
+            "{:#}",
+            t(0, u32::MAX, u32::MAX, 0)
+                .preflight_cli(dir.path())
+                .unwrap_err()
+        );
+        assert!(text.contains("lower -f or -s"), "{text}");
+        let missing = dir.path().join("missing");
+        let text = format!("{:#}", t(1, 1, 1, 1).preflight_cli(&missing).unwrap_err());
+        assert!(
+            text.contains("is not a directory; create it first"),
+            "{text}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        t(2, 2, 1, 2).preflight_cli(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn size_note_gives_counts_and_warns_when_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = t(5, 3, 10, 4).size_note(dir.path());
+        assert!(
+            small.starts_with("fdtree -d 5 -f 3 -s 10 -l 4: 781 directories"),
+            "{small}"
+        );
+        assert!(small.contains("2343 files"), "{small}");
+        let big = t(10, 10, 10, 8).size_note(dir.path());
+        assert!(big.starts_with("warning: "), "{big}");
+        assert!(big.contains("111111111 directories"), "{big}");
     }
 
     #[test]

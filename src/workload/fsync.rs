@@ -46,6 +46,9 @@ const DEFAULT_WRITE_SIZE: u64 = 16 << 10;
 /// writes at most 0x7ffff000 bytes per call anyway.
 const MAX_WRITE_SIZE: u64 = 1 << 30;
 
+/// Most files of a run (files x threads): ext4 and XFS inode counts are 32-bit.
+const MAX_FILES: u64 = 1 << 32;
+
 /// More threads than this is a typo, not an experiment.
 const MAX_THREADS: u64 = 1024;
 
@@ -175,7 +178,17 @@ impl FsyncSpec {
         if bytes.is_none_or(|b| b > limit) || self.size > limit {
             return Err(ParamError::new(
                 "size",
-                "files x threads x size is too large to count",
+                format!("files x threads x size must stay below 2^63 bytes ({limit})"),
+            ));
+        }
+        // No file system the rig makes holds more inodes than this.
+        if self.files.saturating_mul(self.threads) > MAX_FILES {
+            return Err(ParamError::new(
+                "files",
+                format!(
+                    "files x threads is {}; at most {MAX_FILES} files in all",
+                    self.files.saturating_mul(self.threads)
+                ),
             ));
         }
         Ok(())
@@ -200,19 +213,27 @@ impl FsyncSpec {
         self.validate()
             .map_err(|e| anyhow::anyhow!("fsync {}: {}", e.key, e.message))?;
         let buffer = fill_buffer(self.buffer_len());
-        let tree = Tree::make(dir, self).context("fsync set-up")?;
-        let create = self
-            .timed_phase(Phase::CreateFsync, &tree, dir, ctl, &|t, tally, halt| {
-                self.create_files(t, &buffer, tally, halt)
-            })
-            .context("fsync phase create_fsync")?;
-        after_create(&tree.root);
-        let remove = self
-            .timed_phase(Phase::Remove, &tree, dir, ctl, &|t, tally, halt| {
-                self.remove_files(t, tally, halt)
-            })
-            .context("fsync phase remove")?;
-        Ok(vec![create, remove])
+        ensure_fd_limit(self.threads * (self.dirs + 1) + 1 + FD_MARGIN)?;
+        // A root that cannot be made (one that exists included) is not ours to remove.
+        let root = dir.join(root_name());
+        let root_fd = make_dir(&root).context("fsync set-up")?;
+        let run = Tree::make(root.clone(), root_fd, self)
+            .context("fsync set-up")
+            .and_then(|tree| {
+                let create = self
+                    .timed_phase(Phase::CreateFsync, &tree, dir, ctl, &|t, tally, halt| {
+                        self.create_files(t, &buffer, tally, halt)
+                    })
+                    .context("fsync phase create_fsync")?;
+                after_create(&tree.root);
+                let remove = self
+                    .timed_phase(Phase::Remove, &tree, dir, ctl, &|t, tally, halt| {
+                        self.remove_files(t, tally, halt)
+                    })
+                    .context("fsync phase remove")?;
+                Ok(vec![create, remove])
+            });
+        run.map_err(|e| super::after_cleanup(e, "fsync", dir, super::remove_own_tree(&root)))
     }
 
     /// Flushes, starts every thread at once on `work`, times until the last one is
@@ -648,10 +669,8 @@ pub fn root_name() -> String {
 }
 
 impl Tree {
-    fn make(dir: &Path, spec: &FsyncSpec) -> anyhow::Result<Tree> {
-        ensure_fd_limit(spec.threads * (spec.dirs + 1) + 1 + FD_MARGIN)?;
-        let root = dir.join(root_name());
-        let root_fd = make_dir(&root)?;
+    /// The thread directories below `root`, which the caller made.
+    fn make(root: PathBuf, root_fd: OwnedFd, spec: &FsyncSpec) -> anyhow::Result<Tree> {
         let threads = (0..spec.threads)
             .map(|t| {
                 let path = root.join(format!("t{t}"));
@@ -860,9 +879,7 @@ pub fn run_cli(args: &CliArgs, ctl: &RunControl) -> anyhow::Result<()> {
     let spec = args
         .spec()
         .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
-    if !args.dir.is_dir() {
-        bail!("{} is not a directory", args.dir.display());
-    }
+    super::require_dir(&args.dir)?;
     let ctl = ctl.clone().with_durable(args.durable || ctl.durable());
     let phases = spec.run(&args.dir, &ctl)?;
     if args.json {
@@ -932,6 +949,7 @@ fn fmt_latency(us: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::testutil::{snapshot, stop_at, SmallFs};
     use std::os::unix::fs::MetadataExt;
 
     fn table(text: &str) -> toml::Table {
@@ -1170,18 +1188,106 @@ mod tests {
     }
 
     #[test]
-    fn stop_between_phases_interrupts_remove_and_keeps_the_files() {
+    fn stop_between_phases_interrupts_remove_and_removes_the_files() {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("keep"), b"mine").unwrap();
+        let before = snapshot(dir.path());
         let ctl = RunControl::new();
+        let mut seen = 0;
         let err = small(3, 2, 1)
-            .run_with(dir.path(), &ctl, &mut |_| ctl.request_stop())
+            .run_with(dir.path(), &ctl, &mut |root| {
+                seen = list_files(root).len();
+                ctl.request_stop()
+            })
+            .unwrap_err();
+        assert_eq!(seen, 6, "the files existed when the stop came");
+        assert!(err.downcast_ref::<Interrupted>().is_some(), "{err:#}");
+        assert!(format!("{err:#}").contains("was removed"), "{err:#}");
+        assert_eq!(
+            snapshot(dir.path()),
+            before,
+            "the run's tree is gone, the rest kept"
+        );
+    }
+
+    #[test]
+    fn full_disk_removes_what_the_run_made() {
+        let Some(fs) = SmallFs::new("fsync full_disk_removes_what_the_run_made", "1m") else {
+            return;
+        };
+        std::fs::write(fs.path().join("keep"), b"mine").unwrap();
+        let before = snapshot(fs.path());
+        // 200 files of 16 KiB: 3.2 MiB on a 1 MiB file system.
+        let spec = FsyncSpec {
+            size: 16 << 10,
+            write_size: 16 << 10,
+            ..small(100, 2, 3)
+        };
+        let err = spec.run(fs.path(), &RunControl::new()).unwrap_err();
+        let os = err.downcast_ref::<FsOpError>().expect("an FsOpError");
+        assert_eq!(os.errno, Errno::ENOSPC, "{err:#}");
+        assert!(format!("{err:#}").contains("was removed"), "{err:#}");
+        assert_eq!(snapshot(fs.path()), before);
+    }
+
+    #[test]
+    fn interrupt_during_remove_leaves_the_directory_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let before = snapshot(dir.path());
+        let err = small(5, 2, 2)
+            .run(dir.path(), &stop_at("remove"))
             .unwrap_err();
         assert!(err.downcast_ref::<Interrupted>().is_some(), "{err:#}");
-        assert_eq!(
-            list_files(dir.path()).len(),
-            6,
-            "partial tree left for the caller"
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn an_existing_root_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(root_name());
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("f0"), b"not the run's").unwrap();
+        let before = snapshot(dir.path());
+        let err = small(2, 1, 1)
+            .run(dir.path(), &RunControl::new())
+            .unwrap_err();
+        let os = err.downcast_ref::<FsOpError>().expect("an FsOpError");
+        assert_eq!(os.errno, Errno::EEXIST, "{err:#}");
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn cli_refuses_a_missing_dir_and_absurd_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = |extra: &[&str], d: &Path| {
+            use clap::Parser;
+            #[derive(clap::Parser)]
+            struct W {
+                #[command(flatten)]
+                a: CliArgs,
+            }
+            let mut argv = vec!["w".to_string(), "--dir".into(), d.display().to_string()];
+            argv.extend(extra.iter().map(|s| s.to_string()));
+            W::try_parse_from(argv).unwrap().a
+        };
+        let missing = dir.path().join("nope");
+        let err = run_cli(&args(&["-n", "1"], &missing), &RunControl::new()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is not a directory; create it first"),
+            "{err:#}"
         );
+        assert!(!missing.exists(), "the missing directory was made");
+        // 2^40 files of 0 bytes counted as "nothing to write" before.
+        let err = run_cli(
+            &args(&["-n", "1099511627776", "-s", "0"], dir.path()),
+            &RunControl::new(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().starts_with("--files: "), "{err:#}");
+        assert!(err.to_string().contains("at most 4294967296"), "{err:#}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

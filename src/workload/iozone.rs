@@ -218,7 +218,15 @@ impl Iozone {
             ));
         }
         if u64::from(self.threads).checked_mul(self.size).is_none() {
-            return Err(ParamError::new("size", "threads x size overflows"));
+            return Err(ParamError::new(
+                "size",
+                format!(
+                    "threads x size must stay below 2^64 bytes; with {} threads, size can be \
+                     at most {}",
+                    self.threads,
+                    format_size(u64::MAX / u64::from(self.threads))
+                ),
+            ));
         }
         Ok(())
     }
@@ -276,30 +284,49 @@ impl Iozone {
             .iter()
             .map(|p| c_path(p))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        if self.throughput_mode() {
-            // The throughput writer opens without O_TRUNC: an old file would be
-            // overwritten in place, which is not the test iozone runs.
-            if let Some(p) = paths.iter().find(|p| p.symlink_metadata().is_ok()) {
-                bail!(
-                    "{} already exists; iozone's throughput writer needs fresh files (remove it)",
-                    p.display()
-                );
+        // The files are truncated or overwritten in place, then removed: a file of
+        // that name that the run did not make would be lost. (The throughput writer
+        // opens without O_TRUNC, so an old file would not even be the test iozone runs.)
+        if let Some(p) = paths.iter().find(|p| p.symlink_metadata().is_ok()) {
+            bail!(
+                "{} already exists and this run would overwrite, then remove it; it was left \
+                 alone (remove it if an earlier run with -w left it, or use another directory)",
+                p.display()
+            );
+        }
+        let run = self
+            .phases()
+            .into_iter()
+            .try_fold(Vec::new(), |mut results, phase| {
+                let r = self
+                    .run_phase(phase, dir, &paths, &cpaths, ctl)
+                    .with_context(|| format!("iozone phase {}", phase.name()))?;
+                results.push(r);
+                anyhow::Ok(results)
+            });
+        match run {
+            Ok(results) if keep => Ok(results),
+            Ok(results) => {
+                remove_files(&paths)?;
+                Ok(results)
             }
-        }
-        let mut results = Vec::new();
-        for phase in self.phases() {
-            let r = self
-                .run_phase(phase, dir, &paths, &cpaths, ctl)
-                .with_context(|| format!("iozone phase {}", phase.name()))?;
-            results.push(r);
-        }
-        if !keep {
-            for p in &paths {
-                std::fs::remove_file(p)
-                    .with_context(|| format!("cannot remove {}", p.display()))?;
+            Err(e) if keep => {
+                let left: Vec<String> = paths
+                    .iter()
+                    .filter(|p| p.symlink_metadata().is_ok())
+                    .map(|p| p.display().to_string())
+                    .collect();
+                Err(e.context(format!(
+                    "iozone failed; its files were kept as -w asks: {}",
+                    if left.is_empty() {
+                        "none was made".to_string()
+                    } else {
+                        left.join(", ")
+                    }
+                )))
             }
+            Err(e) => Err(super::after_cleanup(e, "iozone", dir, remove_files(&paths))),
         }
-        Ok(results)
     }
 
     fn run_phase(
@@ -692,6 +719,24 @@ fn syncfs(dir: &Path) -> anyhow::Result<()> {
     nix::unistd::syncfs(d.as_raw_fd()).with_context(|| format!("syncfs {}", dir.display()))
 }
 
+/// Removes the run's files, those already gone included; tries every one.
+fn remove_files(paths: &[PathBuf]) -> anyhow::Result<()> {
+    let left: Vec<String> = paths
+        .iter()
+        .filter_map(|p| match std::fs::remove_file(p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Some(format!("{}: {e}", p.display()))
+            }
+            _ => None,
+        })
+        .collect();
+    if left.is_empty() {
+        Ok(())
+    } else {
+        bail!("cannot remove {}", left.join("; "))
+    }
+}
+
 fn c_path(p: &Path) -> anyhow::Result<CString> {
     CString::new(p.as_os_str().as_bytes())
         .map_err(|_| anyhow::anyhow!("path {} contains a NUL byte", p.display()))
@@ -945,6 +990,7 @@ impl CliArgs {
 }
 
 pub fn run_cli(args: &CliArgs, ctl: &RunControl) -> anyhow::Result<()> {
+    super::require_dir(&args.dir)?;
     let io = args.to_iozone();
     io.validate()
         .map_err(|e| anyhow::anyhow!("{}: {}", cli_flag(&e.key), e.message))?;
@@ -1064,6 +1110,7 @@ fn throughput_block(io: &Iozone, results: &[PhaseResult], out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::testutil::{snapshot, stop_at, SmallFs};
     use std::os::unix::fs::MetadataExt;
 
     fn io(record: u64, size: u64, threads: u32) -> Iozone {
@@ -1235,7 +1282,12 @@ mod tests {
         assert_eq!(meta.size(), 8192);
         let data = std::fs::read(dir.path().join(SINGLE_FILE)).unwrap();
         assert!(data.iter().all(|&b| b == PATTERN));
+        // A file the run did not make is refused and left as it was.
+        let err = io.run(dir.path(), &RunControl::new()).unwrap_err();
+        assert!(format!("{err:#}").contains("already exists"), "{err:#}");
+        assert_eq!(std::fs::read(dir.path().join(SINGLE_FILE)).unwrap(), data);
         // The Workload entry point removes its file.
+        std::fs::remove_file(dir.path().join(SINGLE_FILE)).unwrap();
         io.run(dir.path(), &RunControl::new()).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
@@ -1336,6 +1388,75 @@ mod tests {
                 drop(fd);
             }
         }
+    }
+
+    #[test]
+    fn full_disk_removes_the_files() {
+        let Some(fs) = SmallFs::new("iozone full_disk_removes_the_files", "1m") else {
+            return;
+        };
+        std::fs::write(fs.path().join("keep"), b"mine").unwrap();
+        let before = snapshot(fs.path());
+        for threads in [1, 3] {
+            let err = io(64 << 10, 1 << 20, threads)
+                .run(fs.path(), &RunControl::new())
+                .unwrap_err();
+            let os = err.downcast_ref::<FsOpError>().expect("an FsOpError");
+            assert_eq!(os.errno, Errno::ENOSPC, "{err:#}");
+            assert!(format!("{err:#}").contains("was removed"), "{err:#}");
+            assert_eq!(snapshot(fs.path()), before, "-t {threads}");
+        }
+        // With -w the files stay, and the error says where.
+        let err = io(64 << 10, 1 << 20, 1)
+            .run_in(fs.path(), &RunControl::new(), true)
+            .unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("kept as -w asks"), "{text}");
+        assert!(
+            text.contains(&fs.path().join(SINGLE_FILE).display().to_string()),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn interrupt_removes_the_files() {
+        for phase in ["rewrite", "read", "reread"] {
+            for threads in [1, 2] {
+                let dir = scratch();
+                std::fs::write(dir.path().join("iozone.tmp.not"), b"mine").unwrap();
+                let before = snapshot(dir.path());
+                let err = io(4096, 64 << 10, threads)
+                    .run(dir.path(), &stop_at(phase))
+                    .unwrap_err();
+                assert!(err.downcast_ref::<Interrupted>().is_some(), "{err:#}");
+                assert_eq!(snapshot(dir.path()), before, "{phase} -t {threads}");
+            }
+        }
+    }
+
+    #[test]
+    fn command_line_refuses_a_missing_dir() {
+        let dir = scratch();
+        let missing = dir.path().join("nope");
+        let args = CliArgs {
+            dir: missing.clone(),
+            record: 4096,
+            size: 8192,
+            tests: vec![],
+            osync: false,
+            flush: false,
+            threads: None,
+            no_stonewall: false,
+            keep: false,
+            json: false,
+        };
+        let err = run_cli(&args, &RunControl::new()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is not a directory; create it first"),
+            "{err:#}"
+        );
+        assert!(!missing.exists());
     }
 
     #[test]

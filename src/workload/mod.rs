@@ -218,6 +218,52 @@ impl RunControl {
 #[error("interrupted")]
 pub struct Interrupted;
 
+/// Refuses a `--dir` that is missing or not a directory: engines never make the
+/// directory they are given, so a typo cannot scatter files over a new tree.
+pub fn require_dir(dir: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => anyhow::bail!("{} is not a directory; create it first", dir.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!("{} is not a directory; create it first", dir.display())
+        }
+        Err(e) => anyhow::bail!("cannot use {}: {e}", dir.display()),
+    }
+}
+
+/// Says, in front of an engine's error, what became of what the run made in `dir`:
+/// removed (the directory is as the run found it) or, when removal failed too, what
+/// was left and why. `Interrupted` and `FsOpError` stay reachable by downcasting.
+pub fn after_cleanup(
+    err: anyhow::Error,
+    engine: &str,
+    dir: &Path,
+    cleanup: anyhow::Result<()>,
+) -> anyhow::Error {
+    let note = match cleanup {
+        Ok(()) => format!(
+            "{engine} failed; everything it made in {} was removed (the directory is as it was)",
+            dir.display()
+        ),
+        Err(c) => format!(
+            "{engine} failed and could not remove everything it made in {}: {c:#}; \
+             remove what is left by hand",
+            dir.display()
+        ),
+    };
+    err.context(note)
+}
+
+/// `rm -r` of a tree this run made itself (never one it found): symbolic links
+/// inside are removed, not followed.
+pub fn remove_own_tree(root: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_dir_all(root) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(anyhow::anyhow!("{} left: {e}", root.display())),
+    }
+}
+
 /// A parameter error of a `[[workload]]` table: the key to blame and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamError {
@@ -332,4 +378,110 @@ pub trait Workload: Send + Sync {
     /// Runs every phase in `dir`, which must exist and be empty of the workload's
     /// names. Returns one result per phase, in order.
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>>;
+}
+
+/// Helpers for the engines' tests: a small file system to fill, and a listing to
+/// tell whether a failed run left its directory as it found it.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::{Path, PathBuf};
+
+    /// A size-limited tmpfs mounted for one test and unmounted when dropped, panics
+    /// included, so a failing test leaks no mount.
+    pub struct SmallFs {
+        _base: tempfile::TempDir,
+        mount: PathBuf,
+    }
+
+    impl SmallFs {
+        /// `None`, saying why, when not root; under CI (`CI` set) that fails instead,
+        /// so the test cannot pass by not running.
+        pub fn new(test: &str, size: &str) -> Option<Self> {
+            if !nix::unistd::geteuid().is_root() {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "{test} needs root to mount a small tmpfs"
+                );
+                eprintln!("SKIPPED {test}: needs root to mount a small tmpfs");
+                return None;
+            }
+            std::fs::create_dir_all("/var/tmp/jbench-tests").unwrap();
+            let base = tempfile::Builder::new()
+                .prefix("smallfs-")
+                .tempdir_in("/var/tmp/jbench-tests")
+                .unwrap();
+            let mount = base.path().join("mnt");
+            std::fs::create_dir(&mount).unwrap();
+            let status = std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755")])
+                .arg("jbench-test-smallfs")
+                .arg(&mount)
+                .status()
+                .unwrap();
+            assert!(status.success(), "mount -t tmpfs at {}", mount.display());
+            Some(SmallFs { _base: base, mount })
+        }
+
+        pub fn path(&self) -> &Path {
+            &self.mount
+        }
+    }
+
+    impl Drop for SmallFs {
+        fn drop(&mut self) {
+            let ok = std::process::Command::new("umount")
+                .arg(&self.mount)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                // Busy (a descriptor still open after a panic): detach it anyway.
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(&self.mount)
+                    .status();
+            }
+        }
+    }
+
+    /// Every entry below `dir`, relative, with its kind, size and (for small files)
+    /// contents: equal listings mean nothing was made, changed or removed.
+    pub fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+        fn visit(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let rel = path.strip_prefix(base).unwrap().display().to_string();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                let what = if meta.file_type().is_symlink() {
+                    format!("link -> {}", std::fs::read_link(&path).unwrap().display())
+                } else if meta.is_dir() {
+                    visit(base, &path, out);
+                    "dir".to_string()
+                } else {
+                    let data = std::fs::read(&path).unwrap();
+                    format!(
+                        "file {} bytes, {:?}",
+                        meta.size(),
+                        &data[..data.len().min(64)]
+                    )
+                };
+                out.insert(rel, what);
+            }
+        }
+        let mut out = BTreeMap::new();
+        visit(dir, dir, &mut out);
+        out
+    }
+
+    /// Asks the run to stop as soon as phase `at` begins, as Ctrl-C would.
+    pub fn stop_at(at: &'static str) -> super::RunControl {
+        let ctl = super::RunControl::new();
+        let inner = ctl.clone();
+        ctl.with_phase_hook(Some(super::PhaseHook::new(move |ev| {
+            if ev == super::PhaseEvent::Begin(at) {
+                inner.request_stop();
+            }
+        })))
+    }
 }

@@ -93,6 +93,31 @@ pub const STDIO_BUFFER: usize = 4096;
 /// PostMark keeps every count in a C `int`, and doubles `number` and `high`.
 const INT_MAX: u64 = i32::MAX as u64;
 
+/// Largest file: PostMark doubles `high` in a C `int` (and holds a buffer of
+/// `2 * high` bytes).
+const MAX_SIZE: u64 = (1 << 30) - 1;
+
+/// Largest pool: the table of `2 * number` slots is held in memory (16 bytes each),
+/// and ten million files is far past any published PostMark run.
+pub const MAX_NUMBER: u64 = 10_000_000;
+
+/// Most `s<n>` subdirectories per location: all are made before the first file.
+pub const MAX_SUBDIRECTORIES: u64 = 1_000_000;
+
+/// A location must stay inside the workload directory: a relative path of plain
+/// components (no `..`, no `.`, not absolute), so a run never writes outside the
+/// file system it was given. Symbolic links are checked when the run starts.
+pub fn check_location(path: &str) -> Result<(), String> {
+    let p = Path::new(path);
+    if path.is_empty() || !p.components().all(|c| matches!(c, Component::Normal(_))) {
+        return Err(format!(
+            "`{path}` must be a relative path without `..` (it is taken inside the workload \
+             directory)"
+        ));
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------
 // Configuration
 // ---------------------------------------------------------------------------------
@@ -145,63 +170,65 @@ impl Default for Postmark {
 }
 
 impl Postmark {
-    /// Refuses what PostMark's `set` commands refuse, and values its C `int`s
-    /// could not hold (it doubles `number` and `high`).
+    /// Refuses what PostMark's `set` commands refuse, values its C `int`s could not
+    /// hold (it doubles `number` and `high`), tables too large to hold in memory, and
+    /// locations outside the workload directory; each message gives the allowed range.
     pub fn validate(&self) -> Result<(), ParamError> {
-        let positive = |key: &str, v: u32| {
-            if v == 0 {
-                Err(ParamError::new(key, "must be at least 1"))
-            } else {
+        let range = |key: &str, v: u64, lo: u64, hi: u64| {
+            if (lo..=hi).contains(&v) {
                 Ok(())
+            } else {
+                Err(ParamError::new(
+                    key,
+                    format!("{v} is out of range: must be {lo}..={hi}"),
+                ))
             }
         };
-        positive("size", self.size_low)?;
-        if self.size_high < self.size_low {
-            return Err(ParamError::new("size", "high must be >= low"));
-        }
-        if u64::from(self.size_high) * 2 > INT_MAX {
-            return Err(ParamError::new("size", "high must be below 2^30"));
-        }
-        positive("number", self.number)?;
-        if u64::from(self.number) * 2 > INT_MAX {
-            return Err(ParamError::new("number", "must be below 2^30"));
-        }
-        positive("transactions", self.transactions)?;
-        positive("read", self.read_block)?;
-        positive("write", self.write_block)?;
-        positive("seed", self.seed)?;
+        range("size", self.size_low.into(), 1, MAX_SIZE)?;
+        range(
+            "size",
+            self.size_high.into(),
+            self.size_low.into(),
+            MAX_SIZE,
+        )
+        .map_err(|e| ParamError::new("size", format!("high: {} (and high >= low)", e.message)))?;
+        range("number", self.number.into(), 1, MAX_NUMBER)?;
+        range("transactions", self.transactions.into(), 1, INT_MAX)?;
+        range(
+            "subdirectories",
+            self.subdirectories.into(),
+            0,
+            MAX_SUBDIRECTORIES,
+        )?;
+        range("read", self.read_block.into(), 1, INT_MAX)?;
+        range("write", self.write_block.into(), 1, INT_MAX)?;
+        range("seed", self.seed.into(), 1, INT_MAX)?;
         for (key, bias) in [
             ("bias_read", self.bias_read),
             ("bias_create", self.bias_create),
         ] {
             if !(-1..=10).contains(&bias) {
-                return Err(ParamError::new(key, "must be -1 (disabled) or 0..=10"));
-            }
-        }
-        for (key, v) in [
-            ("transactions", self.transactions),
-            ("subdirectories", self.subdirectories),
-            ("read", self.read_block),
-            ("write", self.write_block),
-            ("seed", self.seed),
-        ] {
-            if u64::from(v) > INT_MAX {
-                return Err(ParamError::new(key, "must fit a C int (< 2^31)"));
+                return Err(ParamError::new(
+                    key,
+                    format!("{bias} is out of range: must be -1 (disabled) or 0..=10"),
+                ));
             }
         }
         let weight: u64 = self.locations.iter().map(|l| u64::from(l.weight)).sum();
         if weight > INT_MAX {
-            return Err(ParamError::new("locations", "weights sum past 2^31"));
-        }
-        if self
-            .locations
-            .iter()
-            .any(|l| l.weight == 0 || l.path.is_empty())
-        {
             return Err(ParamError::new(
                 "locations",
-                "every location needs a path and a weight >= 1",
+                format!("the weights sum to {weight}; at most {INT_MAX} in all"),
             ));
+        }
+        for l in &self.locations {
+            if l.weight == 0 {
+                return Err(ParamError::new(
+                    "locations",
+                    format!("`{}`: weight must be 1..={INT_MAX}", l.path),
+                ));
+            }
+            check_location(&l.path).map_err(|m| ParamError::new("locations", m))?;
         }
         Ok(())
     }
@@ -391,8 +418,10 @@ pub struct Engine {
     table: Vec<Slot>,
     /// Where the search for a free slot starts (`file_allocated`).
     allocated: usize,
-    /// Weighted location index: location `i` appears `weight` times.
-    location_index: Vec<u32>,
+    /// Running sums of the locations' weights: draw `r` picks the first location
+    /// whose sum exceeds it, as PostMark's index of `weight` copies per location
+    /// would, without holding up to 2^31 entries.
+    location_bounds: Vec<u64>,
     pub counts: Counts,
 }
 
@@ -403,11 +432,13 @@ impl Engine {
         let source = (0..2 * cfg.size_high as usize)
             .map(|_| 32 + rng.rnd(95) as u8)
             .collect();
-        let location_index = cfg
+        let location_bounds = cfg
             .locations
             .iter()
-            .enumerate()
-            .flat_map(|(i, l)| std::iter::repeat_n(i as u32, l.weight as usize))
+            .scan(0u64, |sum, l| {
+                *sum += u64::from(l.weight);
+                Some(*sum)
+            })
             .collect();
         Engine {
             cfg: cfg.clone(),
@@ -415,7 +446,7 @@ impl Engine {
             source,
             table: vec![Slot::default(); 2 * cfg.number as usize],
             allocated: 0,
-            location_index,
+            location_bounds,
             counts: Counts::default(),
         }
     }
@@ -454,9 +485,14 @@ impl Engine {
         let Some(free) = self.find_free() else {
             return Ok(()); // A full table: PostMark silently creates nothing.
         };
-        let location = match self.location_index.len() {
+        let location = match self.location_bounds.last() {
             _ if self.cfg.locations.len() <= 1 => 0,
-            weight => self.location_index[self.rng.rnd(weight as u32) as usize],
+            // validate() keeps the total within a C int.
+            Some(&total) => {
+                let r = u64::from(self.rng.rnd(total as u32));
+                self.location_bounds.partition_point(|&b| b <= r) as u32
+            }
+            None => 0,
         };
         let subdir = (self.cfg.subdirectories > 1).then(|| self.rng.rnd(self.cfg.subdirectories));
         self.counts.created += 1;
@@ -555,6 +591,27 @@ impl Engine {
             self.transaction(fs)?;
         }
         Ok(self.cfg.transactions)
+    }
+
+    /// After a failure: unlinks every file the table says may exist (a create that
+    /// failed half-way included), ignoring ones already gone. Tries them all; the
+    /// error counts what was left.
+    fn remove_all(&mut self, fs: &mut SysFiles) -> anyhow::Result<()> {
+        let mut left = 0u64;
+        let mut first = None;
+        for slot in self.table.iter_mut().filter(|s| s.size != 0) {
+            match fs.remove_quietly(slot) {
+                Ok(()) => slot.size = 0,
+                Err(e) => {
+                    left += 1;
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(e) => bail!("{left} file(s) left, the first: {e}"),
+        }
     }
 
     /// Deletes what remains, in slot order; returns how many.
@@ -714,7 +771,9 @@ impl SysFiles {
             read_block: cfg.read_block as usize,
             write_block: cfg.write_block as usize,
             stdio_buf: vec![0; STDIO_BUFFER],
-            user_buf: vec![0; cfg.read_block as usize],
+            // A read never asks for more than the largest file (appends stop at
+            // `high`), so a huge `set read` allocates no more than that.
+            user_buf: vec![0; cfg.read_block.min(cfg.size_high) as usize],
         })
     }
 
@@ -953,6 +1012,18 @@ impl StdioIn {
     }
 }
 
+impl SysFiles {
+    /// `unlink` for clean-up: a file that is not there is not an error.
+    fn remove_quietly(&mut self, slot: &Slot) -> Result<(), FsOpError> {
+        let path = self.name.set(slot);
+        // SAFETY: as in `open`.
+        if unsafe { libc::unlink(path) } != 0 && Errno::last() != Errno::ENOENT {
+            return Err(self.name.error("unlink"));
+        }
+        Ok(())
+    }
+}
+
 impl FileOps for SysFiles {
     fn create(&mut self, source: &[u8], slot: &Slot) -> anyhow::Result<()> {
         let (flags, mode) = if self.buffered {
@@ -1020,6 +1091,7 @@ pub struct Outcome {
 }
 
 /// Directories a run uses and the ones it had to make (removed afterwards).
+#[derive(Default)]
 struct Dirs {
     locations: Vec<PathBuf>,
     made: Vec<PathBuf>,
@@ -1027,70 +1099,207 @@ struct Dirs {
 }
 
 impl Dirs {
-    /// Resolves the locations against `dir` (absolute ones stay), makes missing
-    /// ones, then PostMark's `s0..` subdirectories (mode 0700, untimed, as it does).
-    fn prepare(cfg: &Postmark, dir: &Path) -> anyhow::Result<Self> {
+    /// Resolves the locations below `dir`, makes missing ones, then PostMark's `s0..`
+    /// subdirectories (mode 0700, untimed, as it does). Refuses, before making
+    /// anything, a location reached through a symbolic link or holding a name the run
+    /// would create (and later delete). On error `self` holds what was made so far.
+    fn prepare(&mut self, cfg: &Postmark, dir: &Path) -> anyhow::Result<()> {
         let locations: Vec<PathBuf> = if cfg.locations.is_empty() {
             vec![dir.to_path_buf()]
         } else {
             cfg.locations.iter().map(|l| dir.join(&l.path)).collect()
         };
-        let mut dirs = Dirs {
-            locations,
-            made: Vec::new(),
-            subdirs: Vec::new(),
-        };
-        for loc in dirs.locations.clone() {
-            if !loc.is_dir() {
-                make_missing(&loc, &mut dirs.made)?;
-            }
+        for l in &cfg.locations {
+            check_location(&l.path).map_err(|m| anyhow::anyhow!("postmark: locations: {m}"))?;
+            refuse_links(dir, Path::new(&l.path))?;
+        }
+        // The same location listed twice is one directory (PostMark ignores the
+        // repeat too); it is checked and made once.
+        let mut unique = locations.clone();
+        unique.sort();
+        unique.dedup();
+        for loc in &unique {
+            refuse_own_names(cfg, loc)?;
+        }
+        self.locations = locations;
+        for loc in &unique {
+            make_missing(dir, loc, &mut self.made)?;
         }
         if cfg.subdirectories > 1 {
-            for loc in dirs.locations.clone() {
+            for loc in &unique {
                 for i in 0..cfg.subdirectories {
                     let sub = loc.join(format!("s{i}"));
                     match std::fs::DirBuilder::new().mode(0o700).create(&sub) {
-                        Ok(()) => dirs.subdirs.push(sub),
-                        // The same location listed twice: PostMark ignores it too.
+                        Ok(()) => self.subdirs.push(sub),
+                        // A location nested in another as `s<n>`: made above, by us.
                         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                         Err(e) => return Err(e).context(format!("mkdir {}", sub.display())),
                     }
                 }
             }
         }
-        Ok(dirs)
+        Ok(())
     }
 
     /// Removes the subdirectories, then the locations the run made, deepest first.
-    fn remove(self) -> anyhow::Result<()> {
-        for d in self.subdirs.iter().chain(self.made.iter().rev()) {
-            std::fs::remove_dir(d).with_context(|| format!("rmdir {}", d.display()))?;
+    /// Tries every one; the error names each directory left and why.
+    fn remove(&mut self) -> anyhow::Result<()> {
+        let mut left = Vec::new();
+        for d in self.subdirs.drain(..).chain(self.made.drain(..).rev()) {
+            match std::fs::remove_dir(&d) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => left.push(format!("{}: {e}", d.display())),
+            }
         }
-        Ok(())
+        if left.is_empty() {
+            Ok(())
+        } else {
+            bail!("directories left: {}", left.join("; "))
+        }
     }
 }
 
-/// `mkdir -p`, remembering each directory it made.
-fn make_missing(dir: &Path, made: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+/// Refuses a location whose existing part below `dir` passes through a symbolic
+/// link (or a non-directory): the run would write wherever the link points.
+fn refuse_links(dir: &Path, rel: &Path) -> anyhow::Result<()> {
+    let mut at = dir.to_path_buf();
+    for c in rel.components() {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => bail!(
+                "postmark: location {} is a symbolic link; locations must be real \
+                 directories inside {} (the run would write where the link points)",
+                at.display(),
+                dir.display()
+            ),
+            Ok(m) if !m.is_dir() => bail!(
+                "postmark: location {} exists and is not a directory",
+                at.display()
+            ),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => bail!("postmark: cannot check location {}: {e}", at.display()),
+        }
     }
-    if let Some(parent) = dir.parent() {
-        make_missing(parent, made)?;
-    }
-    std::fs::create_dir(dir).with_context(|| format!("mkdir {}", dir.display()))?;
-    made.push(dir.to_path_buf());
     Ok(())
 }
 
-/// Runs the three phases in `dir`. The phases' clocks and `time()` readings sit
-/// where PostMark's do; the subdirectories are made and removed outside them.
+/// PostMark names its files `1, 2, 3, ...` and its subdirectories `s0, s1, ...`,
+/// opens them with `O_TRUNC` and deletes them at the end: a location that already
+/// holds such a name would lose that file. Refused, naming it.
+fn refuse_own_names(cfg: &Postmark, loc: &Path) -> anyhow::Result<()> {
+    let entries = match std::fs::read_dir(loc) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).context(format!("cannot list {}", loc.display())),
+    };
+    // Every name a run can use: files are numbered up to the creations it makes.
+    let last_file = u64::from(cfg.number) + u64::from(cfg.transactions);
+    let subdirs = if cfg.subdirectories > 1 {
+        u64::from(cfg.subdirectories)
+    } else {
+        0
+    };
+    let ours = |name: &str| -> bool {
+        let number = |t: &str| {
+            (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && !t.starts_with('0'))
+                .then(|| t.parse::<u64>().unwrap_or(u64::MAX))
+        };
+        if subdirs > 0 {
+            name.strip_prefix('s')
+                .and_then(|t| if t == "0" { Some(0) } else { number(t) })
+                .is_some_and(|n| n < subdirs)
+        } else {
+            number(name).is_some_and(|n| n <= last_file)
+        }
+    };
+    let mut clashes: Vec<String> = Vec::new();
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", loc.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if ours(&name) {
+            clashes.push(name);
+        }
+    }
+    if clashes.is_empty() {
+        return Ok(());
+    }
+    clashes.sort();
+    let shown: Vec<&str> = clashes.iter().take(5).map(String::as_str).collect();
+    let more = clashes.len() - shown.len();
+    bail!(
+        "postmark: {} already holds {}{}, which this run would create and delete \
+         (PostMark names its files 1, 2, ... and its subdirectories s0, s1, ...); nothing \
+         was touched: run it in an empty directory",
+        loc.display(),
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// `mkdir -p` of `target` below `base` (which exists), remembering each directory
+/// it made.
+fn make_missing(base: &Path, target: &Path, made: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let rel = target.strip_prefix(base).unwrap_or(Path::new(""));
+    let mut at = base.to_path_buf();
+    for c in rel.components() {
+        at.push(c);
+        match std::fs::create_dir(&at) {
+            Ok(()) => made.push(at.clone()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && at.is_dir() => {}
+            Err(e) => return Err(e).context(format!("mkdir {}", at.display())),
+        }
+    }
+    Ok(())
+}
+
+/// Runs the three phases in `dir`, which must exist. The phases' clocks and `time()`
+/// readings sit where PostMark's do; the subdirectories are made and removed outside
+/// them. On failure or interruption every file and directory the run made is
+/// removed, and the error says so (or what was left).
 pub fn run_in(cfg: &Postmark, dir: &Path, ctl: &RunControl) -> anyhow::Result<Outcome> {
     cfg.validate()
         .map_err(|e| anyhow::anyhow!("postmark: {}: {}", e.key, e.message))?;
-    let dirs = Dirs::prepare(cfg, dir)?;
+    super::require_dir(dir)?;
+    let mut dirs = Dirs::default();
+    if let Err(e) = dirs.prepare(cfg, dir) {
+        let made_any = !(dirs.made.is_empty() && dirs.subdirs.is_empty());
+        return Err(if made_any {
+            super::after_cleanup(e, "postmark", dir, dirs.remove())
+        } else {
+            e
+        });
+    }
     let mut engine = Engine::new(cfg);
     let mut fs = SysFiles::new(cfg, &dirs.locations)?;
+    match run_phases(dir, ctl, &mut engine, &mut fs) {
+        Ok(outcome) => {
+            dirs.remove()?;
+            Ok(outcome)
+        }
+        Err(e) => {
+            let files = engine.remove_all(&mut fs);
+            let cleanup = match (files, dirs.remove()) {
+                (Ok(()), d) => d,
+                (Err(f), Ok(())) => Err(f),
+                (Err(f), Err(d)) => Err(f.context(format!("{d:#}"))),
+            };
+            Err(super::after_cleanup(e, "postmark", dir, cleanup))
+        }
+    }
+}
+
+fn run_phases(
+    dir: &Path,
+    ctl: &RunControl,
+    engine: &mut Engine,
+    fs: &mut SysFiles,
+) -> anyhow::Result<Outcome> {
     let mut wall = WallClock {
         start: unix_seconds(),
         ..WallClock::default()
@@ -1099,7 +1308,7 @@ pub fn run_in(cfg: &Postmark, dir: &Path, ctl: &RunControl) -> anyhow::Result<Ou
     ctl.phase_begin("create");
     let started = Instant::now();
     engine
-        .create_pool(&mut fs, ctl)
+        .create_pool(fs, ctl)
         .context("postmark phase create")?;
     let create = timed_phase("create", started, dir, ctl)?;
     let after_create = engine.counts;
@@ -1108,7 +1317,7 @@ pub fn run_in(cfg: &Postmark, dir: &Path, ctl: &RunControl) -> anyhow::Result<Ou
     ctl.phase_begin("transactions");
     let started = Instant::now();
     let done = engine
-        .run_transactions(&mut fs, ctl)
+        .run_transactions(fs, ctl)
         .context("postmark phase transactions")?;
     let transactions = timed_phase("transactions", started, dir, ctl)?;
     wall.t_end = unix_seconds();
@@ -1117,11 +1326,10 @@ pub fn run_in(cfg: &Postmark, dir: &Path, ctl: &RunControl) -> anyhow::Result<Ou
     ctl.phase_begin("delete");
     let started = Instant::now();
     let deleted = engine
-        .delete_rest(&mut fs, ctl)
+        .delete_rest(fs, ctl)
         .context("postmark phase delete")?;
     let delete = timed_phase("delete", started, dir, ctl)?;
     wall.end = unix_seconds();
-    dirs.remove()?;
 
     let tally = Tally {
         counts: engine.counts,
@@ -1353,12 +1561,7 @@ fn parse_locations(v: Option<&toml::Value>) -> Result<Vec<Location>, ParamError>
             }
             other => return Err(err(format!("expected {{ path, weight }}, found {other}"))),
         };
-        let p = Path::new(&path);
-        if path.is_empty() || !p.components().all(|c| matches!(c, Component::Normal(_))) {
-            return Err(err(format!(
-                "`{path}` must be a relative path without `..` (it is taken inside the workload directory)"
-            )));
-        }
+        check_location(&path).map_err(err)?;
         out.push(Location { path, weight });
     }
     Ok(out)
@@ -1483,20 +1686,54 @@ const COMMANDS: [&str; 17] = [
 /// PostMark, a line it would answer with an error message stops here with the file
 /// and line, since a silently ignored setting would give a different benchmark.
 pub fn parse_pmrc(path: &Path, script: &mut Script, depth: u32) -> anyhow::Result<bool> {
-    if depth > 16 {
-        bail!("{}: `load` nested too deep", path.display());
+    if depth > MAX_LOAD_DEPTH {
+        return Err(LoadTooDeep(path.display().to_string()).into());
     }
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read PostMark configuration {}", path.display()))?;
+    let text = read_pmrc(path)?;
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim_end_matches('\r');
-        let keep_going = apply_line(line, script, path, depth)
-            .with_context(|| format!("{}:{}: `{line}`", path.display(), n + 1))?;
+        let keep_going = apply_line(line, script, path, depth).map_err(|e| {
+            // One line of context, not one per level of a `load` loop.
+            if e.is::<LoadTooDeep>() {
+                e
+            } else {
+                e.context(format!("{}:{}: `{line}`", path.display(), n + 1))
+            }
+        })?;
         if !keep_going {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// `load` nested deeper than this is a file loading itself.
+const MAX_LOAD_DEPTH: u32 = 16;
+
+/// Configuration files are a few lines; reading stops here (a `--pmrc /dev/zero`
+/// must not fill memory).
+const MAX_PMRC_BYTES: u64 = 1 << 20;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}: `load` nested more than 16 deep (does a file load itself?)")]
+struct LoadTooDeep(String);
+
+fn read_pmrc(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let cannot = || format!("cannot read PostMark configuration {}", path.display());
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PMRC_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(cannot)?;
+    if bytes.len() as u64 > MAX_PMRC_BYTES {
+        bail!(
+            "{} is larger than {} bytes; a PostMark configuration is a few lines",
+            path.display(),
+            MAX_PMRC_BYTES
+        );
+    }
+    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
 }
 
 /// Applies one command; `Ok(false)` on `quit`.
@@ -1613,6 +1850,7 @@ fn set_location(cfg: &mut Postmark, param: &str) -> anyhow::Result<()> {
     };
     if let Some(rest) = param.strip_prefix('+') {
         let (path, weight) = split_weight(rest)?;
+        check_location(&path).map_err(anyhow::Error::msg)?;
         cfg.locations.push(Location { path, weight });
     } else if let Some(rest) = param.strip_prefix('-') {
         let at = cfg.locations.iter().position(|l| l.path == rest);
@@ -1620,6 +1858,7 @@ fn set_location(cfg: &mut Postmark, param: &str) -> anyhow::Result<()> {
         cfg.locations.remove(at);
     } else {
         let (path, weight) = split_weight(param)?;
+        check_location(&path).map_err(anyhow::Error::msg)?;
         cfg.locations = vec![Location { path, weight }];
     }
     Ok(())
@@ -1889,13 +2128,24 @@ impl CliArgs {
         for cfg in &mut runs {
             self.overlay(cfg);
             cfg.validate()
-                .map_err(|e| anyhow::anyhow!("postmark: {}: {}", e.key, e.message))?;
+                .map_err(|e| anyhow::anyhow!("postmark: {}: {}", cli_key(&e.key), e.message))?;
         }
         Ok(runs)
     }
 }
 
+/// A spec key as the command line and PostMark's language name it.
+fn cli_key(key: &str) -> String {
+    match key {
+        "bias_read" => "--bias-read (set bias read)".to_string(),
+        "bias_create" => "--bias-create (set bias create)".to_string(),
+        "locations" => "set location".to_string(),
+        k => format!("--{k} (set {k})"),
+    }
+}
+
 pub fn run_cli(args: &CliArgs, ctl: &RunControl) -> anyhow::Result<()> {
+    super::require_dir(&args.dir)?;
     let runs = args.configurations()?;
     let mut documents = Vec::new();
     for cfg in &runs {
@@ -1939,6 +2189,7 @@ fn cli_text(cfg: &Postmark, outcome: &Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::testutil::{snapshot, stop_at, SmallFs};
 
     fn small() -> Postmark {
         Postmark {
@@ -2162,6 +2413,19 @@ mod tests {
     }
 
     #[test]
+    fn pmrc_reading_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pmrc");
+        std::fs::write(&p, "load pmrc\n").unwrap();
+        let err = parse_pmrc(&p, &mut Script::default(), 0).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("nested more than 16 deep"), "{text}");
+        assert_eq!(text.matches("load pmrc").count(), 0, "{text}");
+        let err = parse_pmrc(Path::new("/dev/zero"), &mut Script::default(), 0).unwrap_err();
+        assert!(format!("{err:#}").contains("larger than"), "{err:#}");
+    }
+
+    #[test]
     fn compat_report_uses_whole_seconds_and_the_one_second_floor() {
         let cfg = small();
         let tally = simulate(&cfg);
@@ -2264,5 +2528,213 @@ mod tests {
             fs_err.to_string(),
             format!("open {}/1: No such file or directory", missing.display())
         );
+    }
+
+    fn two_locations() -> Vec<Location> {
+        ["a", "b/c"]
+            .iter()
+            .map(|p| Location {
+                path: p.to_string(),
+                weight: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pmrc_locations_outside_the_directory_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pmrc");
+        for line in [
+            "set location /tmp/elsewhere",
+            "set location ../up",
+            "set location a/../../up 2",
+            "set location +/etc",
+            "set location ./a",
+        ] {
+            std::fs::write(&p, format!("set number 5\n{line}\nrun\n")).unwrap();
+            let err = parse_pmrc(&p, &mut Script::default(), 0).unwrap_err();
+            let text = format!("{err:#}");
+            assert!(text.contains("pmrc:2"), "{line}: {text}");
+            assert!(text.contains("without `..`"), "{line}: {text}");
+        }
+        // The engine refuses them too, whatever built the configuration.
+        let cfg = Postmark {
+            locations: vec![Location {
+                path: "/tmp".into(),
+                weight: 1,
+            }],
+            ..small()
+        };
+        assert_eq!(cfg.validate().unwrap_err().key, "locations");
+        assert!(run_in(&cfg, dir.path(), &RunControl::new()).is_err());
+    }
+
+    #[test]
+    fn a_location_through_a_symlink_is_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        for path in ["link", "link/deeper"] {
+            let cfg = Postmark {
+                locations: vec![Location {
+                    path: path.into(),
+                    weight: 1,
+                }],
+                ..small()
+            };
+            let err = run_in(&cfg, dir.path(), &RunControl::new()).unwrap_err();
+            assert!(err.to_string().contains("symbolic link"), "{err:#}");
+            assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        }
+        assert_eq!(listing(dir.path()), ["link"]);
+    }
+
+    #[test]
+    fn names_the_run_would_use_are_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("7"), b"someone's file").unwrap();
+        // Names PostMark never makes with these settings do not stand in the way.
+        for other in ["0", "07", "51", "notes", "s0"] {
+            std::fs::write(dir.path().join(other), b"x").unwrap();
+        }
+        let before = snapshot(dir.path());
+        let err = run_in(&small(), dir.path(), &RunControl::new()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("already holds 7,"), "{text}");
+        assert!(text.contains("nothing was touched"), "{text}");
+        assert_eq!(snapshot(dir.path()), before);
+        std::fs::remove_file(dir.path().join("7")).unwrap();
+        run_in(&small(), dir.path(), &RunControl::new()).unwrap();
+
+        // With subdirectories the files go into s0..; an existing one is refused.
+        let before = snapshot(dir.path());
+        let cfg = Postmark {
+            subdirectories: 3,
+            ..small()
+        };
+        let err = run_in(&cfg, dir.path(), &RunControl::new()).unwrap_err();
+        assert!(err.to_string().contains("already holds s0,"), "{err:#}");
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn a_missing_directory_is_refused_not_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no/such");
+        let err = run_in(&small(), &missing, &RunControl::new()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is not a directory; create it first"),
+            "{err:#}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn full_disk_removes_every_file_and_directory_made() {
+        let Some(fs) = SmallFs::new("postmark full_disk_removes_every_file", "1m") else {
+            return;
+        };
+        std::fs::create_dir(fs.path().join("a")).unwrap();
+        std::fs::write(fs.path().join("a/keep"), b"mine").unwrap();
+        let before = snapshot(fs.path());
+        // About 5 MB of files on a 1 MiB file system.
+        let cfg = Postmark {
+            size_low: 1000,
+            size_high: 100_000,
+            number: 100,
+            subdirectories: 3,
+            locations: two_locations(),
+            ..small()
+        };
+        let err = run_in(&cfg, fs.path(), &RunControl::new()).unwrap_err();
+        let os = err.downcast_ref::<FsOpError>().expect("an FsOpError");
+        assert_eq!(os.errno, Errno::ENOSPC, "{err:#}");
+        assert!(format!("{err:#}").contains("was removed"), "{err:#}");
+        assert_eq!(snapshot(fs.path()), before);
+    }
+
+    #[test]
+    fn interrupt_removes_every_file_and_directory_made() {
+        for phase in ["transactions", "delete"] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("keep"), b"mine").unwrap();
+            let before = snapshot(dir.path());
+            let cfg = Postmark {
+                subdirectories: 2,
+                locations: two_locations(),
+                ..small()
+            };
+            let err = run_in(&cfg, dir.path(), &stop_at(phase)).unwrap_err();
+            assert!(err.downcast_ref::<Interrupted>().is_some(), "{err:#}");
+            assert!(format!("{err:#}").contains("was removed"), "{err:#}");
+            assert_eq!(snapshot(dir.path()), before, "{phase}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_range() {
+        let too_many = Postmark {
+            number: 20_000_000,
+            ..small()
+        };
+        let e = too_many.validate().unwrap_err();
+        assert_eq!(e.key, "number");
+        assert!(e.message.contains("1..=10000000"), "{}", e.message);
+        let e = Postmark {
+            subdirectories: u32::MAX,
+            ..small()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.message.contains("0..=1000000"), "{}", e.message);
+        assert_eq!(cli_key("bias_read"), "--bias-read (set bias read)");
+        assert_eq!(cli_key("number"), "--number (set number)");
+    }
+
+    #[test]
+    fn huge_weights_and_blocks_allocate_nothing_large() {
+        // Expanded, these weights were an index of 2^31 entries (8 GiB), and `set read`
+        // a buffer of 2 GiB; neither may be allocated.
+        let cfg = Postmark {
+            read_block: i32::MAX as u32,
+            locations: vec![
+                Location {
+                    path: "a".into(),
+                    weight: 2_000_000_000,
+                },
+                Location {
+                    path: "b".into(),
+                    weight: 147_483_647,
+                },
+            ],
+            ..small()
+        };
+        cfg.validate().unwrap();
+        let t = simulate(&cfg);
+        assert_eq!(t.counts.created, t.counts.deleted);
+        let fs = SysFiles::new(&cfg, &[PathBuf::from("a"), PathBuf::from("b")]).unwrap();
+        assert_eq!(fs.user_buf.len(), cfg.size_high as usize);
+    }
+
+    #[test]
+    fn weighted_pick_matches_the_expanded_index() {
+        let cfg = Postmark {
+            locations: [3u32, 1, 2]
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| Location {
+                    path: format!("l{i}"),
+                    weight: w,
+                })
+                .collect(),
+            ..small()
+        };
+        let engine = Engine::new(&cfg);
+        let expanded = [0u32, 0, 0, 1, 2, 2];
+        for (r, want) in expanded.iter().enumerate() {
+            let got = engine.location_bounds.partition_point(|&b| b <= r as u64) as u32;
+            assert_eq!(got, *want, "draw {r}");
+        }
     }
 }

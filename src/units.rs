@@ -232,6 +232,68 @@ pub fn parse_number_in(text: &str, min: f64, max: f64) -> Result<f64, String> {
     Ok(x)
 }
 
+/// Value parsers for command-line options, with the same rules as the spec keys:
+/// a value outside its range is refused with the range, never clamped or wrapped.
+pub mod cli {
+    use super::*;
+
+    /// `report --suspect-below`: as the spec's `suspect_below`, 0s to a day. Returns
+    /// the text, which the report reads again.
+    pub fn suspect_below(text: &str) -> Result<String, String> {
+        parse_duration_in(text, Duration::ZERO, Duration::from_secs(86_400))?;
+        Ok(text.to_string())
+    }
+
+    /// `selftest monitor --interval`: as `monitor_interval`, 10ms to an hour.
+    pub fn monitor_interval(text: &str) -> Result<String, String> {
+        parse_duration_in(text, Duration::from_millis(10), Duration::from_secs(3600))?;
+        Ok(text.to_string())
+    }
+
+    /// Alternating rounds of a selftest: 1 to 1000.
+    pub fn rounds(text: &str) -> Result<u32, String> {
+        parse_count_in(text, 1, 1000).map(|n| n as u32)
+    }
+
+    /// Samples the monitor selftest times: 1 to 10,000,000.
+    pub fn samples(text: &str) -> Result<usize, String> {
+        parse_count_in(text, 1, 10_000_000).map(|n| n as usize)
+    }
+
+    /// `selftest adaptive --min`: as the adaptive rule's `min`, 2 to 1000.
+    pub fn adaptive_min(text: &str) -> Result<u32, String> {
+        parse_count_in(text, 2, 1000).map(|n| n as u32)
+    }
+
+    /// `selftest adaptive --target-cv`: above 0 and below 1.
+    pub fn target_cv(text: &str) -> Result<f64, String> {
+        let x = parse_number_in(text, 0.0, 1.0)?;
+        if x <= 0.0 || x >= 1.0 {
+            return Err(format!(
+                "`{text}` is out of range: a coefficient of variation above 0 and below 1 (0.03 = 3%)"
+            ));
+        }
+        Ok(x)
+    }
+
+    /// fdtree counts of `selftest overhead` (-d, -f, -s, -l): 0 to 1,000,000; the
+    /// tree itself is checked for overflow when it is built.
+    pub fn tree_count(text: &str) -> Result<u32, String> {
+        parse_count_in(text, 0, 1_000_000).map(|n| n as u32)
+    }
+
+    /// `device calibrate --size`: 32M to 16T (an image file on ext4).
+    pub fn disk_size(text: &str) -> Result<String, String> {
+        parse_size_in(text, 32 << 20, 16 << 40)?;
+        Ok(text.to_string())
+    }
+
+    /// `device calibrate --seconds`: 0.1 to 3600 predicted seconds per pattern.
+    pub fn pattern_seconds(text: &str) -> Result<f64, String> {
+        parse_number_in(text, 0.1, 3600.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,5 +421,34 @@ mod tests {
         for t in ["nan", "inf", "-1", "1e400", "0"] {
             assert!(parse_number_in(t, 0.1, 3600.0).is_err(), "{t}");
         }
+    }
+
+    #[test]
+    fn command_line_options_share_the_spec_ranges() {
+        assert!(cli::suspect_below("30s").is_ok());
+        assert!(cli::suspect_below("99999999999999999999")
+            .unwrap_err()
+            .contains("too long"));
+        assert!(cli::suspect_below("25h")
+            .unwrap_err()
+            .contains("allowed 0s to 86400s"));
+        assert!(cli::monitor_interval("1ms")
+            .unwrap_err()
+            .contains("allowed 10ms"));
+        assert!(cli::rounds("0").unwrap_err().contains("allowed 1 to 1000"));
+        assert!(cli::rounds("4294967296")
+            .unwrap_err()
+            .contains("allowed 1 to 1000"));
+        assert_eq!(cli::samples("2000"), Ok(2000));
+        assert!(cli::adaptive_min("1").is_err());
+        assert!(cli::target_cv("0").is_err() && cli::target_cv("nan").is_err());
+        assert_eq!(cli::target_cv("0.03"), Ok(0.03));
+        assert!(cli::tree_count("4000000000").is_err());
+        assert!(cli::disk_size("1M")
+            .unwrap_err()
+            .contains("allowed 32M to 16T"));
+        assert!(cli::disk_size("99999999999999999999999T").is_err());
+        assert!(cli::pattern_seconds("inf").is_err());
+        assert!(cli::pattern_seconds("1e300").is_err());
     }
 }

@@ -105,7 +105,7 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
         bail!("XFS configurations need mkfs.xfs and xfs_info (Debian/Ubuntu: apt-get install xfsprogs)");
     }
     warnings.extend(check_work_dir(&spec.work_dir)?);
-    check_work_dir_space(spec, &mut warnings)?;
+    check_work_dir_space(spec)?;
     warnings.extend(crate::plan::size_warnings(spec));
     Ok(warnings)
 }
@@ -196,7 +196,7 @@ pub fn check_work_dir(dir: &Path) -> Result<Option<String>> {
 
 /// Images are sparse but fill as the workload writes: the work directory must hold
 /// the largest trial's data.
-fn check_work_dir_space(spec: &Spec, warnings: &mut Vec<String>) -> Result<()> {
+fn check_work_dir_space(spec: &Spec) -> Result<()> {
     let image_configs: Vec<_> = spec
         .configs
         .iter()

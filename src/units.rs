@@ -201,7 +201,7 @@ pub fn parse_duration_in(text: &str, min: Duration, max: Duration) -> Result<Dur
 pub fn format_duration(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("{}s", d.as_secs())
-    } else if d.as_nanos() % 1_000_000 == 0 && d.as_secs() == 0 {
+    } else if d.as_nanos().is_multiple_of(1_000_000) && d.as_secs() == 0 {
         format!("{}ms", d.as_millis())
     } else {
         format!("{}s", d.as_secs_f64())

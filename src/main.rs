@@ -118,8 +118,7 @@ impl SpecSource {
     fn read(&self) -> Result<(String, String)> {
         match (&self.spec, &self.preset) {
             (Some(path), _) => Ok((
-                std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read experiment file {}", path.display()))?,
+                spec::read_text(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
                 path.display().to_string(),
             )),
             (None, name) => {
@@ -171,7 +170,7 @@ struct ReportArgs {
     #[arg(long)]
     baseline: Option<String>,
     /// Phases shorter than this are marked suspect [default: the spec's suspect_below].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = jbench::units::cli::suspect_below)]
     suspect_below: Option<String>,
     /// Write the self-contained HTML report (charts, tables, timelines) to FILE
     /// instead of printing the text report.
@@ -264,13 +263,13 @@ struct CalibrateArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Size of the emulated disk; an hdd's geometry spans it.
-    #[arg(long, default_value = "8G")]
+    #[arg(long, default_value = "8G", value_parser = jbench::units::cli::disk_size)]
     size: String,
     /// Where the (sparse) images and the session directory go.
     #[arg(long, default_value = "/var/tmp/jbench")]
     work_dir: PathBuf,
     /// Predicted seconds each pattern may take; request counts are cut to fit.
-    #[arg(long, default_value_t = 8.0)]
+    #[arg(long, default_value_t = 8.0, value_parser = jbench::units::cli::pattern_seconds)]
     seconds: f64,
     /// Also run every pattern with the write log on and show what it costs.
     #[arg(long)]
@@ -292,10 +291,10 @@ enum SelftestCmd {
         /// Results directory of a run with a fixed number of repetitions.
         dir: PathBuf,
         /// Target coefficient of variation [default: the run's, else 0.03].
-        #[arg(long)]
+        #[arg(long, value_parser = jbench::units::cli::target_cv)]
         target_cv: Option<f64>,
         /// Trials every configuration gets first [default: the run's, else 3].
-        #[arg(long)]
+        #[arg(long, value_parser = jbench::units::cli::adaptive_min)]
         min: Option<u32>,
     },
     /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio.
@@ -304,15 +303,15 @@ enum SelftestCmd {
         #[arg(long, default_value = "/dev/shm")]
         dir: PathBuf,
         /// Alternating engine/raw rounds; the median is reported.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = jbench::units::cli::rounds)]
         rounds: u32,
-        #[arg(short = 'd')]
+        #[arg(short = 'd', value_parser = jbench::units::cli::tree_count)]
         dirs: Option<u32>,
-        #[arg(short = 'f')]
+        #[arg(short = 'f', value_parser = jbench::units::cli::tree_count)]
         files: Option<u32>,
-        #[arg(short = 's')]
+        #[arg(short = 's', value_parser = jbench::units::cli::tree_count)]
         blocks: Option<u32>,
-        #[arg(short = 'l')]
+        #[arg(short = 'l', value_parser = jbench::units::cli::tree_count)]
         levels: Option<u32>,
     },
     /// What the trial monitor costs: µs per sample, CPU share at 1 s, and the fdtree
@@ -322,14 +321,14 @@ enum SelftestCmd {
         #[arg(long, default_value = "/dev/shm")]
         dir: PathBuf,
         /// Alternating with/without rounds; the median is reported.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = jbench::units::cli::rounds)]
         rounds: u32,
         /// The monitor's interval during the engine runs (shorter than the default
         /// 1 s, so a disturbance would show).
-        #[arg(long, default_value = "10ms")]
+        #[arg(long, default_value = "10ms", value_parser = jbench::units::cli::monitor_interval)]
         interval: String,
         /// Samples timed for the per-sample cost.
-        #[arg(long, default_value_t = 2000)]
+        #[arg(long, default_value_t = 2000, value_parser = jbench::units::cli::samples)]
         samples: usize,
     },
 }

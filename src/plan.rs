@@ -122,6 +122,33 @@ pub fn describe_config(c: &Config) -> String {
     line
 }
 
+/// Peak data above which `plan` and `run` say what a workload makes (10 GiB).
+pub const LARGE_DATA: u64 = 10 << 30;
+/// Peak files and directories above which they say it (one million).
+pub const LARGE_INODES: u64 = 1_000_000;
+
+/// One line per workload whose size is large (fdtree grows exponentially with
+/// `levels`), so a run that writes terabytes or makes millions of files is seen
+/// before it starts.
+pub fn size_warnings(spec: &Spec) -> Vec<String> {
+    use crate::units::format_size;
+    spec.workloads
+        .iter()
+        .filter(|w| w.engine.peak_data_bytes() > LARGE_DATA || w.engine.peak_inodes() > LARGE_INODES)
+        .map(|w| {
+            let trials = spec.configs.len() as u64 * u64::from(spec.repetitions);
+            format!(
+                "workload `{}` is large: each trial makes {} files and directories and writes {} of data ({} trials of it); check its parameters ({})",
+                w.name,
+                w.engine.peak_inodes(),
+                format_size(w.engine.peak_data_bytes().div_ceil(1 << 20) << 20),
+                trials,
+                w.engine.params()
+            )
+        })
+        .collect()
+}
+
 /// A human-readable listing for `jbench plan`.
 pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
     use std::fmt::Write;
@@ -148,6 +175,9 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
             spec.noise_band * 100.0,
             a.min
         );
+    }
+    for w in size_warnings(spec) {
+        let _ = writeln!(out, "warning: {w}");
     }
     let _ = writeln!(out, "\nconfigurations:");
     for c in &spec.configs {
@@ -260,5 +290,25 @@ levels = 2
             "{text}"
         );
         assert!(text.contains("2.0% noise band"), "{text}");
+    }
+
+    #[test]
+    fn a_large_workload_is_announced_with_its_size() {
+        let s = spec("sequential", 1);
+        assert!(size_warnings(&s).is_empty());
+        let text = "[filesystem]\nsize = \"16T\"\n[[workload]]\nkind = \"fdtree\"\nname = \"huge\"\ndirs = 10\nfiles = 10\nblocks = 1\nlevels = 6\n";
+        let s = crate::spec::parse(text, "t.toml").unwrap();
+        let w = size_warnings(&s);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("`huge` is large: each trial makes 12222221 files and directories"),
+            "{}",
+            w[0]
+        );
+        let listing = describe(&s, &plan(&s));
+        assert!(
+            listing.contains("warning: workload `huge` is large"),
+            "{listing}"
+        );
     }
 }

@@ -89,21 +89,7 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
             }
         }
         if c.placement == Placement::Ramdisk {
-            if fs_type(&c.ramdisk_dir) != "tmpfs" {
-                warnings.push(format!(
-                    "journal.ramdisk_dir {} is not on tmpfs; the `ramdisk` journal will not be in RAM",
-                    c.ramdisk_dir.display()
-                ));
-            }
-            let free = free_bytes(&c.ramdisk_dir)?;
-            if free < c.journal_size {
-                bail!(
-                    "{} has {} free, less than the {} journal",
-                    c.ramdisk_dir.display(),
-                    format_size(free),
-                    format_size(c.journal_size)
-                );
-            }
+            warnings.extend(check_ramdisk(c)?);
         }
     }
     if spec.configs.iter().any(|c| c.memory_limit.is_some()) {
@@ -118,13 +104,99 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
     {
         bail!("XFS configurations need mkfs.xfs and xfs_info (Debian/Ubuntu: apt-get install xfsprogs)");
     }
-    check_work_dir_space(spec, &mut warnings)?;
+    warnings.extend(check_work_dir(&spec.work_dir)?);
+    check_work_dir_space(spec)?;
+    warnings.extend(crate::plan::size_warnings(spec));
     Ok(warnings)
+}
+
+/// The RAM disk of a `ramdisk` journal is a file of `ramdisk_size` (else the journal's
+/// size) in `ramdisk_dir`: it must fit in that tmpfs, or the trial dies of ENOSPC
+/// halfway through making the journal.
+pub fn check_ramdisk(c: &crate::config::Config) -> Result<Option<String>> {
+    let need = c.ramdisk_size.unwrap_or(c.journal_size);
+    let dir = &c.ramdisk_dir;
+    let free = free_bytes(dir)?;
+    if free < need {
+        bail!(
+            "journal.ramdisk_dir {} has {} free, less than the {} RAM disk of `{}` (journal.ramdisk_size, else journal.size); lower it, free memory in {}, or remount it larger (mount -o remount,size=... {})",
+            dir.display(),
+            format_size(free),
+            format_size(need),
+            c.label,
+            dir.display(),
+            dir.display()
+        );
+    }
+    Ok((fs_type(dir) != "tmpfs").then(|| {
+        format!(
+            "journal.ramdisk_dir {} is not on tmpfs; the `ramdisk` journal will not be in RAM",
+            dir.display()
+        )
+    }))
+}
+
+/// Directories jbench must never fill with images and session directories.
+const SYSTEM_DIRS: [&str; 14] = [
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev",
+    "/proc", "/sys", "/run", "/var/lib",
+];
+
+/// What a system path is, if `path` is one: `/`, `/var`, or inside a system directory
+/// (`/dev/shm`, a tmpfs meant for such files, is allowed).
+fn system_path(path: &Path) -> Option<&'static str> {
+    if path == Path::new("/") || path == Path::new("/var") {
+        return Some("a top-level system directory");
+    }
+    if path.starts_with("/dev/shm") {
+        return None;
+    }
+    SYSTEM_DIRS
+        .iter()
+        .any(|d| path.starts_with(d))
+        .then_some("inside a system directory")
+}
+
+/// `path` with its existing part resolved (symbolic links, `..`), so `/var/tmp/../../etc`
+/// or a link into `/usr` is judged by where it leads.
+fn resolved(path: &Path) -> PathBuf {
+    let base = existing_ancestor(path);
+    let rest = path.strip_prefix(base).unwrap_or(Path::new(""));
+    std::fs::canonicalize(base)
+        .unwrap_or_else(|_| base.to_path_buf())
+        .join(rest)
+}
+
+/// The work directory must be a directory (or not exist yet), not a system path; on
+/// tmpfs it is allowed with a warning of what that does to the figures.
+pub fn check_work_dir(dir: &Path) -> Result<Option<String>> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "work_dir {} exists and is not a directory; set work_dir to a directory (it will be created if missing)",
+            dir.display()
+        );
+    }
+    let real = resolved(dir);
+    for p in [dir, real.as_path()] {
+        if let Some(what) = system_path(p) {
+            bail!(
+                "work_dir {} is {what}{}; jbench fills it with disk images and session directories: use a directory of its own, e.g. /var/tmp/jbench",
+                dir.display(),
+                if p == dir { String::new() } else { format!(" ({})", p.display()) }
+            );
+        }
+    }
+    Ok((fs_type(dir) == "tmpfs").then(|| {
+        format!(
+            "work_dir {} is on tmpfs: the \"disk\" images are then in RAM, so the figures measure memory, not a disk; their pages cannot be dropped between trials and count against memory_limit and the machine's free memory",
+            dir.display()
+        )
+    }))
 }
 
 /// Images are sparse but fill as the workload writes: the work directory must hold
 /// the largest trial's data.
-fn check_work_dir_space(spec: &Spec, warnings: &mut Vec<String>) -> Result<()> {
+fn check_work_dir_space(spec: &Spec) -> Result<()> {
     let image_configs: Vec<_> = spec
         .configs
         .iter()
@@ -133,20 +205,14 @@ fn check_work_dir_space(spec: &Spec, warnings: &mut Vec<String>) -> Result<()> {
     if image_configs.is_empty() {
         return Ok(());
     }
-    if fs_type(&spec.work_dir) == "tmpfs" {
-        warnings.push(format!(
-            "work_dir {} is on tmpfs: the \"disk\" images will live in RAM",
-            spec.work_dir.display()
-        ));
-    }
     let need = image_configs
         .iter()
         .flat_map(|c| {
             spec.workloads.iter().map(move |w| {
-                w.engine.peak_data_bytes()
-                    + w.engine.peak_inodes() * 4096
-                    + 2 * c.journal_size
-                    + (64 << 20)
+                w.engine
+                    .peak_data_bytes()
+                    .saturating_add(w.engine.peak_inodes().saturating_mul(4096))
+                    .saturating_add(2 * c.journal_size + (64 << 20))
             })
         })
         .max()
@@ -183,4 +249,76 @@ pub fn fs_type(path: &Path) -> String {
         .max_by_key(|m| m.target.components().count())
         .map(|m| m.fstype)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("jbench-preflight-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_work_dir_that_is_a_file_is_refused() {
+        let d = scratch("file");
+        let file = d.join("not-a-dir");
+        std::fs::write(&file, "x").unwrap();
+        let e = check_work_dir(&file).unwrap_err().to_string();
+        assert!(e.contains("exists and is not a directory"), "{e}");
+        assert!(check_work_dir(&d.join("missing")).is_ok(), "created later");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn system_paths_are_refused_as_work_dir() {
+        for p in [
+            "/",
+            "/etc",
+            "/usr/local/jbench",
+            "/bin",
+            "/boot/x",
+            "/dev",
+            "/proc/1",
+            "/sys",
+            "/run/jbench",
+            "/var",
+            "/var/tmp/../../etc/jbench",
+        ] {
+            let e = check_work_dir(Path::new(p)).expect_err(p).to_string();
+            assert!(e.contains("system directory"), "{p}: {e}");
+            assert!(e.contains("/var/tmp/jbench"), "{p}: {e}");
+        }
+        assert!(check_work_dir(Path::new("/var/tmp/jbench")).is_ok());
+        assert!(check_work_dir(Path::new("/dev/shm/jbench")).is_ok());
+    }
+
+    #[test]
+    fn a_work_dir_on_tmpfs_is_warned_about_with_its_effect_on_the_figures() {
+        assert_eq!(
+            fs_type(Path::new("/dev/shm")),
+            "tmpfs",
+            "this test needs /dev/shm on tmpfs"
+        );
+        let w = check_work_dir(Path::new("/dev/shm/jbench-work"))
+            .unwrap()
+            .unwrap();
+        assert!(w.contains("on tmpfs"), "{w}");
+        assert!(w.contains("measure memory, not a disk"), "{w}");
+        assert!(w.contains("cannot be dropped"), "{w}");
+    }
+
+    #[test]
+    fn a_ram_disk_larger_than_its_tmpfs_is_refused() {
+        let text = "[journal]\nplacement = \"ramdisk\"\nramdisk_size = \"16T\"\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n";
+        let spec = crate::spec::parse(text, "x").unwrap();
+        let e = check_ramdisk(&spec.configs[0]).unwrap_err().to_string();
+        assert!(e.contains("less than the 16T RAM disk"), "{e}");
+        assert!(e.contains("journal.ramdisk_size"), "{e}");
+        let small = crate::spec::parse(&text.replace("16T", "16M"), "x").unwrap();
+        assert!(check_ramdisk(&small.configs[0]).is_ok());
+    }
 }

@@ -38,6 +38,32 @@ const MIN_WATCHDOG: Duration = Duration::from_secs(1);
 const XFS_MIN_FS: u64 = 300 << 20;
 const XFS_MIN_LOG: u64 = 64 << 20;
 const XFS_MAX_LOG: u64 = 2 << 30;
+/// Largest file system image: ext4 (4 KiB blocks) holds files up to 16 TiB, and the
+/// images live in a directory that is usually ext4.
+const MAX_FS_SIZE: u64 = 16 << 40;
+/// Largest memory limit and RAM disk: far beyond any machine jbench runs on, small
+/// enough that sums of them cannot overflow.
+const MAX_MEMORY: u64 = 16 << 40;
+/// The kernel refuses `commit=` above INT_MAX / HZ seconds (ext4's parser, which also
+/// mounts ext3); with HZ up to 1000 that is 2,147,483 s, about 24.8 days.
+const MAX_COMMIT_SECONDS: u64 = (i32::MAX as u64) / 1000;
+/// Longest `suspect_below`: a phase is never expected to last longer than a day.
+const MAX_SUSPECT_BELOW: Duration = Duration::from_secs(86_400);
+/// `monitor_interval` from 10 ms (less disturbs the measurement) to an hour.
+const MIN_MONITOR_INTERVAL: Duration = Duration::from_millis(10);
+const MAX_MONITOR_INTERVAL: Duration = Duration::from_secs(3600);
+/// Longest `[emulation] watchdog`: a day.
+const MAX_WATCHDOG: Duration = Duration::from_secs(86_400);
+/// Repetitions per configuration and workload (fixed, or an adaptive `max`): more
+/// than a machine can run in a study, and the statistics gain nothing past it.
+pub const MAX_REPETITIONS: u32 = 1000;
+/// Configurations of one experiment (the matrix or the union of `[[config]]` tables).
+pub const MAX_CONFIGS: usize = 1000;
+/// Trials of one experiment: configurations x workloads x repetitions (the adaptive
+/// `max`). At a minute a trial that is over two months of running.
+pub const MAX_TRIALS: u64 = 100_000;
+/// Largest experiment file read: real ones are a few KiB.
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 
 /// An error in an experiment file, pointing at the key and line.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,8 +166,8 @@ pub struct Spec {
 // ---------------------------------------------------------------------------
 // Raw TOML shape. Every key a user writes is `Spanned` so errors can name its line.
 
-#[derive(Debug, Deserialize, Clone)]
-#[serde(untagged)]
+/// A key that takes one value or a list of them (a factor of the matrix).
+#[derive(Debug, Clone)]
 enum OneOrMany<T> {
     One(T),
     Many(Vec<T>),
@@ -156,18 +182,99 @@ impl<T: Clone> OneOrMany<T> {
     }
 }
 
-/// A size written as a string ("16M") or as a number of bytes.
-#[derive(Debug, Deserialize, Clone)]
-#[serde(untagged)]
+/// What a TOML value is, for "expected ...; found a boolean" messages.
+fn kind_of(v: &toml::Value) -> &'static str {
+    match v {
+        toml::Value::String(_) => "a string",
+        toml::Value::Integer(_) => "an integer",
+        toml::Value::Float(_) => "a float",
+        toml::Value::Boolean(_) => "a boolean",
+        toml::Value::Datetime(_) => "a date-time",
+        toml::Value::Array(_) => "a list",
+        toml::Value::Table(_) => "a table",
+    }
+}
+
+/// One value of a list-valued key, read from TOML with a message naming what the key
+/// takes (serde's untagged enums only say "did not match any variant").
+trait FromToml: Sized {
+    /// What one value is, e.g. `a size such as "16M" or a number of bytes`.
+    const EXPECTED: &'static str;
+    fn from_toml(v: &toml::Value) -> Option<Self>;
+}
+
+impl FromToml for String {
+    const EXPECTED: &'static str = "a string";
+    fn from_toml(v: &toml::Value) -> Option<Self> {
+        v.as_str().map(str::to_string)
+    }
+}
+
+impl FromToml for bool {
+    const EXPECTED: &'static str = "true or false";
+    fn from_toml(v: &toml::Value) -> Option<Self> {
+        v.as_bool()
+    }
+}
+
+impl FromToml for SizeValue {
+    const EXPECTED: &'static str = "a size such as \"16M\" or a number of bytes";
+    fn from_toml(v: &toml::Value) -> Option<Self> {
+        match v {
+            toml::Value::String(t) => Some(SizeValue::Text(t.clone())),
+            toml::Value::Integer(i) => Some(SizeValue::Bytes(*i)),
+            _ => None,
+        }
+    }
+}
+
+impl<'de, T: FromToml> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        let refuse = |found: &toml::Value| {
+            serde::de::Error::custom(format!(
+                "expected {}, or a list of them; found {}",
+                T::EXPECTED,
+                kind_of(found)
+            ))
+        };
+        match &value {
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|v| T::from_toml(v).ok_or_else(|| refuse(v)))
+                .collect::<Result<Vec<T>, D::Error>>()
+                .map(OneOrMany::Many),
+            one => T::from_toml(one)
+                .map(OneOrMany::One)
+                .ok_or_else(|| refuse(one)),
+        }
+    }
+}
+
+/// A size written as a string ("16M") or as a number of bytes (checked later, so a
+/// negative number is refused with the key's range rather than by the TOML reader).
+#[derive(Debug, Clone)]
 enum SizeValue {
-    Bytes(u64),
+    Bytes(i64),
     Text(String),
+}
+
+impl<'de> Deserialize<'de> for SizeValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        SizeValue::from_toml(&value).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "expected {}; found {}",
+                SizeValue::EXPECTED,
+                kind_of(&value)
+            ))
+        })
+    }
 }
 
 /// `mkfs_options = ["-O", "^metadata_csum"]` is one option set;
 /// `mkfs_options = [[], ["-O", "^metadata_csum"]]` makes two configurations.
-#[derive(Debug, Deserialize, Clone)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 enum OptionSets {
     One(Vec<String>),
     Many(Vec<Vec<String>>),
@@ -179,6 +286,36 @@ impl OptionSets {
             OptionSets::One(v) => vec![v.clone()],
             OptionSets::Many(v) => v.clone(),
         }
+    }
+
+    fn strings(items: &[toml::Value]) -> Option<Vec<String>> {
+        items.iter().map(String::from_toml).collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for OptionSets {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        let sets = |items: &[toml::Value]| -> Option<OptionSets> {
+            if items.iter().all(toml::Value::is_array) && !items.is_empty() {
+                let many = items
+                    .iter()
+                    .map(|v| Self::strings(v.as_array()?))
+                    .collect::<Option<Vec<_>>>()?;
+                return Some(OptionSets::Many(many));
+            }
+            Self::strings(items).map(OptionSets::One)
+        };
+        let found = match &value {
+            toml::Value::Array(items) => match sets(items) {
+                Some(s) => return Ok(s),
+                None => "a list holding something other than strings",
+            },
+            other => kind_of(other),
+        };
+        Err(serde::de::Error::custom(format!(
+            "expected a list of option strings such as [\"-O\", \"^metadata_csum\"], or a list of such lists; found {found}"
+        )))
     }
 }
 
@@ -336,13 +473,43 @@ impl Ctx<'_> {
 
 /// Reads and validates an experiment file.
 pub fn load(path: &Path) -> Result<Spec, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+    let text = read_text(path).map_err(|message| SpecError {
         file: path.display().to_string(),
         line: None,
         key: String::new(),
-        message: format!("cannot read the experiment file: {e}"),
+        message,
     })?;
     parse(&text, &path.display().to_string())
+}
+
+/// The text of an experiment file, read up to [`MAX_SPEC_BYTES`] so that a device
+/// (`/dev/zero`) or a huge file is refused at once instead of filling memory.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read the experiment file: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read the experiment file: {e}"))?;
+    if meta.is_dir() {
+        return Err("is a directory, not an experiment file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SPEC_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the experiment file: {e}"))?;
+    if bytes.len() as u64 > MAX_SPEC_BYTES {
+        return Err(format!(
+            "is larger than {} (an experiment file is a few KiB of TOML); is this the right file?",
+            format_size(MAX_SPEC_BYTES)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "is not UTF-8 text (invalid byte at offset {}); an experiment file is TOML",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// Parses experiment-file text; `file` names it in error messages.
@@ -356,11 +523,54 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         SpecError {
             file: file.to_string(),
             line,
-            key: String::new(),
-            message: e.message().to_string(),
+            key: e
+                .span()
+                .and_then(|s| key_at(text, s.start))
+                .unwrap_or_default(),
+            message: match e.message().trim() {
+                "" => "invalid TOML here (a control character or a stray carriage return?)"
+                    .to_string(),
+                m => m.to_string(),
+            },
         }
     })?;
     build(&ctx, raw)
+}
+
+/// The dotted key whose `key = value` line holds byte `offset`, with its table
+/// (`journal.size`, `workload[1].levels`), so a TOML type error names the key.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    let bare = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-. \"'".contains(c))
+    };
+    if !bare(key) {
+        return None;
+    }
+    let table = text[..start].lines().rev().find_map(|l| {
+        let l = l.trim_start();
+        if let Some(rest) = l.strip_prefix("[[") {
+            let name = rest.split("]]").next()?.trim();
+            let before = &text[..start];
+            let header = format!("[[{name}]]");
+            let index = before
+                .lines()
+                .filter(|x| x.trim_start().starts_with(&header))
+                .count()
+                .saturating_sub(1);
+            Some(format!("{name}[{index}]."))
+        } else {
+            let rest = l.strip_prefix('[')?;
+            Some(format!("{}.", rest.split(']').next()?.trim()))
+        }
+    });
+    Some(format!("{}{key}", table.unwrap_or_default()))
 }
 
 fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
@@ -406,7 +616,8 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
     let seed = raw.seed.as_ref().map(|s| *s.get_ref()).unwrap_or(1);
     let suspect_below = match &raw.suspect_below {
         None => Duration::from_secs(60),
-        Some(s) => parse_duration(s.get_ref()).map_err(|m| ctx.at(s, "suspect_below", m))?,
+        Some(s) => crate::units::parse_duration_in(s.get_ref(), Duration::ZERO, MAX_SUSPECT_BELOW)
+            .map_err(|m| ctx.at(s, "suspect_below", m))?,
     };
     let monitor_interval = match &raw.monitor_interval {
         None => Some(Duration::from_secs(1)),
@@ -416,13 +627,19 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
                 .map_err(|m| ctx.at(s, "monitor_interval", format!("{m}, or \"off\"")))?;
             if d.is_zero() {
                 None
-            } else if d < Duration::from_millis(10) {
+            } else if d < MIN_MONITOR_INTERVAL {
                 return Err(ctx.at(
                     s,
                     "monitor_interval",
-                    "below 10ms the sampler would disturb the measurement; use e.g. \"1s\" or \"off\"",
+                    "below 10ms the sampler would disturb the measurement; use e.g. \"1s\" or \"off\" (allowed 10ms to 3600s)",
                 ));
             } else {
+                let d = crate::units::parse_duration_in(
+                    s.get_ref(),
+                    MIN_MONITOR_INTERVAL,
+                    MAX_MONITOR_INTERVAL,
+                )
+                .map_err(|m| ctx.at(s, "monitor_interval", format!("{m}, or \"off\"")))?;
                 Some(d)
             }
         }
@@ -440,6 +657,8 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
     let workloads = build_workloads(ctx, &raw.workload)?;
     let configs = build_configs(ctx, &raw, &models)?;
     check_capacity(ctx, &raw.filesystem, &configs, &workloads)?;
+    let most_reps = adaptive.map_or(repetitions, |a| a.max);
+    check_trial_count(ctx, &raw, configs.len(), workloads.len(), most_reps)?;
 
     let baseline = match &raw.baseline {
         None => None,
@@ -480,6 +699,29 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
     Ok(spec)
 }
 
+/// Refuses an experiment of more than [`MAX_TRIALS`] trials.
+fn check_trial_count(
+    ctx: &Ctx,
+    raw: &RawSpec,
+    configs: usize,
+    workloads: usize,
+    repetitions: u32,
+) -> Result<(), SpecError> {
+    let trials = (configs as u64)
+        .saturating_mul(workloads as u64)
+        .saturating_mul(u64::from(repetitions));
+    if trials <= MAX_TRIALS {
+        return Ok(());
+    }
+    Err(ctx.err(
+        raw.repetitions.as_ref().map(|r| r.span()),
+        "repetitions",
+        format!(
+            "{configs} configurations x {workloads} workloads x {repetitions} repetitions make {trials} trials; at most {MAX_TRIALS} are allowed: fewer repetitions, configurations or workloads"
+        ),
+    ))
+}
+
 /// `repetitions = 5` or `repetitions = { min = 3, max = 10, target_cv = 0.03 }`.
 fn build_repetitions(
     ctx: &Ctx,
@@ -488,8 +730,18 @@ fn build_repetitions(
     let blame = |m: String| ctx.at(r, "repetitions", m);
     let count = |v: &toml::Value, what: &str| -> Result<u32, SpecError> {
         match v.as_integer() {
-            Some(i) if i >= 0 && i <= u32::MAX as i64 => Ok(i as u32),
-            _ => Err(blame(format!("{what}must be a whole number, got {v}"))),
+            Some(i) if (0..=i64::from(MAX_REPETITIONS)).contains(&i) => Ok(i as u32),
+            Some(i) => Err(blame(format!(
+                "{what}{i} is out of range: allowed 1 to {MAX_REPETITIONS} repetitions"
+            ))),
+            None if what.is_empty() => Err(blame(format!(
+                "expected a whole number such as 5, or a table {{ min = 3, max = 10, target_cv = 0.03 }}; found {}",
+                kind_of(v)
+            ))),
+            None => Err(blame(format!(
+                "{what}must be a whole number; found {}",
+                kind_of(v)
+            ))),
         }
     };
     match r.get_ref() {
@@ -514,7 +766,12 @@ fn build_repetitions(
             let cv = match get("target_cv")? {
                 toml::Value::Float(f) => *f,
                 toml::Value::Integer(i) => *i as f64,
-                other => return Err(blame(format!("target_cv must be a number, got {other}"))),
+                other => {
+                    return Err(blame(format!(
+                        "target_cv must be a number; found {}",
+                        kind_of(other)
+                    )))
+                }
             };
             if min < 2 {
                 return Err(blame(format!(
@@ -565,11 +822,13 @@ fn build_emulation(ctx: &Ctx, raw: &Key<RawEmulation>) -> Result<EmulationOption
                 w,
                 "emulation.watchdog",
                 format!(
-                    "`{}` is too short; the watchdog must allow at least 1s",
+                    "`{}` is too short; the watchdog must allow at least 1s (allowed 1s to 86400s)",
                     w.get_ref()
                 ),
             ));
         }
+        let d = crate::units::parse_duration_in(w.get_ref(), MIN_WATCHDOG, MAX_WATCHDOG)
+            .map_err(|m| ctx.at(w, "emulation.watchdog", m))?;
         out.watchdog = d;
     }
     Ok(out)
@@ -771,9 +1030,24 @@ fn factor<T: Clone, U>(
 
 fn size_of(v: &SizeValue) -> Result<u64, String> {
     match v {
-        SizeValue::Bytes(b) => Ok(*b),
+        SizeValue::Bytes(b) => {
+            u64::try_from(*b).map_err(|_| format!("{b} is not a size: it is negative"))
+        }
         SizeValue::Text(t) => parse_size(t),
     }
+}
+
+/// A size that must lie in `min..=max`; the error says the allowed range.
+fn size_in(v: &SizeValue, min: u64, max: u64) -> Result<u64, String> {
+    let s = size_of(v)?;
+    crate::units::check_size_range(s, min, max).map_err(|m| {
+        let written = match v {
+            SizeValue::Bytes(b) => b.to_string(),
+            SizeValue::Text(t) => t.trim().to_string(),
+        };
+        format!("`{written}` {m}")
+    })?;
+    Ok(s)
 }
 
 fn option_factor(raw: &Key<OptionSets>) -> Factor<Vec<String>> {
@@ -816,6 +1090,15 @@ fn build_configs(
         let j = e.journal.merged_over(&raw.journal);
         let mem = e.memory_limit.clone().or_else(|| raw.memory_limit.clone());
         let expanded = expand(ctx, &fs, &j, &mem, models)?;
+        if all.len() + expanded.len() > MAX_CONFIGS {
+            return Err(ctx.at(
+                entry,
+                "config",
+                format!(
+                    "the [[config]] tables make more than {MAX_CONFIGS} configurations, the most one experiment may have; split the experiment"
+                ),
+            ));
+        }
         let label = e.label.as_ref().map(|l| l.get_ref().clone());
         if let Some(l) = &e.label {
             if l.get_ref().trim().is_empty() {
@@ -865,12 +1148,14 @@ fn expand(
         let s = size_of(v)?;
         if s < MIN_FS_SIZE {
             return Err(format!(
-                "{} is too small; a file system needs at least {}",
+                "{} is too small; a file system needs at least {} (allowed {} to {})",
                 format_size(s),
-                format_size(MIN_FS_SIZE)
+                format_size(MIN_FS_SIZE),
+                format_size(MIN_FS_SIZE),
+                format_size(MAX_FS_SIZE)
             ));
         }
-        Ok(s)
+        size_in(v, MIN_FS_SIZE, MAX_FS_SIZE)
     })?;
     let fs_device = factor(
         ctx,
@@ -913,16 +1198,20 @@ fn expand(
         let s = size_of(v)?;
         if s < MIN_JOURNAL_SIZE {
             return Err(format!(
-                "{} is too small; a journal needs at least {} (1024 blocks of 4 KiB)",
+                "{} is too small; a journal needs at least {} (1024 blocks of 4 KiB; allowed {} to {})",
                 format_size(s),
-                format_size(MIN_JOURNAL_SIZE)
+                format_size(MIN_JOURNAL_SIZE),
+                format_size(MIN_JOURNAL_SIZE),
+                crate::units::describe_size(MAX_JOURNAL_SIZE)
             ));
         }
         if s > MAX_JOURNAL_SIZE {
             return Err(format!(
-                "{} is larger than mke2fs allows ({} blocks of 4 KiB)",
+                "{} is larger than mke2fs allows ({} blocks of 4 KiB; allowed {} to {})",
                 format_size(s),
-                MAX_JOURNAL_SIZE / 4096
+                MAX_JOURNAL_SIZE / 4096,
+                format_size(MIN_JOURNAL_SIZE),
+                crate::units::describe_size(MAX_JOURNAL_SIZE)
             ));
         }
         if s % 4096 != 0 {
@@ -963,7 +1252,7 @@ fn expand(
         "journal.ramdisk_size",
         &j.ramdisk_size,
         vec![None],
-        |v| size_of(v).map(Some),
+        |v| size_in(v, MIN_JOURNAL_SIZE, MAX_MEMORY).map(Some),
     )?;
     let fast_commit = factor(
         ctx,
@@ -978,26 +1267,33 @@ fn expand(
         &j.commit,
         vec![None],
         |v: &String| {
-            let d = parse_duration(v)?;
+            let range = format!("allowed 1s to {MAX_COMMIT_SECONDS}s, the most the kernel takes");
+            let d = parse_duration(v).map_err(|m| format!("{m}; {range}"))?;
             let secs = d.as_secs();
             if d.subsec_nanos() != 0 || secs == 0 {
                 return Err(format!(
-                    "`{v}` must be a whole number of seconds, at least 1s"
+                    "`{v}` must be a whole number of seconds, at least 1s ({range})"
                 ));
             }
-            Ok(Some(secs as u32))
+            if secs > MAX_COMMIT_SECONDS {
+                return Err(format!("`{v}` is out of range: {range} (INT_MAX / HZ)"));
+            }
+            let secs = u32::try_from(secs).map_err(|_| format!("`{v}`: {range}"))?;
+            Ok(Some(secs))
         },
     )?;
     let memory = factor(ctx, "memory_limit", mem, vec![None], |v| {
         let s = size_of(v)?;
         if s < MIN_MEMORY_LIMIT {
             return Err(format!(
-                "{} is too little memory to run a workload in; use at least {}",
+                "{} is too little memory to run a workload in; use at least {} (allowed {} to {})",
                 format_size(s),
-                format_size(MIN_MEMORY_LIMIT)
+                format_size(MIN_MEMORY_LIMIT),
+                format_size(MIN_MEMORY_LIMIT),
+                format_size(MAX_MEMORY)
             ));
         }
-        Ok(Some(s))
+        size_in(v, MIN_MEMORY_LIMIT, MAX_MEMORY).map(Some)
     })?;
 
     let dims = [
@@ -1019,6 +1315,14 @@ fn expand(
         fast_commit.values.len(),
         commit.values.len(),
     ];
+    check_matrix_size(
+        ctx,
+        &dims,
+        [
+            fs.size.as_ref().map(|s| s.span()),
+            j.placement.as_ref().map(|s| s.span()),
+        ],
+    )?;
     let spans = |journal_model_asked: Option<DeviceModelSpec>| Spans {
         fs_type: fs_type.span.clone(),
         placement: placement.span.clone(),
@@ -1168,6 +1472,35 @@ fn assign_labels(all: &mut [(Config, Spans, Option<String>)]) {
             None => generated,
         };
     }
+}
+
+/// Refuses a matrix of more than [`MAX_CONFIGS`] configurations before it is built
+/// (seventeen lists of ten values would be 10^17).
+fn check_matrix_size(
+    ctx: &Ctx,
+    dims: &[usize],
+    spans: [Option<Range<usize>>; 2],
+) -> Result<(), SpecError> {
+    let total = dims
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= MAX_CONFIGS);
+    if total.is_some() {
+        return Ok(());
+    }
+    let product: Vec<String> = dims
+        .iter()
+        .filter(|&&d| d > 1)
+        .map(|d| d.to_string())
+        .collect();
+    Err(ctx.err(
+        spans.into_iter().flatten().next(),
+        "",
+        format!(
+            "the lists make {} configurations; at most {MAX_CONFIGS} are allowed (a study runs each several times): shorten the lists or split the experiment",
+            product.join(" x ")
+        ),
+    ))
 }
 
 /// Every index combination of the given dimensions, the last varying fastest (the
@@ -1523,7 +1856,7 @@ fn check_capacity(
                 ));
             }
             let inodes = c.fs_size / BYTES_PER_INODE;
-            if !custom_inodes && w.engine.peak_inodes() + 16 > inodes {
+            if !custom_inodes && w.engine.peak_inodes().saturating_add(16) > inodes {
                 return Err(ctx.err(
                     span.clone(),
                     "filesystem.size",
@@ -1547,16 +1880,19 @@ fn round_up_mib(b: u64) -> u64 {
 
 /// Space a workload needs: its data, one 4 KiB block per inode (directories take one
 /// each), ext4's own metadata (inode tables are 1/64 of the device at 256-byte inodes
-/// every 16 KiB), the 5% reserved for root, and an internal journal.
+/// every 16 KiB), the 5% reserved for root, and an internal journal. Saturates: a
+/// workload too large to count needs more than any file system has.
 pub fn needed_bytes(c: &Config, w: &dyn Workload) -> u64 {
-    let payload = w.peak_data_bytes() + w.peak_inodes() * 4096;
+    let payload = w
+        .peak_data_bytes()
+        .saturating_add(w.peak_inodes().saturating_mul(4096));
     let overhead = c.fs_size / 64 + c.fs_size / 20 + (16 << 20);
     let journal = if c.placement == Placement::Internal {
         c.journal_size
     } else {
         0
     };
-    payload + overhead + journal
+    payload.saturating_add(overhead).saturating_add(journal)
 }
 
 // ---------------------------------------------------------------------------
@@ -2338,6 +2674,14 @@ filesystem.type = "xfs"
     }
 
     #[test]
+    fn a_stray_control_character_gets_a_message() {
+        // The TOML reader gives an empty message for this one.
+        let e = err_of("\r");
+        assert!(e.message.contains("invalid TOML here"), "{e:?}");
+        assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
     fn toml_syntax_errors_carry_the_line() {
         let text = BASE.replace("levels = 10", "levels = = 10");
         let e = err_of(&text);
@@ -2764,5 +3108,513 @@ filesystem.type = "xfs"
             .iter()
             .all(|c| c.fs_model == Some(DeviceModelSpec::builtin("hdd-7200"))));
         assert_eq!(s.emulation.watchdog, Duration::from_secs(60));
+    }
+    /// Replaces `from` in BASE by `to`, checking it was there.
+    fn base_with(from: &str, to: &str) -> String {
+        assert!(BASE.contains(from), "{from}");
+        BASE.replace(from, to)
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_with_key_line_and_range() {
+        let j = r#"mode = "ordered""#;
+        let top = "repetitions = 2";
+        // (replace, with, key, line to blame, message parts)
+        let cases: &[(&str, &str, &str, &str, &[&str])] = &[
+            // Was planned as commit=0: the kernel's commit= is seconds in a u32.
+            (
+                j,
+                "mode = \"ordered\"\ncommit = \"4294967296s\"",
+                "journal.commit",
+                "commit =",
+                &["allowed 1s to 2147483s"],
+            ),
+            (
+                j,
+                "mode = \"ordered\"\ncommit = \"2147484s\"",
+                "journal.commit",
+                "commit =",
+                &["out of range", "allowed 1s to 2147483s"],
+            ),
+            (
+                j,
+                "mode = \"ordered\"\ncommit = \"99999999999999999999s\"",
+                "journal.commit",
+                "commit =",
+                &["too long", "allowed 1s to 2147483s"],
+            ),
+            (
+                j,
+                "mode = \"ordered\"\ncommit = \"1.5s\"",
+                "journal.commit",
+                "commit =",
+                &["whole number of seconds"],
+            ),
+            (
+                top,
+                "repetitions = 2\nsuspect_below = \"25h\"",
+                "suspect_below",
+                "suspect_below",
+                &["allowed 0s to 86400s"],
+            ),
+            (
+                top,
+                "repetitions = 2\nsuspect_below = \"99999999999999999999\"",
+                "suspect_below",
+                "suspect_below",
+                &["too long"],
+            ),
+            (
+                top,
+                "repetitions = 2\nmonitor_interval = \"2h\"",
+                "monitor_interval",
+                "monitor_interval",
+                &["allowed 10ms to 3600s"],
+            ),
+            (
+                "levels = 10",
+                "levels = 10\n[emulation]\nwatchdog = \"99999999999999999999\"",
+                "emulation.watchdog",
+                "watchdog",
+                &["too long"],
+            ),
+            (
+                "levels = 10",
+                "levels = 10\n[emulation]\nwatchdog = \"2d\"",
+                "emulation.watchdog",
+                "watchdog",
+                &["unknown unit"],
+            ),
+            (
+                "levels = 10",
+                "levels = 10\n[emulation]\nwatchdog = \"25h\"",
+                "emulation.watchdog",
+                "watchdog",
+                &["allowed 1s to 86400s"],
+            ),
+            (
+                top,
+                "repetitions = 1001",
+                "repetitions",
+                "repetitions",
+                &["allowed 1 to 1000"],
+            ),
+            (
+                top,
+                "repetitions = 4294967296",
+                "repetitions",
+                "repetitions",
+                &["allowed 1 to 1000"],
+            ),
+            (
+                top,
+                "repetitions = -1",
+                "repetitions",
+                "repetitions",
+                &["allowed 1 to 1000"],
+            ),
+            (
+                top,
+                "repetitions = { min = 3, max = 5000, target_cv = 0.03 }",
+                "repetitions",
+                "repetitions",
+                &["max 5000 is out of range"],
+            ),
+            (
+                top,
+                "repetitions = { min = 3, max = 5, target_cv = nan }",
+                "repetitions",
+                "repetitions",
+                &["target_cv must be between 0 and 1"],
+            ),
+            (
+                top,
+                "repetitions = 2\nnoise_band = inf",
+                "noise_band",
+                "noise_band",
+                &["from 0 to below 1"],
+            ),
+            (
+                top,
+                "repetitions = 2\nnoise_band = nan",
+                "noise_band",
+                "noise_band",
+                &["from 0 to below 1"],
+            ),
+            (
+                top,
+                "repetitions = 2\nmemory_limit = \"32T\"",
+                "memory_limit",
+                "memory_limit",
+                &["allowed 32M to 16T"],
+            ),
+            (
+                top,
+                "repetitions = 2\nmemory_limit = -1",
+                "memory_limit",
+                "memory_limit",
+                &["negative"],
+            ),
+            (
+                r#"size = "8G""#,
+                r#"size = "17T""#,
+                "filesystem.size",
+                "size = \"17T\"",
+                &["allowed 32M to 16T"],
+            ),
+            (
+                r#"size = "8G""#,
+                "size = -5",
+                "filesystem.size",
+                "size = -5",
+                &["negative"],
+            ),
+            (
+                r#"size = "8G""#,
+                r#"size = "18446744073709551616""#,
+                "filesystem.size",
+                "size = \"1844",
+                &["too large"],
+            ),
+            (
+                r#"size = "16M""#,
+                "size = 9223372036854775807",
+                "journal.size",
+                "size = 9223",
+                &["larger than mke2fs allows", "allowed 4M to"],
+            ),
+            (
+                r#"placement = ["same-disk", "second-disk", "ramdisk"]"#,
+                "placement = \"ramdisk\"\nramdisk_size = \"64T\"",
+                "journal.ramdisk_size",
+                "ramdisk_size",
+                &["allowed 4M to 16T"],
+            ),
+            (top, "repetitions = 2\nseed = -1", "seed", "seed", &["-1"]),
+        ];
+        for (from, to, key, blamed, parts) in cases {
+            let text = base_with(from, to);
+            let e = err_of(&text);
+            assert_eq!(e.key, *key, "{to}: {e}");
+            for part in *parts {
+                assert!(e.message.contains(part), "{part:?} not in {to}: {e}");
+            }
+            assert_eq!(e.line, Some(line_of(&text, blamed)), "{to}: {e}");
+        }
+        // The largest values allowed are taken exactly.
+        let s = parse(
+            &base_with(j, "mode = \"ordered\"\ncommit = \"2147483s\""),
+            "x",
+        )
+        .unwrap();
+        assert_eq!(s.configs[0].commit_seconds, Some(2_147_483));
+        let s = parse(&base_with(top, "repetitions = 1000"), "x").unwrap();
+        assert_eq!(s.repetitions, 1000);
+    }
+
+    #[test]
+    fn wrongly_typed_values_name_the_key_and_the_expected_type() {
+        let j = r#"mode = "ordered""#;
+        let cases: &[(&str, &str, &str, &str, &str)] = &[
+            (r#"size = "16M""#, "size = true", "journal.size", "size = true",
+             "expected a size such as \"16M\" or a number of bytes, or a list of them; found a boolean"),
+            (r#"size = "16M""#, "size = [\"16M\", 1.5]", "journal.size", "size = [",
+             "expected a size such as \"16M\" or a number of bytes, or a list of them; found a float"),
+            (r#"placement = ["same-disk", "second-disk", "ramdisk"]"#, "placement = 5", "journal.placement", "placement = 5",
+             "expected a string, or a list of them; found an integer"),
+            (j, "mode = \"ordered\"\nfast_commit = \"yes\"", "journal.fast_commit", "fast_commit",
+             "expected true or false, or a list of them; found a string"),
+            (r#"type = "ext4""#, "type = \"ext4\"\nmkfs_options = [1]", "filesystem.mkfs_options", "mkfs_options",
+             "expected a list of option strings"),
+            (r#"type = "ext4""#, "type = \"ext4\"\nmount_options = \"noatime\"", "filesystem.mount_options", "mount_options",
+             "found a string"),
+            ("repetitions = 2", "repetitions = true", "repetitions", "repetitions",
+             "expected a whole number such as 5, or a table { min = 3, max = 10, target_cv = 0.03 }; found a boolean"),
+            ("repetitions = 2", "repetitions = 2\nmemory_limit = { a = 1 }", "memory_limit", "memory_limit",
+             "found a table"),
+            ("repetitions = 2", "repetitions = 2\nseed = \"x\"", "seed", "seed = \"x\"", "u64"),
+        ];
+        for (from, to, key, blamed, message) in cases {
+            let text = base_with(from, to);
+            let e = err_of(&text);
+            assert_eq!(e.key, *key, "{to}: {e}");
+            assert!(e.message.contains(message), "{to}: {e}");
+            assert!(!e.message.contains("untagged"), "{to}: {e}");
+            assert_eq!(e.line, Some(line_of(&text, blamed)), "{to}: {e}");
+        }
+        // In a [[workload]] table, the table's index.
+        let text =
+            format!("{BASE}\n[[workload]]\nkind = \"fdtree\"\nname = \"b\"\nlevels = \"ten\"\n");
+        let e = err_of(&text);
+        assert_eq!(e.key, "workload[1].levels", "{e}");
+        assert!(e.message.contains("whole number"), "{e}");
+    }
+
+    #[test]
+    fn the_matrix_and_the_trial_count_are_bounded() {
+        let sets: Vec<String> = (0..40)
+            .map(|i| format!("[\"-E\", \"stride={i}\"]"))
+            .collect();
+        let mounts: Vec<String> = (0..40).map(|i| format!("[\"commit_x{i}\"]")).collect();
+        let text = base_with(
+            r#"type = "ext4""#,
+            &format!(
+                "type = \"ext4\"\nmkfs_options = [{}]\nmount_options = [{}]",
+                sets.join(", "),
+                mounts.join(", ")
+            ),
+        );
+        let e = err_of(&text);
+        assert!(e.message.contains("40 x 40 x 3 configurations"), "{e}");
+        assert!(e.message.contains("at most 1000"), "{e}");
+        // 3 x 40 configurations, 2 workloads, 1000 repetitions: 240,000 trials.
+        let text = base_with(
+            r#"type = "ext4""#,
+            &format!("type = \"ext4\"\nmkfs_options = [{}]", sets.join(", ")),
+        )
+        .replace("repetitions = 2", "repetitions = 1000")
+            + "\n[[workload]]\nkind = \"fdtree\"\nname = \"b\"\ndirs = 2\nlevels = 2\n";
+        let e = err_of(&text);
+        assert_eq!(e.key, "repetitions");
+        assert!(e.message.contains("make 240000 trials"), "{e}");
+        assert!(e.message.contains("at most 100000"), "{e}");
+        assert_eq!(e.line, Some(line_of(&text, "repetitions = 1000")));
+        // Many [[config]] tables count together.
+        let mut text = base_with(
+            r#"type = "ext4""#,
+            &format!("type = \"ext4\"\nmkfs_options = [{}]", sets.join(", ")),
+        );
+        for i in 0..30 {
+            text.push_str(&format!("\n[[config]]\nlabel = \"c{i}\"\n"));
+        }
+        let e = err_of(&text);
+        assert_eq!(e.key, "config", "{e}");
+        assert!(e.message.contains("more than 1000"), "{e}");
+    }
+
+    #[test]
+    fn an_experiment_file_is_read_up_to_a_limit() {
+        let e = load(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.message.contains("larger than 1M"), "{e}");
+        let e = load(Path::new("/")).unwrap_err();
+        assert!(e.message.contains("is a directory"), "{e}");
+        let dir = std::env::temp_dir().join(format!("jbench-spec-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.toml");
+        std::fs::write(&big, "#".repeat((MAX_SPEC_BYTES + 1) as usize)).unwrap();
+        assert!(load(&big).unwrap_err().message.contains("larger than 1M"));
+        let binary = dir.join("binary.toml");
+        std::fs::write(&binary, b"name = \"\xff\"").unwrap();
+        assert!(load(&binary).unwrap_err().message.contains("not UTF-8"));
+        let ok = dir.join("ok.toml");
+        std::fs::write(&ok, BASE).unwrap();
+        assert!(load(&ok).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    mod hostile {
+        //! Property tests: whatever the text, `parse` returns Ok or an Err that reads
+        //! well; it never panics.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn config() -> ProptestConfig {
+            ProptestConfig {
+                cases: 300,
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            }
+        }
+
+        /// The invariants every outcome keeps.
+        fn check(text: &str) -> Result<(), TestCaseError> {
+            match parse(text, "fuzz.toml") {
+                Ok(spec) => {
+                    prop_assert!(!spec.configs.is_empty() && spec.configs.len() <= MAX_CONFIGS);
+                    prop_assert!(!spec.workloads.is_empty());
+                    // The resolved spec is itself a valid experiment.
+                    let again = parse(&spec.resolved, "resolved.toml");
+                    prop_assert!(again.is_ok(), "{:?}\n{}", again.err(), spec.resolved);
+                }
+                Err(e) => {
+                    prop_assert!(!e.message.trim().is_empty(), "{e:?}");
+                    prop_assert!(!e.message.contains("untagged"), "{e}");
+                    prop_assert!(!e.message.contains("did not match any variant"), "{e}");
+                    if let Some(line) = e.line {
+                        prop_assert!(line >= 1 && line <= text.lines().count() + 1, "{e}");
+                    }
+                    // A value the TOML reader refused names its key and line.
+                    if e.message.starts_with("expected ") || e.message.starts_with("invalid type") {
+                        prop_assert!(e.line.is_some(), "{e}");
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        const KEYS: &[&str] = &[
+            "name",
+            "repetitions",
+            "noise_band",
+            "order",
+            "seed",
+            "suspect_below",
+            "monitor_interval",
+            "work_dir",
+            "baseline",
+            "memory_limit",
+            "type",
+            "size",
+            "device",
+            "mkfs_options",
+            "mount_options",
+            "device_model",
+            "placement",
+            "mode",
+            "second_disk_dir",
+            "ramdisk_dir",
+            "ramdisk_size",
+            "fast_commit",
+            "commit",
+            "kind",
+            "dirs",
+            "files",
+            "blocks",
+            "levels",
+            "number",
+            "transactions",
+            "record",
+            "threads",
+            "durable",
+            "label",
+            "write_log",
+            "watchdog",
+            "pin_cpus",
+            "min",
+            "max",
+            "target_cv",
+            "bogus",
+        ];
+
+        const SECTIONS: &[&str] = &[
+            "",
+            "[filesystem]",
+            "[journal]",
+            "[[workload]]\nkind = \"fdtree\"",
+            "[[workload]]\nkind = \"postmark\"",
+            "[[workload]]\nkind = \"iozone\"",
+            "[[workload]]\nkind = \"fsync\"",
+            "[[config]]",
+            "[emulation]",
+            "[models.m]\nmodel = \"hdd-7200\"",
+        ];
+
+        const WORDS: &[&str] = &[
+            "16M",
+            "4294967296s",
+            "99999999999999999999",
+            "1e400",
+            "-1",
+            "0",
+            "0s",
+            "nan",
+            "inf",
+            "1.5s",
+            "500ms",
+            "ext4",
+            "xfs",
+            "ramdisk",
+            "second-disk",
+            "internal",
+            "none",
+            "zram",
+            "device",
+            "/dev/sdz",
+            "/dev/shm",
+            "/",
+            "journal",
+            "ordered",
+            "hdd-7200",
+            "ram",
+            "off",
+            "",
+            "fdtree",
+            "postmark",
+            "16T",
+            "1G",
+            "2147483s",
+        ];
+
+        fn scalar() -> impl Strategy<Value = toml::Value> {
+            prop_oneof![
+                any::<i64>().prop_map(toml::Value::Integer),
+                (0i64..100).prop_map(toml::Value::Integer),
+                any::<f64>().prop_map(toml::Value::Float),
+                any::<bool>().prop_map(toml::Value::Boolean),
+                prop::sample::select(WORDS).prop_map(|w| toml::Value::String(w.to_string())),
+                ".{0,12}".prop_map(toml::Value::String),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = toml::Value> {
+            scalar().prop_recursive(2, 12, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(toml::Value::Array),
+                    prop::collection::btree_map("[a-z_]{1,8}", inner, 0..3)
+                        .prop_map(|m| toml::Value::Table(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn line() -> impl Strategy<Value = String> {
+            (
+                prop::sample::select(SECTIONS),
+                prop::collection::vec((prop::sample::select(KEYS), value()), 0..5),
+            )
+                .prop_map(|(section, pairs)| {
+                    let body: Vec<String> = pairs
+                        .into_iter()
+                        .map(|(k, v)| format!("{k} = {v}"))
+                        .collect();
+                    format!("{section}\n{}\n", body.join("\n"))
+                })
+        }
+
+        proptest! {
+            #![proptest_config(config())]
+
+            #[test]
+            fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+                check(&String::from_utf8_lossy(&bytes))?;
+            }
+
+            #[test]
+            fn random_keys_and_values_never_panic(parts in prop::collection::vec(line(), 1..6)) {
+                check(&parts.concat())?;
+            }
+
+            #[test]
+            fn mutated_presets_never_panic(
+                which in 0usize..100,
+                edits in prop::collection::vec((any::<prop::sample::Index>(), 0usize..40, ".{0,10}"), 1..4),
+            ) {
+                let names = crate::presets::names();
+                let mut text = crate::presets::find(names[which % names.len()]).unwrap().as_bytes().to_vec();
+                for (at, cut, insert) in edits {
+                    let start = at.index(text.len() + 1);
+                    let end = (start + cut).min(text.len());
+                    text.splice(start..end, insert.bytes());
+                }
+                check(&String::from_utf8_lossy(&text))?;
+            }
+        }
+
+        #[test]
+        fn every_preset_parses_and_its_resolved_form_too() {
+            for name in crate::presets::names() {
+                check(crate::presets::find(name).unwrap()).unwrap();
+                parse(crate::presets::find(name).unwrap(), name).unwrap();
+            }
+        }
     }
 }

@@ -27,6 +27,8 @@ pub struct Source {
     pub experiment: Option<String>,
     /// The experiment's baseline configuration (unprefixed), if it names one.
     pub baseline: Option<String>,
+    /// Possible looks of its adaptive stopping rule (`max - min + 1`), if adaptive.
+    pub adaptive_looks: Option<u32>,
 }
 
 /// Several runs' records as one.
@@ -66,6 +68,9 @@ impl Merged {
             config_order: self.config_order.clone(),
             workload_order: self.workload_order.clone(),
             noise_band: self.noise_band,
+            // The most looks any source could have taken: correcting every p for it
+            // is conservative for the sources that took fewer.
+            adaptive_looks: self.sources.iter().filter_map(|s| s.adaptive_looks).max(),
             ..ReportOptions::default()
         })
     }
@@ -152,6 +157,10 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
             name: name.clone(),
             experiment: spec.as_ref().map(|s| s.name.clone()),
             baseline: spec.as_ref().and_then(|s| s.baseline.clone()),
+            adaptive_looks: spec
+                .as_ref()
+                .and_then(|s| s.adaptive)
+                .map(|a| a.max.saturating_sub(a.min) + 1),
         });
         per_source.push(records);
     }

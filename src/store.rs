@@ -357,3 +357,147 @@ mod tests {
         }
     }
 }
+
+/// Whatever `trials.jsonl` holds, reading it and rendering the report in every format
+/// never panics.
+#[cfg(test)]
+mod props {
+    use super::*;
+    use crate::report::{self, Format, ReportOptions};
+    use proptest::prelude::*;
+
+    fn valid_lines() -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, (label, rate)) in [("a", 10.0), ("b", 12.0), ("a", 11.0), ("b", 13.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut r = crate::adaptive::tests::rec(i, label, "w", rate);
+            r.phases[0].durable_seconds = Some(2.0);
+            out.push(serde_json::to_string(&r).unwrap());
+        }
+        out
+    }
+
+    /// Hostile replacements for a JSON value.
+    fn weird_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("null".to_string()),
+            Just("-1".to_string()),
+            Just("0".to_string()),
+            Just("1e308".to_string()),
+            Just("-1e308".to_string()),
+            Just("1e999".to_string()),
+            Just("18446744073709551616".to_string()),
+            Just("5e-324".to_string()),
+            Just("\"NaN\"".to_string()),
+            Just("[]".to_string()),
+            Just("{}".to_string()),
+            Just("\"\"".to_string()),
+            Just("true".to_string()),
+            any::<i64>().prop_map(|x| x.to_string()),
+            any::<f64>().prop_map(|x| format!("{x:e}")),
+        ]
+    }
+
+    /// A valid record with one field removed or replaced (possibly nested).
+    fn mutated(line: String, key_pick: usize, value: String, remove: bool) -> String {
+        let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let mut paths: Vec<Vec<String>> = Vec::new();
+        fn walk(v: &serde_json::Value, at: Vec<String>, out: &mut Vec<Vec<String>>) {
+            if let serde_json::Value::Object(m) = v {
+                for (k, x) in m {
+                    let mut p = at.clone();
+                    p.push(k.clone());
+                    out.push(p.clone());
+                    walk(x, p, out);
+                }
+            } else if let serde_json::Value::Array(a) = v {
+                for (i, x) in a.iter().enumerate() {
+                    let mut p = at.clone();
+                    p.push(i.to_string());
+                    walk(x, p, out);
+                }
+            }
+        }
+        walk(&v, Vec::new(), &mut paths);
+        let path = &paths[key_pick % paths.len()];
+        let (last, parent) = path.split_last().unwrap();
+        let mut cur = &mut v;
+        for k in parent {
+            cur = match cur {
+                serde_json::Value::Array(a) => &mut a[k.parse::<usize>().unwrap()],
+                other => &mut other[k.as_str()],
+            };
+        }
+        let Some(m) = cur.as_object_mut() else {
+            return line;
+        };
+        if remove {
+            m.remove(last);
+            return v.to_string();
+        }
+        // Splice the raw text in, so values serde_json cannot hold (1e999) get through.
+        let marker = "\u{1}MARK\u{1}";
+        m.insert(last.clone(), serde_json::Value::String(marker.into()));
+        v.to_string().replace(&format!("\"{marker}\""), &value)
+    }
+
+    fn file_text() -> impl Strategy<Value = Vec<u8>> {
+        let lines = valid_lines();
+        let mutate = (0..lines.len(), any::<usize>(), weird_value(), any::<bool>())
+            .prop_map(move |(i, k, v, rm)| (i, k, v, rm));
+        let l2 = valid_lines();
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..400),
+            proptest::collection::vec(mutate, 0..4).prop_map(move |muts| {
+                let mut ls = l2.clone();
+                for (i, k, v, rm) in muts {
+                    ls[i] = mutated(ls[i].clone(), k, v, rm);
+                }
+                (ls.join("\n") + "\n").into_bytes()
+            }),
+            (any::<usize>(), any::<bool>(), 0..4usize).prop_map(move |(cut, nl, dup)| {
+                let mut text = lines.join("\n") + "\n";
+                text.push_str(&lines[dup]);
+                text.push('\n');
+                let mut b = text.into_bytes();
+                b.truncate(cut % (b.len() + 1));
+                if nl {
+                    b.push(b'\n');
+                }
+                b
+            }),
+            "[ -~\n]{0,300}".prop_map(String::into_bytes),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 200,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn reading_and_rendering_any_trials_file_never_panics(bytes in file_text()) {
+            let d = tempfile::tempdir().unwrap();
+            fs::write(d.path().join(TRIALS), &bytes).unwrap();
+            if let Ok(records) = load_records(d.path()) {
+                for opts in [ReportOptions::default(), ReportOptions { adaptive_looks: Some(4), ..Default::default() }] {
+                    for f in [Format::Table, Format::Markdown, Format::Csv, Format::Json] {
+                        let _ = report::render(&records, &opts, f);
+                    }
+                }
+                // No spec.toml or env.json: the HTML page must still not panic.
+                let _ = crate::html::render_dir(d.path(), "t", &ReportOptions::default());
+            }
+            // --resume's view must agree: after cutting, the same records load.
+            if let Ok(before) = load_records(d.path()) {
+                drop_torn_tail(&d.path().join(TRIALS)).unwrap();
+                let after = load_records(d.path()).unwrap();
+                prop_assert_eq!(before.len(), after.len());
+            }
+        }
+    }
+}

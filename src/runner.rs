@@ -183,7 +183,7 @@ pub fn run(
             let mut round: Vec<(Trial, String)> = Vec::new();
             let mut next = all
                 .iter()
-                .map(|r| r.trial + 1)
+                .map(|r| r.trial.saturating_add(1))
                 .max()
                 .unwrap_or(0)
                 .max(trials.len());

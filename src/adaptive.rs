@@ -187,23 +187,17 @@ pub struct ReplayRow {
 }
 
 /// What a verdict says, without its figures: faster, slower, no difference, or the
-/// reason there is none ("too few trials").
+/// reason there is none. Read from the typed outcome, never from the verdict text.
 fn verdict_class(c: &crate::report::PhaseComparison) -> String {
-    if c.significant {
-        if c.pct.unwrap_or(0.0) > 0.0 {
-            "faster".into()
-        } else {
-            "slower".into()
-        }
-    } else if c.p.is_some() {
-        "no difference".into()
-    } else {
-        c.verdict
-            .split(" (")
-            .next()
-            .unwrap_or(&c.verdict)
-            .to_string()
+    use crate::report::Outcome;
+    match c.outcome {
+        Outcome::Faster => "faster",
+        Outcome::Slower => "slower",
+        Outcome::NoSignificantDifference | Outcome::WithinNoiseBand => "no difference",
+        Outcome::TooFewTrials => "too few trials",
+        Outcome::NotComparable => "not comparable",
     }
+    .to_string()
 }
 
 fn verdict_classes(

@@ -27,6 +27,8 @@ pub struct Source {
     pub experiment: Option<String>,
     /// The experiment's baseline configuration (unprefixed), if it names one.
     pub baseline: Option<String>,
+    /// Possible looks of its adaptive stopping rule (`max - min + 1`), if adaptive.
+    pub adaptive_looks: Option<u32>,
 }
 
 /// Several runs' records as one.
@@ -66,6 +68,9 @@ impl Merged {
             config_order: self.config_order.clone(),
             workload_order: self.workload_order.clone(),
             noise_band: self.noise_band,
+            // The most looks any source could have taken: correcting every p for it
+            // is conservative for the sources that took fewer.
+            adaptive_looks: self.sources.iter().filter_map(|s| s.adaptive_looks).max(),
             ..ReportOptions::default()
         })
     }
@@ -152,6 +157,10 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
             name: name.clone(),
             experiment: spec.as_ref().map(|s| s.name.clone()),
             baseline: spec.as_ref().and_then(|s| s.baseline.clone()),
+            adaptive_looks: spec
+                .as_ref()
+                .and_then(|s| s.adaptive)
+                .map(|a| a.max.saturating_sub(a.min) + 1),
         });
         per_source.push(records);
     }
@@ -162,16 +171,27 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
     for (recs, name) in per_source.into_iter().zip(&names) {
         let mut sorted = recs;
         sorted.sort_by_key(|r| r.trial);
-        let next = sorted.iter().map(|r| r.trial + 1).max().unwrap_or(0);
+        let next = sorted
+            .iter()
+            .map(|r| r.trial.saturating_add(1))
+            .max()
+            .unwrap_or(0);
         for mut r in sorted {
             if !workload_order.contains(&r.workload.name) {
                 workload_order.push(r.workload.name.clone());
             }
             r.config.label = format!("{name}:{}", r.config.label);
-            r.trial += offset;
+            // A hand-edited trial number near usize::MAX must not wrap onto another
+            // source's trials.
+            r.trial = r.trial.checked_add(offset).with_context(|| {
+                format!(
+                    "{name}: trial number {} is too large to merge after the other runs",
+                    r.trial
+                )
+            })?;
             records.push(r);
         }
-        offset += next;
+        offset = offset.saturating_add(next);
     }
     Ok(Merged {
         sources,
@@ -341,6 +361,19 @@ mod tests {
     const SPEC: &str = "name = \"x\"\nrepetitions = 3\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\nname = \"w\"\ndirs = 2\nlevels = 2\n";
 
     /// A results directory `name` with the given (label, workload, rate) trials.
+    #[test]
+    fn a_trial_number_too_large_to_offset_is_refused_not_wrapped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = results(tmp.path(), "a", &[("internal", "w", 1.0)]);
+        let b = results(tmp.path(), "b", &[("internal", "w", 1.0)]);
+        let mut r = rec(usize::MAX, "internal", "w", 1.0);
+        r.rep = 2;
+        let text = serde_json::to_string(&r).unwrap() + "\n";
+        std::fs::write(b.join(store::TRIALS), text).unwrap();
+        let err = format!("{:#}", merge(&[a, b]).unwrap_err());
+        assert!(err.contains("too large to merge"), "{err}");
+    }
+
     fn results(root: &Path, name: &str, trials: &[(&str, &str, f64)]) -> PathBuf {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).unwrap();

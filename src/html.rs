@@ -304,9 +304,7 @@ fn workload_view(i: usize, w: &WorkloadAnalysis, a: &Analysis) -> Result<Workloa
                 let s = &c.phases[pi];
                 Bar {
                     label: c.label.clone(),
-                    value: s
-                        .rate
-                        .map(|r| (r.mean, if r.n >= 2 { r.sd } else { 0.0 }, r.n)),
+                    value: s.rate.map(|r| (r.mean, r.sd.unwrap_or(0.0), r.n)),
                     suspect: s.suspect,
                 }
             })
@@ -388,7 +386,8 @@ fn journal_size_lines(configs: &[ConfigAnalysis], phase: usize) -> Vec<Line> {
         for k in ["label", "journal_size", "ramdisk_size"] {
             key.remove(k);
         }
-        let sd = if rate.n >= 2 { rate.sd } else { 0.0 };
+        // One trial: no error bar (an sd of 0 draws none), not a zero-width one.
+        let sd = rate.sd.unwrap_or(0.0);
         let point = (c.config.journal_size, rate.mean, sd);
         match groups.iter_mut().find(|g| g.0 == key) {
             Some(g) => g.1.push(point),

@@ -686,6 +686,14 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
+    if !records.is_empty() && records.iter().all(|r| !r.is_ok()) {
+        eprintln!(
+            "jbench: {}; nothing was measured (errors in {}/trials.jsonl)",
+            report::every_trial_failed(&records).unwrap_or_default(),
+            dir.display()
+        );
+        return Ok(ExitCode::from(3));
+    }
     if outcome.failed > 0 {
         eprintln!(
             "jbench: {} trial(s) failed; see the `error` field in {}/trials.jsonl",
@@ -718,6 +726,7 @@ fn report_options(
         config_order: spec.configs.iter().map(|c| c.label.clone()).collect(),
         workload_order: spec.workloads.iter().map(|w| w.name.clone()).collect(),
         noise_band: spec.noise_band,
+        adaptive_looks: spec.adaptive.map(|a| a.max.saturating_sub(a.min) + 1),
     })
 }
 

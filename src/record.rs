@@ -114,8 +114,57 @@ pub struct TrialRecord {
     pub wall_seconds: f64,
 }
 
+/// Start of the `error` of a record the reader excluded from the statistics (see
+/// [`TrialRecord::invalid_reason`]); the report lists such trials in a warning.
+pub const EXCLUDED: &str = "invalid record, excluded from the statistics: ";
+
 impl TrialRecord {
     pub fn is_ok(&self) -> bool {
         self.status == Status::Ok
+    }
+
+    /// Why an `ok` record cannot be a measurement: no phases, or a phase whose time is
+    /// not a positive finite number of seconds. `None` for a usable or a failed record
+    /// (a failed one never enters the statistics anyway). Counts and bytes are `u64`,
+    /// so a negative or fractional one never parses in the first place.
+    pub fn invalid_reason(&self) -> Option<String> {
+        if !self.is_ok() {
+            return None;
+        }
+        if self.phases.is_empty() {
+            return Some(format!("trial {} is `ok` but has no phases", self.trial));
+        }
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        for p in &self.phases {
+            if !positive(p.seconds) {
+                return Some(format!(
+                    "trial {} phase `{}` has seconds = {} (must be a positive number)",
+                    self.trial, p.name, p.seconds
+                ));
+            }
+            if let Some(d) = p.durable_seconds.filter(|d| !positive(*d)) {
+                return Some(format!(
+                    "trial {} phase `{}` has durable_seconds = {d} (must be a positive number)",
+                    self.trial, p.name
+                ));
+            }
+        }
+        None
+    }
+
+    /// Turns an invalid `ok` record into a failed one whose error says why, so it is
+    /// counted but never averaged. Returns the reason when it did.
+    pub fn exclude_if_invalid(&mut self) -> Option<String> {
+        let why = self.invalid_reason()?;
+        self.status = Status::Failed;
+        self.error = Some(format!("{EXCLUDED}{why}"));
+        Some(why)
+    }
+
+    /// Whether the reader excluded this record (see [`TrialRecord::exclude_if_invalid`]).
+    pub fn is_excluded(&self) -> bool {
+        self.error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(EXCLUDED))
     }
 }

@@ -50,6 +50,12 @@ pub struct ReportOptions {
     /// is still "no meaningful difference" (the spec's `noise_band`).
     #[serde(default = "default_noise_band")]
     pub noise_band: f64,
+    /// With adaptive repetitions: how many looks at the data the stopping rule could
+    /// take per (configuration, workload), `max - min + 1`. Each p-value is then
+    /// multiplied by it before Holm's correction ([`stats::sequential_p`]), because a
+    /// run that stops when a comparison looks decided makes a plain p too small.
+    #[serde(default)]
+    pub adaptive_looks: Option<u32>,
 }
 
 fn default_noise_band() -> f64 {
@@ -65,6 +71,7 @@ impl Default for ReportOptions {
             config_order: Vec::new(),
             workload_order: Vec::new(),
             noise_band: default_noise_band(),
+            adaptive_looks: None,
         }
     }
 }
@@ -96,6 +103,10 @@ pub struct Analysis {
     /// warnings are in [`WorkloadAnalysis::warnings`]; [`Analysis::all_warnings`]
     /// returns both.
     pub warnings: Vec<String>,
+    /// Looks of the adaptive stopping rule the p-values were corrected for
+    /// ([`ReportOptions::adaptive_looks`]); `None` for a fixed number of repetitions.
+    #[serde(default)]
+    pub adaptive_looks: Option<u32>,
 }
 
 impl Analysis {
@@ -118,6 +129,10 @@ pub struct WorkloadAnalysis {
     /// Baseline used for this workload's comparisons; `None` when the baseline
     /// configuration has no trial of this workload.
     pub baseline: Option<String>,
+    /// Comparisons with a p-value in this workload (every configuration x phase
+    /// against the baseline): the family Holm's correction is over.
+    #[serde(default)]
+    pub family_size: usize,
     /// One per non-baseline configuration, in configuration order.
     pub comparisons: Vec<Comparison>,
     /// Every (configuration, phase) whose mean time is under the suspect threshold, in
@@ -210,8 +225,13 @@ pub struct PhaseComparison {
     /// baseline's relative standard error is small; a Fieller interval would be exact.
     pub ci_low_pct: Option<f64>,
     pub ci_high_pct: Option<f64>,
-    /// Two-sided Welch p-value.
+    /// Two-sided Welch p-value, as computed for this comparison alone.
     pub p: Option<f64>,
+    /// The p the verdict uses: `p` adjusted with Holm–Bonferroni over the workload's
+    /// comparisons ([`WorkloadAnalysis::family_size`]), after a Bonferroni correction
+    /// over the adaptive looks when the run was adaptive.
+    #[serde(default)]
+    pub p_adjusted: Option<f64>,
     /// Two-sided Mann-Whitney U p-value, when both sides have at least 4 trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mann_whitney_p: Option<f64>,
@@ -226,6 +246,26 @@ pub struct PhaseComparison {
     /// "12.3% faster", "8.1% slower", "no significant difference (p = 0.41)",
     /// "too few trials", with " (suspect: phase < 60 s)" appended when suspect.
     pub verdict: String,
+    /// What the verdict says, for programs: never parse `verdict`.
+    #[serde(default)]
+    pub outcome: Outcome,
+}
+
+/// The kind of a [`PhaseComparison`]'s verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Faster,
+    Slower,
+    /// Adjusted p not below alpha.
+    NoSignificantDifference,
+    /// Adjusted p below alpha, but the difference is inside the noise band.
+    WithinNoiseBand,
+    /// Fewer than 2 successful trials on a side.
+    TooFewTrials,
+    /// No test possible: zero baseline rate or unusable values.
+    #[default]
+    NotComparable,
 }
 
 // ---------------------------------------------------------------------------------
@@ -243,6 +283,8 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
     if sorted.is_empty() {
         warnings.push("no trial records: nothing to report".to_string());
     }
+    warnings.extend(excluded_warning(&sorted));
+    warnings.extend(all_failed_warning(&sorted));
     let config_order = preferred_first(
         &opts.config_order,
         first_appearance(&sorted, |r| r.config.label.as_str()),
@@ -253,6 +295,7 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         confidence,
         config_order: &config_order,
         baseline: baseline.as_deref(),
+        adaptive_looks: opts.adaptive_looks,
     };
     let workload_order = preferred_first(
         &opts.workload_order,
@@ -275,7 +318,58 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         baseline,
         workloads,
         warnings,
+        adaptive_looks: opts.adaptive_looks,
     }
+}
+
+/// Records the reader refused to average ([`TrialRecord::is_excluded`]), in one line.
+fn excluded_warning(sorted: &[&TrialRecord]) -> Option<String> {
+    let why: Vec<&str> = sorted
+        .iter()
+        .filter(|r| r.is_excluded())
+        .filter_map(|r| r.error.as_deref())
+        .map(|e| e.trim_start_matches(crate::record::EXCLUDED))
+        .collect();
+    (!why.is_empty()).then(|| {
+        format!(
+            "{} invalid trial record(s) excluded from the statistics (counted as failed): {}",
+            why.len(),
+            why.join("; ")
+        )
+    })
+}
+
+/// "every trial failed (...): <first errors>" when no record is `ok`, else `None`.
+pub fn every_trial_failed(records: &[TrialRecord]) -> Option<String> {
+    all_failed_warning(&records.iter().collect::<Vec<_>>())
+}
+
+/// "every trial failed: ..." with the first distinct errors, so a run that measured
+/// nothing never shows only empty tables.
+fn all_failed_warning(sorted: &[&TrialRecord]) -> Option<String> {
+    if sorted.is_empty() || sorted.iter().any(|r| r.is_ok()) {
+        return None;
+    }
+    let mut firsts: Vec<String> = Vec::new();
+    for r in sorted {
+        let e = first_line(r.error.as_deref().unwrap_or("no error recorded")).to_string();
+        if !firsts.contains(&e) {
+            firsts.push(e);
+        }
+    }
+    let more = firsts.len().saturating_sub(3);
+    firsts.truncate(3);
+    let tail = if more > 0 {
+        format!(" (and {more} other error(s))")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "every trial failed ({} of {}): {}{tail}",
+        sorted.len(),
+        sorted.len(),
+        firsts.join("; ")
+    ))
 }
 
 /// Suffix of the pseudo-phase holding a phase's time up to `syncfs`.
@@ -313,6 +407,7 @@ struct Ctx<'a> {
     confidence: f64,
     config_order: &'a [String],
     baseline: Option<&'a str>,
+    adaptive_looks: Option<u32>,
 }
 
 fn checked_confidence(level: f64, warnings: &mut Vec<String>) -> f64 {
@@ -402,10 +497,11 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
             "{name}: baseline configuration `{b}` has no trials of this workload; no comparisons"
         ));
     }
-    let comparisons = baseline
+    let mut comparisons = baseline
         .as_deref()
         .map(|b| compare_all(recs, &configs, &phases, b, ctx))
         .unwrap_or_default();
+    let family_size = adjust_family(&mut comparisons, ctx);
     let suspect_phases = suspect_phases(&configs);
     let high_variance = high_variance(&configs);
     let threshold = ctx.opts.suspect_below_secs;
@@ -424,6 +520,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         phases,
         configs,
         baseline,
+        family_size,
         comparisons,
         suspect_phases,
         high_variance,
@@ -806,46 +903,111 @@ fn compare_phase(
         ci_high_pct: None,
         p: None,
         mann_whitney_p: stats::mann_whitney(base, other).map(|m| m.p),
+        p_adjusted: None,
         significant: false,
         within_noise_band: false,
         suspect,
         verdict: String::new(),
+        outcome: Outcome::NotComparable,
     };
-    let welch = stats::welch_with_level(base, other, ctx.confidence);
-    let verdict = if base.len() < 2 || other.len() < 2 {
-        "too few trials".to_string()
+    let welch = stats::welch_with_level(base, other, ctx.confidence)
+        .filter(|w| w.p.is_finite() && base_mean.is_some());
+    cmp.outcome = if base.len() < 2 || other.len() < 2 {
+        Outcome::TooFewTrials
     } else if let (Some(b), Some(w)) = (base_mean, welch) {
         cmp.ci_low_pct = finite(w.ci_low / b * 100.0);
         cmp.ci_high_pct = finite(w.ci_high / b * 100.0);
         cmp.p = Some(w.p);
-        let pct = cmp.pct.unwrap_or(0.0);
+        // Decided once the workload's family is known: see `adjust_family`.
+        Outcome::NoSignificantDifference
+    } else {
+        Outcome::NotComparable
+    };
+    let zero_baseline = Summary::of(base).is_some_and(|s| s.mean <= 0.0);
+    cmp.verdict = verdict_of(&cmp, ctx, zero_baseline);
+    cmp
+}
+
+/// Adjusts the p-values of one workload's comparisons as a family: Bonferroni over
+/// the adaptive looks (when the run was adaptive), then Holm over every
+/// configuration x phase with a test. Then decides each verdict on the adjusted p.
+/// Returns the family size.
+fn adjust_family(comparisons: &mut [Comparison], ctx: &Ctx) -> usize {
+    let tested: Vec<&mut PhaseComparison> = comparisons
+        .iter_mut()
+        .flat_map(|c| c.phases.iter_mut())
+        .filter(|p| p.p.is_some())
+        .collect();
+    let raw: Vec<f64> = tested
+        .iter()
+        .map(|p| {
+            let p = p.p.unwrap_or(1.0);
+            ctx.adaptive_looks.map_or(p, |k| stats::sequential_p(p, k))
+        })
+        .collect();
+    let adjusted = stats::holm(&raw);
+    let n = tested.len();
+    for (cmp, adj) in tested.into_iter().zip(adjusted) {
+        cmp.p_adjusted = Some(adj);
         let band = ctx.opts.noise_band * 100.0;
-        let p_small = w.p < 1.0 - ctx.confidence;
+        let pct = cmp.pct.unwrap_or(0.0);
+        let p_small = adj < 1.0 - ctx.confidence;
         cmp.within_noise_band = p_small && pct.abs() < band;
         cmp.significant = p_small && !cmp.within_noise_band;
-        if cmp.within_noise_band {
-            format!(
-                "no meaningful difference ({pct:+.1}% is within the {}% noise band, {})",
-                fmt_num_short(band),
-                p_expr(w.p, true)
-            )
-        } else {
-            verdict_text(pct, w.p, cmp.significant)
+        cmp.outcome = match (cmp.significant, cmp.within_noise_band) {
+            (true, _) if pct > 0.0 => Outcome::Faster,
+            (true, _) => Outcome::Slower,
+            (false, true) => Outcome::WithinNoiseBand,
+            (false, false) => Outcome::NoSignificantDifference,
+        };
+        cmp.verdict = verdict_of(cmp, ctx, false);
+    }
+    n
+}
+
+/// The verdict in words; never empty.
+fn verdict_of(cmp: &PhaseComparison, ctx: &Ctx, zero_baseline: bool) -> String {
+    let pct = cmp.pct.unwrap_or(0.0);
+    let p = cmp.p.unwrap_or(1.0);
+    let adj = cmp.p_adjusted.unwrap_or(p);
+    let verdict = match cmp.outcome {
+        Outcome::TooFewTrials => "too few trials".to_string(),
+        Outcome::NotComparable if zero_baseline => {
+            "not comparable (baseline rate is 0)".to_string()
         }
-    } else if base_mean.is_none() {
-        "not comparable (baseline rate is 0)".to_string()
-    } else {
-        "not comparable (invalid values)".to_string()
+        Outcome::NotComparable => "not comparable (invalid values)".to_string(),
+        Outcome::WithinNoiseBand => format!(
+            "no meaningful difference ({pct:+.1}% is within the {}% noise band, {})",
+            fmt_num_short(ctx.opts.noise_band * 100.0),
+            p_pair(p, adj, true)
+        ),
+        Outcome::NoSignificantDifference => {
+            format!("no significant difference ({})", p_pair(p, adj, true))
+        }
+        Outcome::Faster | Outcome::Slower => verdict_text(pct, adj, true),
     };
-    cmp.verdict = if suspect {
+    if cmp.suspect {
         format!(
             "{verdict} (suspect: phase < {} s)",
             ctx.opts.suspect_below_secs
         )
     } else {
         verdict
-    };
-    cmp
+    }
+}
+
+/// "p = 0.03, adjusted p = 0.21", or just "p = 0.03" when the adjustment changed
+/// nothing (a family of one).
+fn p_pair(p: f64, adjusted: f64, spaced: bool) -> String {
+    if p_expr(p, spaced) == p_expr(adjusted, spaced) {
+        p_expr(p, spaced)
+    } else {
+        format!(
+            "{}, adjusted {}",
+            p_expr(p, spaced),
+            p_expr(adjusted, spaced)
+        )
+    }
 }
 
 /// 2, 2.5: a percentage without trailing zeros.
@@ -1139,11 +1301,8 @@ fn mean_sd_column(values: &[(Option<Summary>, bool)], style: Style) -> Vec<Strin
         .iter()
         .map(|(s, suspect)| {
             s.map(|s| {
-                let sd = if s.n >= 2 {
-                    format!("{:.*}", d, s.sd)
-                } else {
-                    String::new()
-                };
+                // One trial has no spread: "-", never a 0 that reads as "no noise".
+                let sd = s.sd.map_or("-".to_string(), |sd| format!("{:.*}", d, sd));
                 (format!("{:.*}", d, s.mean), sd, *suspect)
             })
         })
@@ -1285,8 +1444,13 @@ fn comparison_grid(w: &WorkloadAnalysis, base: &str, confidence: f64) -> Grid {
         .collect();
     Grid {
         title: format!(
-            "Compared with {base}: rate difference of means [{}% CI], Welch p (Mann-Whitney p with 4+ trials a side)",
-            fmt_level(confidence)
+            "Compared with {base}: rate difference of means [{}% CI], Welch p{} (Mann-Whitney p with 4+ trials a side)",
+            fmt_level(confidence),
+            if w.family_size > 1 || w.comparisons.iter().flat_map(|c| &c.phases).any(|p| p.p != p.p_adjusted) {
+                ", adjusted p (Holm)"
+            } else {
+                ""
+            }
         ),
         headers,
         rows,
@@ -1307,7 +1471,8 @@ fn comparison_cell(c: &PhaseComparison) -> String {
         .mann_whitney_p
         .map(|m| format!(" (MW {})", p_expr(m, false)))
         .unwrap_or_default();
-    format!("{pct:+.1}%{ci} {}{mw}{marker}", p_expr(p, false))
+    let adjusted = c.p_adjusted.unwrap_or(p);
+    format!("{pct:+.1}%{ci} {}{mw}{marker}", p_pair(p, adjusted, false))
 }
 
 /// The verdict without the suspect suffix (the cell carries a `*` instead).
@@ -1325,12 +1490,10 @@ fn short_verdict(c: &PhaseComparison) -> &str {
 /// that do, explained below the lines.
 fn verdict_lines(w: &WorkloadAnalysis, base: &str, a: &Analysis, style: Style) -> String {
     let alpha = fmt_alpha(1.0 - a.confidence);
+    let rule = significance_rule(&alpha, w.family_size, a.adaptive_looks);
     let mut out = match style {
-        Style::Plain => format!("Verdicts (rate vs {base}, significant when p < {alpha}):\n"),
-        Style::Markdown => format!(
-            "Verdicts (rate vs `{}`, significant when p < {alpha}):\n\n",
-            md_escape(base)
-        ),
+        Style::Plain => format!("Verdicts (rate vs {base}, {rule}):\n"),
+        Style::Markdown => format!("Verdicts (rate vs `{}`, {rule}):\n\n", md_escape(base)),
     };
     let all = || w.comparisons.iter().flat_map(|c| &c.phases);
     let n_suspect = all().filter(|p| p.suspect).count();
@@ -1365,6 +1528,28 @@ fn verdict_lines(w: &WorkloadAnalysis, base: &str, a: &Analysis, style: Style) -
     out
 }
 
+/// "significant when p < 0.05", plus the corrections the p-values went through: Holm
+/// over a family of more than one comparison, Bonferroni over adaptive looks.
+fn significance_rule(alpha: &str, family: usize, looks: Option<u32>) -> String {
+    let mut out = format!("significant when p < {alpha}");
+    let mut how = Vec::new();
+    if let Some(k) = looks.filter(|k| *k > 1) {
+        how.push(format!(
+            "adaptive: p from a sequentially stopped run, multiplied by its {k} possible looks"
+        ));
+    }
+    if family > 1 {
+        how.push(format!(
+            "adjusted with Holm over the {family} comparisons of this workload"
+        ));
+    }
+    if !how.is_empty() {
+        out.push_str(" after correction; ");
+        out.push_str(&how.join("; then "));
+    }
+    out
+}
+
 /// `file_remove 43.8% faster (p=0.007), dir_remove 30.3% faster (p=0.002); no
 /// significant difference in dir_create, file_create`. With `mark`, suspect phases
 /// carry a `*`.
@@ -1378,7 +1563,8 @@ fn verdict_line(c: &Comparison, n_phases: usize, mark: bool) -> String {
         .iter()
         .filter(|p| p.significant)
         .map(|p| {
-            let p_value = p.p.map(|x| format!(" ({})", p_expr(x, false)));
+            let p_value =
+                p.p.map(|x| format!(" ({})", p_pair(x, p.p_adjusted.unwrap_or(x), false)));
             format!(
                 "{} {}{}",
                 name(p),
@@ -1417,6 +1603,10 @@ fn verdict_line(c: &Comparison, n_phases: usize, mark: bool) -> String {
             (false, _) => phases.join(", "),
         };
         parts.push(format!("{head} in {which}{tail}"));
+    }
+    if parts.is_empty() {
+        // No phase at all: every trial of both sides failed before measuring.
+        return "nothing to compare: no phase was measured by a successful trial".to_string();
     }
     parts.join("; ")
 }
@@ -1458,7 +1648,7 @@ fn fmt_level(level: f64) -> String {
 // CSV
 // ---------------------------------------------------------------------------------
 
-const CSV_HEADER: [&str; 18] = [
+const CSV_HEADER: [&str; 22] = [
     "workload",
     "config",
     "phase",
@@ -1477,6 +1667,12 @@ const CSV_HEADER: [&str; 18] = [
     "vs_baseline_ci_high",
     "p_value",
     "verdict",
+    // Added after the first release: new columns go last so readers by position keep
+    // working.
+    "p_adjusted",
+    "outcome",
+    "rate_ci95_low",
+    "rate_ci95_high",
 ];
 
 pub fn render_csv(a: &Analysis) -> String {
@@ -1510,7 +1706,7 @@ fn csv_row(
 ) -> Vec<String> {
     let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     // An sd from one trial is not a spread: leave it empty rather than print 0.
-    let sd = |s: Option<Summary>| num(s.filter(|s| s.n >= 2).map(|s| s.sd));
+    let sd = |s: Option<Summary>| num(s.and_then(|s| s.sd));
     let mean = |s: Option<Summary>| num(s.map(|s| s.mean));
     let verdict = match (is_base, cmp) {
         (true, _) => "baseline".to_string(),
@@ -1536,6 +1732,13 @@ fn csv_row(
         num(cmp.and_then(|x| x.ci_high_pct)),
         num(cmp.and_then(|x| x.p)),
         verdict,
+        num(cmp.and_then(|x| x.p_adjusted)),
+        cmp.filter(|_| !is_base)
+            .map(|x| serde_json::to_value(x.outcome).ok())
+            .and_then(|v| v.and_then(|v| v.as_str().map(str::to_string)))
+            .unwrap_or_default(),
+        num(p.rate.and_then(|s| s.ci95_low)),
+        num(p.rate.and_then(|s| s.ci95_high)),
     ]
 }
 
@@ -1765,7 +1968,7 @@ mod tests {
         // seconds = 600000 / rate = 1200, 1000, 800.
         let s = p.seconds.unwrap();
         assert!((s.mean - 1000.0).abs() < 1e-9);
-        assert!((s.sd - 200.0).abs() < 1e-9);
+        assert!((s.sd.unwrap() - 200.0).abs() < 1e-9);
         let r = p.rate.unwrap();
         assert!((r.mean - 616.666_666_666_666_6).abs() < 1e-9);
         assert!(p.kib_per_sec.is_none(), "dir_create moves no payload");
@@ -1992,8 +2195,238 @@ mod tests {
         assert!((c.ci_low_pct.unwrap() + 2.662599087035003).abs() < 1e-6);
         assert!((c.ci_high_pct.unwrap() - 7.062599087035003).abs() < 1e-6);
         assert!(!c.significant);
-        assert_eq!(c.verdict, "no significant difference (p = 0.32)");
+        assert_eq!(
+            c.verdict,
+            "no significant difference (p = 0.32, adjusted p = 1.00)"
+        );
     }
+
+    /// Holm over the workload's family: a raw p of about 0.03 that alone would be
+    /// "faster" is not significant among 8 comparisons.
+    #[test]
+    fn a_p_of_003_among_many_comparisons_is_no_longer_significant() {
+        let base = [1000.0, 1050.0, 950.0, 1020.0, 980.0];
+        let other = [1060.0, 1100.0, 1020.0, 1085.0, 1045.0];
+        let mut alone = Vec::new();
+        series(&mut alone, 0, "same-disk", "small", &base);
+        series(&mut alone, 5, "ramdisk", "small", &other);
+        // The other 3 phases have p = 1, so alone the family is {p, 1, 1, 1}: Holm
+        // gives 4p for the smallest.
+        let mut many = alone.clone();
+        series(&mut many, 10, "second-disk", "small", &base);
+        series(&mut many, 15, "zram", "small", &base);
+        series(&mut many, 20, "device", "small", &base);
+        let a = analyse(&many, &opts());
+        assert_eq!(a.workloads[0].family_size, 16);
+        let c = comparison(&a, "small", "ramdisk", "dir_create");
+        let p = c.p.unwrap();
+        assert!(p > 0.01 && p < 0.05, "raw p {p}");
+        let adj = c.p_adjusted.unwrap();
+        assert!(
+            adj > 0.05 && (adj - (16.0 * p).min(1.0)).abs() < 1e-12,
+            "{adj}"
+        );
+        assert!(!c.significant);
+        assert_eq!(c.outcome, Outcome::NoSignificantDifference);
+        assert!(
+            c.verdict.starts_with(&format!(
+                "no significant difference ({}, adjusted",
+                p_expr(p, true)
+            )),
+            "{}",
+            c.verdict
+        );
+        // Raw and adjusted p in every format.
+        let table = render(&many, &opts(), Format::Table);
+        assert!(
+            table.contains(&format!(
+                "{}, adjusted {}",
+                p_expr(p, false),
+                p_expr(adj, false)
+            )),
+            "{table}"
+        );
+        assert!(
+            table.contains("adjusted with Holm over the 16 comparisons"),
+            "{table}"
+        );
+        let csv = render(&many, &opts(), Format::Csv);
+        assert!(csv
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",p_adjusted,outcome,rate_ci95_low,rate_ci95_high"));
+        assert!(
+            csv.contains(&format!(",{p},"))
+                && csv.contains(&format!(",{adj},no_significant_difference,")),
+            "{csv}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&many, &opts(), Format::Json)).unwrap();
+        let jc = &json["workloads"][0]["comparisons"][0]["phases"][0];
+        assert!((jc["p"].as_f64().unwrap() - p).abs() < 1e-12, "{jc}");
+        assert!(
+            (jc["p_adjusted"].as_f64().unwrap() - adj).abs() < 1e-12,
+            "{jc}"
+        );
+        assert_eq!(jc["outcome"], "no_significant_difference");
+        // Without the other configurations the family is {p, 1, 1, 1}: Holm gives 4p.
+        let a = analyse(&alone, &opts());
+        let c = comparison(&a, "small", "ramdisk", "dir_create");
+        assert!((c.p_adjusted.unwrap() - 4.0 * p).abs() < 1e-12, "{c:?}");
+    }
+
+    /// Adaptive runs: p is multiplied by the number of possible looks before Holm,
+    /// and the verdict header says the p comes from a sequentially stopped run.
+    #[test]
+    fn adaptive_runs_correct_for_the_looks() {
+        let mut recs = Vec::new();
+        series(
+            &mut recs,
+            0,
+            "same-disk",
+            "small",
+            &[1000.0, 1050.0, 950.0, 1020.0, 980.0],
+        );
+        series(
+            &mut recs,
+            5,
+            "ramdisk",
+            "small",
+            &[1060.0, 1100.0, 1020.0, 1085.0, 1045.0],
+        );
+        let fixed = analyse(&recs, &opts());
+        let adaptive = analyse(
+            &recs,
+            &ReportOptions {
+                adaptive_looks: Some(3),
+                ..opts()
+            },
+        );
+        let f = comparison(&fixed, "small", "ramdisk", "dir_create");
+        let s = comparison(&adaptive, "small", "ramdisk", "dir_create");
+        assert_eq!(f.p, s.p);
+        let want = (f.p.unwrap() * 3.0 * 4.0).min(1.0);
+        assert!((s.p_adjusted.unwrap() - want).abs() < 1e-12, "{s:?}");
+        let text = render(
+            &recs,
+            &ReportOptions {
+                adaptive_looks: Some(3),
+                ..opts()
+            },
+            Format::Table,
+        );
+        assert!(
+            text.contains("adaptive: p from a sequentially stopped run"),
+            "{text}"
+        );
+        assert_eq!(adaptive.adaptive_looks, Some(3));
+    }
+
+    /// One trial: no sd and no interval anywhere (null, "-", empty), not zeros.
+    #[test]
+    fn a_single_trial_has_no_spread_and_no_interval_in_any_format() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &[1000.0]);
+        series(&mut recs, 1, "ramdisk", "small", &[1200.0]);
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&recs, &opts(), Format::Json)).unwrap();
+        let rate = &json["workloads"][0]["configs"][0]["phases"][0]["rate"];
+        assert_eq!(rate["n"], 1);
+        for k in ["sd", "ci95_low", "ci95_high"] {
+            assert!(rate[k].is_null(), "{k}: {rate}");
+        }
+        let table = render(&recs, &opts(), Format::Table);
+        assert!(table.contains("1000 ± -"), "{table}");
+        let md = render(&recs, &opts(), Format::Markdown);
+        assert!(md.contains("| same-disk | 1 | 1000 ± - |"), "{md}");
+        let csv = render(&recs, &opts(), Format::Csv);
+        let row = csv.lines().nth(1).unwrap();
+        assert!(
+            row.starts_with("small,same-disk,dir_create,1,0,600,,dir creates/s,1000,,"),
+            "{row}"
+        );
+        assert!(row.ends_with(",,"), "no interval: {row}");
+        let a = analyse(&recs, &opts());
+        let c = comparison(&a, "small", "ramdisk", "dir_create");
+        assert_eq!(
+            (c.verdict.as_str(), c.outcome),
+            ("too few trials", Outcome::TooFewTrials)
+        );
+    }
+
+    /// A run that measured nothing says so, and no verdict line is empty.
+    #[test]
+    fn every_trial_failed_is_said_and_verdicts_are_never_empty() {
+        let mut recs = Vec::new();
+        for (i, label) in ["same-disk", "ramdisk", "same-disk", "ramdisk"]
+            .iter()
+            .enumerate()
+        {
+            let mut r = failed(rec(i, 1, label, "small", BASE_ROW), "mkfs failed: no space");
+            r.phases.clear();
+            recs.push(r);
+        }
+        let a = analyse(&recs, &opts());
+        assert!(
+            a.warnings
+                .iter()
+                .any(|w| w.starts_with("every trial failed (4 of 4): mkfs failed: no space")),
+            "{:?}",
+            a.warnings
+        );
+        assert!(every_trial_failed(&recs).is_some());
+        for format in [Format::Table, Format::Markdown] {
+            let text = render(&recs, &opts(), format);
+            assert!(text.contains("every trial failed"), "{text}");
+            let verdicts: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with("  ramdisk: ") || l.starts_with("- `ramdisk`: "))
+                .collect();
+            assert_eq!(verdicts.len(), 1, "{text}");
+            assert!(
+                verdicts[0]
+                    .trim_end()
+                    .ends_with("nothing to compare: no phase was measured by a successful trial"),
+                "{text}"
+            );
+        }
+        // Only failed trials on one side: "too few trials", not an empty verdict.
+        let mut some = Vec::new();
+        series(&mut some, 0, "same-disk", "small", &BASE);
+        for i in 0..2 {
+            some.push(failed(rec(3 + i, 1, "ramdisk", "small", BASE_ROW), "boom"));
+        }
+        let a = analyse(&some, &opts());
+        assert!(every_trial_failed(&some).is_none());
+        for c in &a.workloads[0].comparisons {
+            for p in &c.phases {
+                assert_eq!(p.verdict, "too few trials");
+            }
+        }
+    }
+
+    /// A record the reader excluded is named in a run-wide warning.
+    #[test]
+    fn excluded_records_are_warned_about() {
+        let mut recs = Vec::new();
+        series(&mut recs, 0, "same-disk", "small", &BASE);
+        let mut bad = rec(3, 4, "same-disk", "small", BASE_ROW);
+        bad.phases[0].seconds = 0.0;
+        assert!(bad.exclude_if_invalid().is_some());
+        recs.push(bad);
+        let a = analyse(&recs, &opts());
+        assert!(
+            a.warnings.iter().any(|w| w
+                .starts_with("1 invalid trial record(s) excluded from the statistics")
+                && w.contains("seconds = 0")),
+            "{:?}",
+            a.warnings
+        );
+        assert_eq!(find(&a, "small", "same-disk").ok, 3);
+    }
+
+    const BASE_ROW: [f64; 4] = [1000.0; 4];
 
     #[test]
     fn too_few_trials_and_single_trial_warning() {
@@ -2093,7 +2526,7 @@ mod tests {
         assert_eq!(c.verdict, "20.0% faster (suspect: phase < 60 s)");
         let csv = render(&recs, &opts(), Format::Csv);
         assert!(
-            csv.contains(",20.0% faster (suspect: phase < 60 s)\n"),
+            csv.contains(",20.0% faster (suspect: phase < 60 s),"),
             "{csv}"
         );
 
@@ -2119,7 +2552,7 @@ mod tests {
         assert_eq!(
             verdicts,
             [
-                "Verdicts (rate vs same-disk, significant when p < 0.05):",
+                "Verdicts (rate vs same-disk, significant when p < 0.05 after correction; adjusted with Holm over the 8 comparisons of this workload):",
                 "  (all comparisons below involve suspect phases: mean phase time under 60 s)",
                 "  second-disk: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create",
                 "  ramdisk: no significant difference in any phase",
@@ -2135,7 +2568,7 @@ mod tests {
 
         let md = render(&recs, &opts(), Format::Markdown);
         assert!(md.contains(
-            "Verdicts (rate vs `same-disk`, significant when p < 0.05):\n\nAll comparisons below involve suspect phases: mean phase time under 60 s.\n\n- `second-disk`: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create\n- `ramdisk`: no significant difference in any phase\n"
+            "Verdicts (rate vs `same-disk`, significant when p < 0.05 after correction; adjusted with Holm over the 8 comparisons of this workload):\n\nAll comparisons below involve suspect phases: mean phase time under 60 s.\n\n- `second-disk`: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create\n- `ramdisk`: no significant difference in any phase\n"
         ), "{md}");
     }
 
@@ -2209,6 +2642,8 @@ mod tests {
             within_noise_band: false,
             suspect,
             verdict: verdict.to_string(),
+            p_adjusted: p,
+            outcome: Outcome::NotComparable,
         }
     }
 
@@ -2433,7 +2868,7 @@ mod tests {
         let rows = csv_rows(&csv);
         assert_eq!(rows[0], CSV_HEADER);
         assert_eq!(rows.len(), 1 + 2 * 4);
-        assert!(rows.iter().all(|r| r.len() == 18));
+        assert!(rows.iter().all(|r| r.len() == 22));
         assert!(csv.contains("\"second-disk,256M\""), "label quoted");
 
         let base = &rows[1];
@@ -2504,7 +2939,7 @@ mod tests {
             "{md}"
         );
         assert!(md.contains(
-            "Verdicts (rate vs `same-disk`, significant when p < 0.05):\n\n- `ramdisk|64M`: dir_create 20.0% faster (p<0.001); no significant difference in file_create, file_remove, dir_remove\n"
+            "Verdicts (rate vs `same-disk`, significant when p < 0.05 after correction; adjusted with Holm over the 4 comparisons of this workload):\n\n- `ramdisk|64M`: dir_create 20.0% faster (p<0.001); no significant difference in file_create, file_remove, dir_remove\n"
         ), "{md}");
         assert!(
             !md.contains("### Warnings"),

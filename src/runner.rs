@@ -183,7 +183,7 @@ pub fn run(
             let mut round: Vec<(Trial, String)> = Vec::new();
             let mut next = all
                 .iter()
-                .map(|r| r.trial + 1)
+                .map(|r| r.trial.saturating_add(1))
                 .max()
                 .unwrap_or(0)
                 .max(trials.len());
@@ -320,6 +320,12 @@ fn run_one(
             )));
         }
     };
+    let mut record = record;
+    // An engine that reports a zero or non-finite phase time measured nothing: the
+    // trial is recorded as failed with the reason, never as a figure to average.
+    if let Some(why) = record.exclude_if_invalid() {
+        progress.say(&format!("trial {}: {why}", trial.index));
+    }
     store.append(&record)?;
     outcome.ran += 1;
     if record.status == Status::Failed {

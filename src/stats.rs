@@ -17,14 +17,15 @@ pub const DEFAULT_LEVEL: f64 = 0.95;
 pub struct Summary {
     pub n: usize,
     pub mean: f64,
-    /// Sample standard deviation (divisor n - 1); 0 when n = 1.
-    pub sd: f64,
+    /// Sample standard deviation (divisor n - 1); `None` (JSON `null`) when n = 1:
+    /// one value has no spread to estimate, which is not a spread of 0.
+    pub sd: Option<f64>,
     pub min: f64,
     pub max: f64,
     /// 95% confidence interval of the mean from the t distribution with n - 1 degrees
-    /// of freedom; collapses to `mean..mean` when n = 1 (no spread can be estimated).
-    pub ci95_low: f64,
-    pub ci95_high: f64,
+    /// of freedom; `None` when n = 1 (a zero-width interval would claim certainty).
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
 }
 
 impl Summary {
@@ -36,7 +37,11 @@ impl Summary {
         }
         let n = xs.len();
         let mean = mean(xs);
-        let sd = sample_variance(xs, mean).sqrt();
+        let sd = (n >= 2).then(|| sample_variance(xs, mean).sqrt());
+        // The mean of huge finite values can overflow; such a sample has no figure.
+        if !mean.is_finite() || !sd.unwrap_or(0.0).is_finite() {
+            return None;
+        }
         let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
         let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let mut s = Summary {
@@ -45,35 +50,40 @@ impl Summary {
             sd,
             min,
             max,
-            ci95_low: mean,
-            ci95_high: mean,
+            ci95_low: None,
+            ci95_high: None,
         };
-        (s.ci95_low, s.ci95_high) = s.ci(DEFAULT_LEVEL);
+        if let Some((lo, hi)) = s.ci(DEFAULT_LEVEL) {
+            (s.ci95_low, s.ci95_high) = (Some(lo), Some(hi));
+        }
         Some(s)
     }
 
-    /// Coefficient of variation, sd / mean. Infinite or NaN when the mean is 0.
+    /// Coefficient of variation, sd / mean. NaN when n = 1 (no sd); infinite or NaN
+    /// when the mean is 0.
     pub fn cv(&self) -> f64 {
-        self.sd / self.mean
+        self.sd.map_or(f64::NAN, |sd| sd / self.mean)
     }
 
-    /// Standard error of the mean.
+    /// Standard error of the mean; NaN when n = 1.
     pub fn sem(&self) -> f64 {
-        self.sd / (self.n as f64).sqrt()
+        self.sd.map_or(f64::NAN, |sd| sd / (self.n as f64).sqrt())
     }
 
     /// Confidence interval of the mean at `level` (e.g. 0.90), t-based with n - 1
-    /// degrees of freedom; `(mean, mean)` when n < 2.
+    /// degrees of freedom; `None` when n < 2. With zero spread it is `(mean, mean)`:
+    /// every value was the same.
     ///
     /// # Panics
     /// If `level` is not strictly between 0 and 1.
-    pub fn ci(&self, level: f64) -> (f64, f64) {
+    pub fn ci(&self, level: f64) -> Option<(f64, f64)> {
         check_level(level);
-        if self.n < 2 || self.sd == 0.0 {
-            return (self.mean, self.mean);
+        let sd = self.sd?;
+        if sd == 0.0 {
+            return Some((self.mean, self.mean));
         }
         let half = t_quantile(level, (self.n - 1) as f64) * self.sem();
-        (self.mean - half, self.mean + half)
+        Some((self.mean - half, self.mean + half))
     }
 }
 
@@ -127,6 +137,11 @@ pub fn welch_with_level(a: &[f64], b: &[f64], level: f64) -> Option<Welch> {
     let sb = sample_variance(b, mb) / nb;
     let diff = mb - ma;
     let se2 = sa + sb;
+    // Values so large that the means or variances overflow give no test at all,
+    // rather than a NaN p-value.
+    if !diff.is_finite() || !se2.is_finite() {
+        return None;
+    }
     if se2 == 0.0 {
         return Some(zero_variance_welch(diff, na + nb - 2.0, level));
     }
@@ -289,6 +304,36 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
+/// Holm–Bonferroni adjusted p-values of a family of tests, in the order given.
+///
+/// The i-th smallest of m p-values is multiplied by m - i + 1, the products are made
+/// non-decreasing in that order (an adjusted p is never below that of a smaller raw
+/// p), and capped at 1. Rejecting where the adjusted p is below alpha keeps the
+/// chance of any false positive in the family at most alpha, whatever the dependence
+/// between the tests, and rejects at least as much as plain Bonferroni. A NaN counts
+/// as 1 (no evidence).
+pub fn holm(ps: &[f64]) -> Vec<f64> {
+    let m = ps.len();
+    let clean = |p: f64| if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&i, &j| clean(ps[i]).total_cmp(&clean(ps[j])));
+    let mut out = vec![1.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * clean(ps[i])).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
+/// A p-value valid under optional stopping with at most `looks` interim analyses:
+/// `min(1, looks * p)` (Bonferroni over the looks). Whichever look a run stopped at,
+/// its p is one of the `looks` p-values it could have stopped on, and the chance that
+/// any of them is below alpha / looks under no difference is at most alpha.
+pub fn sequential_p(p: f64, looks: u32) -> f64 {
+    (p * f64::from(looks.max(1))).min(1.0)
+}
+
 /// Two-pass sample variance (divisor n - 1): subtracting the mean first avoids the
 /// cancellation of the sum-of-squares formula on large, close values such as rates.
 fn sample_variance(xs: &[f64], mean: f64) -> f64 {
@@ -322,19 +367,19 @@ mod tests {
         let s = Summary::of(&X).unwrap();
         assert_eq!(s.n, 5);
         close(s.mean, 10.9, 1e-12);
-        close(s.sd, 0.9354143466934852, 1e-12);
+        close(s.sd.unwrap(), 0.9354143466934852, 1e-12);
         assert_eq!(s.min, 9.8);
         assert_eq!(s.max, 12.1);
         // scipy.stats.t.interval(0.95, 4, loc=mean, scale=sem)
-        close(s.ci95_low, 9.738529682307405, 1e-9);
-        close(s.ci95_high, 12.061470317692596, 1e-9);
+        close(s.ci95_low.unwrap(), 9.738529682307405, 1e-9);
+        close(s.ci95_high.unwrap(), 12.061470317692596, 1e-9);
         close(s.cv(), 0.9354143466934852 / 10.9, 1e-12);
     }
 
     #[test]
     fn summary_ci_at_other_level() {
         let s = Summary::of(&X).unwrap();
-        let (lo, hi) = s.ci(0.90);
+        let (lo, hi) = s.ci(0.90).unwrap();
         close(lo, 10.00818450559268, 1e-9);
         close(hi, 11.79181549440732, 1e-9);
     }
@@ -347,14 +392,50 @@ mod tests {
     }
 
     #[test]
+    fn holm_matches_a_hand_computed_example() {
+        // Sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> 0.06
+        // (kept monotone: never below the adjusted p of a smaller raw p).
+        let adj = holm(&[0.01, 0.04, 0.03, 0.005]);
+        let want = [0.03, 0.06, 0.06, 0.02];
+        for (a, w) in adj.iter().zip(want) {
+            close(*a, w, 1e-12);
+        }
+        // Capped at 1: 0.4*3, 0.6*2 and 0.9*1 all become 1.
+        assert_eq!(holm(&[0.6, 0.4, 0.9]), vec![1.0, 1.0, 1.0]);
+        // One test: unchanged; none: empty; NaN: no evidence.
+        assert_eq!(holm(&[0.03]), vec![0.03]);
+        assert!(holm(&[]).is_empty());
+        assert_eq!(holm(&[f64::NAN, 0.01]), vec![1.0, 0.02]);
+        // Ties share the larger multiplier's successor, monotone: 0.02*2, 0.02*1 -> 0.04.
+        assert_eq!(holm(&[0.02, 0.02]), vec![0.04, 0.04]);
+    }
+
+    #[test]
+    fn sequential_p_is_bonferroni_over_the_looks() {
+        close(sequential_p(0.01, 4), 0.04, 1e-12);
+        assert_eq!(sequential_p(0.4, 3), 1.0);
+        assert_eq!(sequential_p(0.02, 0), 0.02);
+    }
+
+    #[test]
     fn summary_edge_cases() {
         assert!(Summary::of(&[]).is_none());
         assert!(Summary::of(&[1.0, f64::NAN]).is_none());
         let one = Summary::of(&[42.0]).unwrap();
         assert_eq!(one.n, 1);
-        assert_eq!(one.sd, 0.0);
-        assert_eq!((one.ci95_low, one.ci95_high), (42.0, 42.0));
+        // One value: no spread and no interval, not a zero-width one.
+        assert_eq!(one.sd, None);
+        assert_eq!((one.ci95_low, one.ci95_high), (None, None));
+        assert_eq!(one.ci(0.9), None);
+        assert!(one.cv().is_nan());
         assert_eq!((one.min, one.max), (42.0, 42.0));
+        let json = serde_json::to_value(one).unwrap();
+        assert!(json["sd"].is_null() && json["ci95_low"].is_null(), "{json}");
+        // Identical values: a real spread of 0 and a zero-width interval.
+        let same = Summary::of(&[3.0, 3.0]).unwrap();
+        assert_eq!((same.sd, same.ci95_low), (Some(0.0), Some(3.0)));
+        // Finite values whose mean overflows have no summary.
+        assert!(Summary::of(&[f64::MAX, f64::MAX]).is_none());
     }
 
     #[test]

@@ -462,12 +462,23 @@ fn clap_exit(e: clap::Error) -> Result<ExitCode> {
 /// jbench quietly, with the status of a process killed by SIGPIPE, as other Unix
 /// tools do; jbench ignores SIGPIPE so that a closed pipe cannot kill it mid-run.
 fn fail(e: anyhow::Error) -> ExitCode {
-    let stdout = e.chain().find_map(|c| c.downcast_ref::<StdoutError>());
-    if stdout.is_some_and(|s| s.0.kind() == std::io::ErrorKind::BrokenPipe) {
+    if is_broken_pipe(&e) {
         return ExitCode::from(128 + libc::SIGPIPE as u8);
+    }
+    // An interrupted workload run from the command line ends as a shell expects of
+    // Ctrl-C; the engine has already said what it removed.
+    if e.chain().any(|c| c.is::<jbench::workload::Interrupted>()) {
+        let _ = writeln!(std::io::stderr(), "jbench: {e:#}");
+        return ExitCode::from(130);
     }
     let _ = writeln!(std::io::stderr(), "jbench: error: {e:#}");
     ExitCode::FAILURE
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<StdoutError>())
+        .any(|s| s.0.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// The last guard: a bug shows as one line naming where it happened, not as a
@@ -662,9 +673,32 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     let records = store::load_records(&dir)?;
     let opts = report_options(&spec, None, None)?;
     store::write_summary(&dir, &report::render(&records, &opts, Format::Csv))?;
-    outln!("{}", report::render(&records, &opts, Format::Table));
+    // The run's status says what happened to the trials; a closed or full standard
+    // output must not hide it (the results are on disk either way).
+    let printed = print_run_report(&dir, &spec, &records, &opts);
+    let code = run_status(&args, &dir, &records, &outcome);
+    match printed {
+        Ok(()) => Ok(code),
+        Err(e) if code == ExitCode::SUCCESS => Err(e),
+        Err(e) => {
+            if !is_broken_pipe(&e) {
+                eprintln!("jbench: error: {e:#}");
+            }
+            Ok(code)
+        }
+    }
+}
+
+/// The tables, the HTML report's path and the results directory, on standard output.
+fn print_run_report(
+    dir: &Path,
+    spec: &spec::Spec,
+    records: &[jbench::record::TrialRecord],
+    opts: &ReportOptions,
+) -> Result<()> {
+    outln!("{}", report::render(records, opts, Format::Table));
     let html_path = dir.join("report.html");
-    match jbench::html::render_dir(&dir, &spec.name, &opts)
+    match jbench::html::render_dir(dir, &spec.name, opts)
         .and_then(|page| Ok(std::fs::write(&html_path, page)?))
     {
         Ok(()) => outln!("HTML report: {}", html_path.display()),
@@ -674,6 +708,16 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         ),
     }
     outln!("results: {}", dir.display());
+    Ok(())
+}
+
+/// 130 interrupted, 3 every trial failed, 2 some failed, 0 all measured; said on stderr.
+fn run_status(
+    args: &RunArgs,
+    dir: &Path,
+    records: &[jbench::record::TrialRecord],
+    outcome: &runner::RunOutcome,
+) -> ExitCode {
     if outcome.interrupted {
         let again = match (&args.source.spec, &args.source.preset) {
             (Some(p), _) => p.display().to_string(),
@@ -684,15 +728,15 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             "jbench: interrupted; everything was released. Finish with: jbench run {again} --resume {}",
             dir.display()
         );
-        return Ok(ExitCode::from(130));
+        return ExitCode::from(130);
     }
     if !records.is_empty() && records.iter().all(|r| !r.is_ok()) {
         eprintln!(
             "jbench: {}; nothing was measured (errors in {}/trials.jsonl)",
-            report::every_trial_failed(&records).unwrap_or_default(),
+            report::every_trial_failed(records).unwrap_or_default(),
             dir.display()
         );
-        return Ok(ExitCode::from(3));
+        return ExitCode::from(3);
     }
     if outcome.failed > 0 {
         eprintln!(
@@ -700,9 +744,9 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             outcome.failed,
             dir.display()
         );
-        return Ok(ExitCode::from(2));
+        return ExitCode::from(2);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
 
 fn default_results_dir(name: &str) -> PathBuf {

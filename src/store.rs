@@ -192,6 +192,15 @@ fn torn_tail(path: &Path, bytes: &[u8]) -> Result<Option<(usize, usize, String)>
 ///   warned about: it is counted in the tables but never averaged.
 pub fn load_records(dir: &Path) -> Result<Vec<TrialRecord>> {
     let path = dir.join(TRIALS);
+    // A symlink to /dev/zero or a FIFO in place of the trials would read forever.
+    if let Ok(m) = fs::metadata(&path) {
+        if !m.is_file() {
+            bail!(
+                "{} is not a regular file; a results directory's {TRIALS} is one",
+                path.display()
+            );
+        }
+    }
     let bytes = match fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -265,6 +274,14 @@ mod tests {
 
     fn two() -> String {
         line(&rec(0, "a", "w", 10.0)) + &line(&rec(1, "b", "w", 20.0))
+    }
+
+    #[test]
+    fn trials_that_are_not_a_regular_file_are_refused_without_reading() {
+        let d = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/dev/zero", d.path().join(TRIALS)).unwrap();
+        let err = format!("{:#}", load_records(d.path()).unwrap_err());
+        assert!(err.contains("not a regular file"), "{err}");
     }
 
     #[test]

@@ -196,3 +196,44 @@ fn a_bug_shows_as_one_internal_error_line_without_a_backtrace() {
     assert!(stderr.starts_with("jbench: internal error: "), "{stderr}");
     assert!(stderr.lines().count() > 1, "a backtrace: {stderr}");
 }
+
+/// Ctrl-C during `jbench workload` ends it as a shell expects (status 130), after the
+/// engine removed what it made: the directory is left as it was found.
+#[test]
+fn an_interrupted_workload_exits_130_and_leaves_the_directory_as_it_was() {
+    let tmp = scratch("cli-int-");
+    let dir = tmp.path();
+    std::fs::write(dir.join("keep"), b"not jbench's").unwrap();
+    let child = jbench()
+        .args(["workload", "fsync", "-n", "1000000", "--dir"])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("jbench starts");
+    // Wait until the run has made its tree, so the interrupt lands mid-phase.
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(dir).unwrap().count() < 2 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the workload never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    no_panic("an interrupted workload", &out);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["keep".to_string()], "{stderr}");
+}

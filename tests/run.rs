@@ -232,6 +232,40 @@ fn a_failing_workload_is_recorded_and_the_run_goes_on() {
 }
 
 #[test]
+fn a_run_whose_every_trial_failed_exits_3_and_says_so() {
+    let test = "a_run_whose_every_trial_failed_exits_3_and_says_so";
+    if !need_root(test) {
+        return;
+    }
+    let tmp = scratch("allfail-");
+    // Every configuration mounts read-only: provisioning passes, every workload fails.
+    let body = tiny_spec(
+        tmp.path(),
+        r#"["second-disk"]"#,
+        2,
+        r#"mount_options = ["ro"]"#,
+    );
+    let spec = write_spec(tmp.path(), "allfail", &body);
+    let results = tmp.path().join("results");
+    let out = jbench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "exit 3 when nothing was measured: {stderr}"
+    );
+    assert!(stderr.contains("every trial failed (2 of 2)"), "{stderr}");
+    assert_no_leaks(tmp.path());
+    assert!(records(&results).iter().all(|r| r["status"] == "failed"));
+}
+
+#[test]
 fn resume_runs_only_missing_trials_and_keeps_the_rest() {
     let test = "resume_runs_only_missing_trials_and_keeps_the_rest";
     if !need_root(test) {

@@ -15,6 +15,8 @@ use crate::rig::{loopdev, mounts, zram};
 pub struct CleanupReport {
     pub released: Vec<String>,
     pub skipped_live: Vec<PathBuf>,
+    /// Session directories another user could have planted or can tamper with, and why.
+    pub skipped_untrusted: Vec<(PathBuf, String)>,
     pub errors: Vec<String>,
 }
 
@@ -84,7 +86,9 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
     let mut report = CleanupReport::default();
     let mut stale = Vec::new();
     for dir in find_sessions(extra_dirs) {
-        if dir.exists() && !session::is_stale(&dir) {
+        if let Err(why) = trusted(&dir) {
+            report.skipped_untrusted.push((dir, format!("{why:#}")));
+        } else if dir.exists() && !session::is_stale(&dir) {
             report.skipped_live.push(dir);
         } else {
             stale.push(dir);
@@ -172,6 +176,18 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
         }
     }
     Ok(report)
+}
+
+/// A session directory is acted on only if it and its ancestors pass the checks of a
+/// directory jbench writes in: one in a directory another user controls may be a
+/// decoy whose "leftovers" are someone else's devices and files. One already gone is
+/// judged by what is left of its path.
+fn trusted(dir: &Path) -> Result<()> {
+    if fs::symlink_metadata(dir).is_ok() {
+        crate::trust::check_trusted_dir(dir)
+    } else {
+        crate::trust::check_trusted_parent(dir)
+    }
 }
 
 /// The pid of a device daemon a session directory's pid file names, if that process

@@ -28,6 +28,7 @@ pub mod selftest;
 pub mod spec;
 pub mod stats;
 pub mod store;
+pub mod trust;
 pub mod units;
 pub mod workload;
 

@@ -631,16 +631,19 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     for w in preflight::check(&spec, &args.destroy)? {
         eprintln!("jbench: warning: {w}");
     }
+    let results_dir = match (&args.resume, &args.results) {
+        (Some(dir), _) | (None, Some(dir)) => dir.clone(),
+        (None, None) => default_results_dir(&spec.name),
+    };
+    preflight::check_results_dir_trusted(&results_dir)?;
+    preflight::create_dirs(&spec)?;
     let trials = plan::plan(&spec);
     let (mut store, existing) = match &args.resume {
         Some(dir) => store::Store::resume(dir, &spec)?,
-        None => {
-            let dir = args
-                .results
-                .clone()
-                .unwrap_or_else(|| default_results_dir(&spec.name));
-            (store::Store::create(&dir, &spec, &original)?, Vec::new())
-        }
+        None => (
+            store::Store::create(&results_dir, &spec, &original)?,
+            Vec::new(),
+        ),
     };
     let dir = store.dir().to_path_buf();
     if !args.quiet {
@@ -883,10 +886,14 @@ fn cmd_cleanup(work_dirs: Vec<PathBuf>, dry_run: bool) -> Result<ExitCode> {
     for live in &report.skipped_live {
         outln!("left alone (a running jbench holds it): {}", live.display());
     }
+    for (dir, why) in &report.skipped_untrusted {
+        outln!("skipped (not trusted): {}: {why}", dir.display());
+    }
     for e in &report.errors {
         eprintln!("jbench: cleanup: {e}");
     }
-    if report.released.is_empty() && report.errors.is_empty() {
+    if report.released.is_empty() && report.errors.is_empty() && report.skipped_untrusted.is_empty()
+    {
         outln!("nothing to clean up");
     }
     Ok(if report.is_clean() {

@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::config::Placement;
 use crate::rig::cmd;
 use crate::safety;
 use crate::spec::Spec;
+use crate::trust;
 use crate::units::format_size;
 
 pub const TOOLS: [&str; 7] = [
@@ -36,6 +37,7 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
             missing.join(", ")
         );
     }
+    check_dirs_trusted(spec)?;
     for d in destroy {
         let named = spec
             .configs
@@ -108,6 +110,53 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
     check_work_dir_space(spec)?;
     warnings.extend(crate::plan::size_warnings(spec));
     Ok(warnings)
+}
+
+/// The directories a run writes images and session directories in, each with the spec
+/// key that names it: `work_dir`, and `second_disk_dir` / `ramdisk_dir` of the
+/// configurations that put their journal there.
+pub fn spec_dirs(spec: &Spec) -> Vec<(&'static str, PathBuf)> {
+    let mut dirs = vec![("work_dir", spec.work_dir.clone())];
+    for c in &spec.configs {
+        let used = match c.placement {
+            Placement::SecondDisk => c
+                .second_disk_dir
+                .clone()
+                .map(|d| ("journal.second_disk_dir", d)),
+            Placement::Ramdisk => Some(("journal.ramdisk_dir", c.ramdisk_dir.clone())),
+            _ => None,
+        };
+        if let Some(d) = used.filter(|d| !dirs.contains(d)) {
+            dirs.push(d);
+        }
+    }
+    dirs
+}
+
+/// Every directory the run writes in, and its ancestors, must be one no other user can
+/// tamper with (see [`trust`]); checked before anything is created.
+pub fn check_dirs_trusted(spec: &Spec) -> Result<()> {
+    for (key, dir) in spec_dirs(spec) {
+        trust::check_trusted_parent(&dir)
+            .with_context(|| format!("{key} {} cannot be trusted", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// The results directory (new, `--results` or `--resume`) and its ancestors, likewise.
+pub fn check_results_dir_trusted(dir: &Path) -> Result<()> {
+    trust::check_trusted_parent(dir)
+        .with_context(|| format!("results directory {} cannot be trusted", dir.display()))
+}
+
+/// Creates the directories of [`spec_dirs`] that are missing, 0700, each component
+/// checked after creation; done after every check has passed.
+pub fn create_dirs(spec: &Spec) -> Result<()> {
+    for (key, dir) in spec_dirs(spec) {
+        trust::create_trusted_dir(&dir)
+            .with_context(|| format!("{key} {} cannot be created safely", dir.display()))?;
+    }
+    Ok(())
 }
 
 /// The RAM disk of a `ramdisk` journal is a file of `ramdisk_size` (else the journal's

@@ -33,7 +33,8 @@ impl Store {
                 dir.display()
             );
         }
-        fs::create_dir_all(dir)
+        // 0700 and owned by root: nobody else may swap it for a link between writes.
+        crate::trust::create_trusted_dir(dir)
             .with_context(|| format!("cannot create results directory {}", dir.display()))?;
         write_synced(&dir.join(SPEC), spec.resolved.as_bytes())?;
         write_synced(&dir.join(ORIGINAL), original.as_bytes())?;
@@ -44,6 +45,8 @@ impl Store {
 
     /// Reopens a results directory for `--resume`; the experiment must be the same one.
     pub fn resume(dir: &Path, spec: &Spec) -> Result<(Self, Vec<TrialRecord>)> {
+        crate::trust::check_trusted_dir(dir)
+            .with_context(|| format!("results directory {} cannot be trusted", dir.display()))?;
         let stored = fs::read_to_string(dir.join(SPEC)).with_context(|| {
             format!(
                 "{} is not a jbench results directory (no {SPEC})",

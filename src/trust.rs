@@ -176,7 +176,7 @@ fn check_link(link: &Path, meta: &Metadata) -> Result<()> {
         return Ok(());
     }
     bail!(
-        "{} is a symbolic link owned by {}, who can point it elsewhere at any time; jbench runs as {} and will not follow it. `chown -h {}` it, or name the directory it leads to if that one is trusted.",
+        "{} is a symbolic link owned by {}, who can point it elsewhere at any time; jbench runs as {} and will not follow it. `chown -h {}` it, or choose another directory (the one it leads to, if that one is trusted).",
         link.display(),
         owner(meta.uid()),
         runner_name(),

@@ -13,6 +13,14 @@ use common::*;
 
 const NOBODY: u32 = 65534;
 
+/// The run that makes a session and the cleanup that scans every registered one are
+/// kept apart: a session is briefly marked before it is locked.
+static SESSIONS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn sessions_lock() -> std::sync::MutexGuard<'static, ()> {
+    SESSIONS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn mkdir(p: &Path, mode: u32, uid: u32) {
     fs::create_dir(p).unwrap();
     fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
@@ -201,6 +209,7 @@ fn a_root_sticky_parent_is_fine_and_created_directories_are_0700() {
     if !need_root(test) {
         return;
     }
+    let _serial = sessions_lock();
     let tmp = scratch("trust-sticky-");
     let sticky = tmp.path().join("sticky");
     mkdir(&sticky, 0o1777, 0);
@@ -231,6 +240,7 @@ fn cleanup_skips_a_session_directory_owned_by_another_user_and_says_why() {
     if !need_root("cleanup_skips_a_session_directory_owned_by_another_user_and_says_why") {
         return;
     }
+    let _serial = sessions_lock();
     let tmp = scratch("trust-cleanup-");
     let work = tmp.path().join("work");
     mkdir(&work, 0o755, 0);

@@ -359,6 +359,8 @@ fn cmd_device(cmd: DeviceCmd) -> Result<ExitCode> {
         }
         DeviceCmd::Calibrate(a) => {
             preflight::require_root("jbench device calibrate")?;
+            // Its images are attached and served like a run's: the same trust rules.
+            jbench::trust::create_trusted_dir(&a.work_dir)?;
             let mut params = toml::Table::new();
             for kv in &a.set {
                 let (k, v) = kv

@@ -57,23 +57,33 @@ fn swap_session_dir(image: &Path, victim: &Path) {
     symlink(victim, image).unwrap();
 }
 
-#[test]
-fn a_session_directory_swapped_before_attachment_is_detected_and_nothing_is_formatted() {
-    let test = "a_session_directory_swapped_before_attachment_is_detected_and_nothing_is_formatted";
+/// Provisions a `second-disk` rig whose journal image is in `second_disk_dir` (the
+/// work directory when `None`), swapping the directory of image `which` (0: the file
+/// system's, 1: the journal's) after the images are made; checks that the swap is
+/// caught and nothing is formatted or left behind.
+fn swap_before_attachment(test: &str, second_disk_dir: Option<&str>, which: usize) {
     if !need_root(test) {
         return;
     }
     let _serial = HOOK.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = scratch("swap-");
     let (victim_path, bytes) = victim(tmp.path());
-    let spec = jbench::spec::parse(
-        &tiny_spec(&tmp.path().join("work"), "\"second-disk\"", 1, ""),
-        "test.toml",
-    )
-    .unwrap();
+    let mut text = tiny_spec(&tmp.path().join("work"), "\"second-disk\"", 1, "");
+    if let Some(d) = second_disk_dir {
+        let dir = tmp.path().join(d);
+        fs::create_dir(&dir).unwrap();
+        text = text.replace(
+            "mode = \"ordered\"",
+            &format!(
+                "mode = \"ordered\"\nsecond_disk_dir = \"{}\"",
+                dir.display()
+            ),
+        );
+    }
+    let spec = jbench::spec::parse(&text, "test.toml").unwrap();
     let v = victim_path.clone();
     rig::set_after_images_hook(Some(Box::new(move |images: &[PathBuf]| {
-        swap_session_dir(&images[0], &v);
+        swap_session_dir(&images[which], &v);
     })));
     let result = {
         let mut ws = Workspace::new(&tmp.path().join("work")).unwrap();
@@ -85,6 +95,24 @@ fn a_session_directory_swapped_before_attachment_is_detected_and_nothing_is_form
     assert!(err.contains("refusing"), "{err}");
     assert_untouched(&victim_path, &bytes);
     assert_no_leaks(tmp.path());
+}
+
+#[test]
+fn a_session_directory_swapped_before_attachment_is_detected_and_nothing_is_formatted() {
+    swap_before_attachment(
+        "a_session_directory_swapped_before_attachment_is_detected_and_nothing_is_formatted",
+        None,
+        0,
+    );
+}
+
+#[test]
+fn a_second_disk_session_directory_swapped_before_attachment_is_detected() {
+    swap_before_attachment(
+        "a_second_disk_session_directory_swapped_before_attachment_is_detected",
+        Some("second"),
+        1,
+    );
 }
 
 #[test]

@@ -138,8 +138,7 @@ fn the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes() 
         return;
     }
     let tmp = scratch("emu-log-");
-    let session = tmp.path().join("session");
-    std::fs::create_dir_all(&session).unwrap();
+    let session = jbench::rig::session::SessionDir::create(tmp.path()).unwrap();
     let image = tmp.path().join("disk.img");
     std::fs::File::create(&image)
         .unwrap()
@@ -151,6 +150,7 @@ fn the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes() 
         image: image.clone(),
         model: "ram".into(),
         params: Default::default(),
+        image_id: None,
     }];
     {
         let daemon = DeviceDaemon::start(
@@ -161,9 +161,7 @@ fn the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes() 
             Some(log.clone()),
         )
         .unwrap();
-        let lo =
-            jbench::rig::loopdev::LoopDevice::attach_with(&daemon.disk_file("fs"), 0, None, true)
-                .unwrap();
+        let lo = daemon.attach_disk("fs", 0, None).unwrap();
         let out = std::process::Command::new("mkfs.ext4")
             .args(["-q", "-F", "-b", "4096"])
             .arg(lo.path())
@@ -330,14 +328,14 @@ const TIMED_DISK: u64 = 256 << 20;
 struct TimedHdd {
     lo: jbench::rig::loopdev::LoopDevice,
     daemon: DeviceDaemon,
+    _session: jbench::rig::session::SessionDir,
     tmp: tempfile::TempDir,
 }
 
 impl TimedHdd {
     fn start(prefix: &str) -> Self {
         let tmp = scratch(prefix);
-        let session = tmp.path().join("session");
-        std::fs::create_dir_all(&session).unwrap();
+        let session = jbench::rig::session::SessionDir::create(tmp.path()).unwrap();
         let image = tmp.path().join("hdd.img");
         std::fs::File::create(&image)
             .unwrap()
@@ -348,17 +346,21 @@ impl TimedHdd {
             image,
             model: "hdd-7200".into(),
             params: Default::default(),
+            image_id: None,
         }];
         let daemon =
             DeviceDaemon::start(&session, &disks, &EmulationOptions::default(), vec![], None)
                 .unwrap();
-        let lo =
-            jbench::rig::loopdev::LoopDevice::attach_with(&daemon.disk_file("hdd"), 0, None, true)
-                .unwrap();
+        let lo = daemon.attach_disk("hdd", 0, None).unwrap();
         // Let udev's probe of the new device pass before the model starts counting.
         let _ = std::process::Command::new("udevadm").arg("settle").status();
         daemon.set_timing(true).unwrap();
-        Self { lo, daemon, tmp }
+        Self {
+            lo,
+            daemon,
+            _session: session,
+            tmp,
+        }
     }
 
     fn open(&self) -> std::fs::File {

@@ -22,7 +22,7 @@ use super::host::{self, DeviceDaemon};
 use super::model::{model_by_name, predicted, Kind, Pattern, Prediction, Request, Workload};
 use super::EmulationOptions;
 use crate::rig::image::ImageFile;
-use crate::rig::loopdev::LoopDevice;
+use crate::rig::loopdev::{FileId, LoopDevice};
 use crate::rig::session::SessionDir;
 
 /// What to calibrate and how.
@@ -163,6 +163,7 @@ impl Bench {
     fn start(
         session: &SessionDir,
         images: &[PathBuf; 2],
+        ids: [FileId; 2],
         opts: &CalibrateOptions,
         log: bool,
     ) -> Result<Self> {
@@ -172,12 +173,14 @@ impl Bench {
                 image: images[0].clone(),
                 model: "ram".into(),
                 params: toml::Table::new(),
+                image_id: Some(ids[0]),
             },
             DiskSpec {
                 name: "dut".into(),
                 image: images[1].clone(),
                 model: opts.model.clone(),
                 params: opts.params.clone(),
+                image_id: Some(ids[1]),
             },
         ];
         let cpus = host::split_cpus(&host::allowed_cpus())
@@ -185,14 +188,14 @@ impl Bench {
             .unwrap_or_default();
         let log_path = log.then(|| session.join("calibrate.wlog"));
         let daemon = DeviceDaemon::start(
-            session.path(),
+            session,
             &disks,
             &EmulationOptions::default(),
             cpus,
             log_path,
         )?;
-        let floor = LoopDevice::attach_with(&daemon.disk_file("floor"), 0, None, true)?;
-        let dut = LoopDevice::attach_with(&daemon.disk_file("dut"), 0, None, true)?;
+        let floor = daemon.attach_disk("floor", 0, None)?;
+        let dut = daemon.attach_disk("dut", 0, None)?;
         Ok(Self { daemon, floor, dut })
     }
 
@@ -212,9 +215,10 @@ pub fn calibrate(
     let probe =
         model_by_name(&opts.model, Some(&with_capacity(opts))).map_err(anyhow::Error::msg)?;
     let session = SessionDir::create(&opts.work_dir)?;
-    let floor_img = ImageFile::create(&session.join("floor.img"), FLOOR_DISK)?;
-    let dut_img = ImageFile::create(&session.join("dut.img"), opts.size)?;
+    let floor_img = ImageFile::create(&session, "floor.img", FLOOR_DISK)?;
+    let dut_img = ImageFile::create(&session, "dut.img", opts.size)?;
     let images = [floor_img.path().to_path_buf(), dut_img.path().to_path_buf()];
+    let ids = [FileId::of(floor_img.file())?, FileId::of(dut_img.file())?];
 
     // Pin this thread away from the daemon, as a trial's workload is.
     let restore = match host::split_cpus(&host::allowed_cpus()) {
@@ -222,7 +226,7 @@ pub fn calibrate(
         None => None,
     };
     let result = (|| {
-        let bench = Bench::start(&session, &images, opts, false)?;
+        let bench = Bench::start(&session, &images, ids, opts, false)?;
         bench.daemon.set_timing(true)?;
         // Holes of a sparse image are slow to read the first time (the host fills its
         // page cache with zeros); a real disk has no such first-read cost.
@@ -302,7 +306,7 @@ pub fn calibrate(
 
         let mut log_bytes = None;
         if opts.write_log {
-            let bench = Bench::start(&session, &images, opts, true)?;
+            let bench = Bench::start(&session, &images, ids, opts, true)?;
             for (pattern, row) in Pattern::ALL.into_iter().zip(rows.iter_mut()) {
                 let w = Workload {
                     requests: row.requests,

@@ -15,7 +15,9 @@ use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, HashMap};
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{below_floor, model_by_name, DeviceModel, Request, Service, FUSE_FLOOR};
 use super::writelog::{LogDisk, LogHeader, LogWriter, RecordKind, NO_DISK};
+use crate::rig::loopdev::FileId;
 
 /// Name of the file a control command is written to.
 pub const CONTROL_FILE: &str = ".control";
@@ -56,6 +59,9 @@ pub struct DiskSpec {
     /// Overrides of the model's defaults.
     #[serde(default)]
     pub params: toml::Table,
+    /// The image jbench created; the daemon refuses to serve any other file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<FileId>,
 }
 
 /// What the rig hands the daemon, as a JSON file.
@@ -147,8 +153,22 @@ impl Disk {
         let image = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&spec.image)
             .with_context(|| format!("cannot open disk image {}", spec.image.display()))?;
+        if let Some(want) = spec.image_id {
+            let got = FileId::of(&image)?;
+            if got != want {
+                bail!(
+                    "disk image {} is inode {} on dev {}, not the image jbench created (inode {} on dev {}): the session directory was changed while jbench worked; refusing to serve it",
+                    spec.image.display(),
+                    got.ino,
+                    got.dev,
+                    want.ino,
+                    want.dev
+                );
+            }
+        }
         let size = image.metadata()?.len();
         if size == 0 || size % 4096 != 0 {
             bail!(
@@ -813,11 +833,39 @@ impl Filesystem for EmuFs {
     }
 }
 
+/// The daemon's configuration: `path`, opened without following a symbolic link. When
+/// standard input is a regular file (the rig hands the daemon the file it wrote), the
+/// two must be the same file, so a path swapped since is refused.
+fn read_config(path: &Path) -> Result<String> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("cannot read daemon config {}", path.display()))?;
+    let stdin = File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    if stdin.metadata().is_ok_and(|m| m.is_file()) {
+        let (named, given) = (FileId::of(&file)?, FileId::of(&stdin)?);
+        if named != given {
+            bail!(
+                "daemon config {} is inode {} on dev {}, not the file jbench wrote (inode {} on dev {}): the session directory was changed; refusing to start",
+                path.display(),
+                named.ino,
+                named.dev,
+                given.ino,
+                given.dev
+            );
+        }
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .with_context(|| format!("cannot read daemon config {}", path.display()))?;
+    Ok(text)
+}
+
 /// `jbench device-daemon CONFIG`: serve until SIGTERM (or until the file system is
 /// unmounted), then flush the write log and exit.
 pub fn run(config_path: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(config_path)
-        .with_context(|| format!("cannot read daemon config {}", config_path.display()))?;
+    let text = read_config(config_path)?;
     let config: DaemonConfig = serde_json::from_str(&text)
         .with_context(|| format!("bad daemon config {}", config_path.display()))?;
     if config.disks.is_empty() || config.disks.len() > 64 {
@@ -915,12 +963,16 @@ pub fn run(config_path: &Path) -> Result<()> {
         .spawn(move || session.run())?;
 
     let tmp = config.ready_file.with_extension("tmp");
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec(&Ready {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(0o600)
+        .open(&tmp)
+        .with_context(|| format!("cannot create {}", tmp.display()))?
+        .write_all(&serde_json::to_vec(&Ready {
             pid: std::process::id(),
-        })?,
-    )?;
+        })?)?;
     std::fs::rename(&tmp, &config.ready_file)?;
 
     while !term.load(Ordering::Relaxed) && !serving.is_finished() {

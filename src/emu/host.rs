@@ -11,8 +11,8 @@
 //! system.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::MetadataExt;
+use std::io::{Read, Seek, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -28,6 +28,8 @@ use super::daemon::{
     DaemonConfig, DaemonStats, DiskSpec, DiskStats, Ready, CONTROL_FILE, STATS_FILE,
 };
 use super::EmulationOptions;
+use crate::rig::loopdev::{FileId, LoopDevice};
+use crate::rig::session::SessionDir;
 use crate::rig::{cmd, mounts};
 
 /// Where the FUSE control file system lives.
@@ -36,6 +38,51 @@ pub const FUSECTL: &str = "/sys/fs/fuse/connections";
 pub const PID_FILE: &str = "device-daemon.pid";
 /// The daemon's mount point inside a session directory.
 pub const MOUNT_DIR: &str = "emu";
+/// The daemon's configuration, in a session directory.
+pub const CONFIG_FILE: &str = "device-daemon.json";
+/// The daemon's standard error, in a session directory.
+pub const LOG_FILE: &str = "device-daemon.log";
+
+/// Creates `name` afresh in the session directory (a previous trial's daemon may have
+/// left one): removed, then created with `O_EXCL|O_NOFOLLOW`.
+fn fresh_file(session: &SessionDir, name: &str) -> Result<File> {
+    remove_at(session, name)?;
+    session.create_file(name)
+}
+
+fn remove_at(session: &SessionDir, name: &str) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    match nix::unistd::unlinkat(
+        Some(session.dir_fd().as_raw_fd()),
+        name,
+        nix::unistd::UnlinkatFlags::NoRemoveDir,
+    ) {
+        Ok(()) | Err(nix::errno::Errno::ENOENT) => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", session.join(name).display())),
+    }
+}
+
+/// Makes directory `name` (0700) in the session directory; one already there (a
+/// previous trial's mount point) must be a directory, not a symbolic link.
+fn make_dir_at(session: &SessionDir, name: &str) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let dir = session.dir_fd().as_raw_fd();
+    match nix::sys::stat::mkdirat(Some(dir), name, nix::sys::stat::Mode::S_IRWXU) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::EEXIST) => {
+            let st =
+                nix::sys::stat::fstatat(Some(dir), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)?;
+            if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+                bail!(
+                    "{} is not a directory; refusing to mount the device daemon there",
+                    session.join(name).display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot create {}", session.join(name).display())),
+    }
+}
 
 /// What a trial on emulated disks records (`emulation` in trials.jsonl).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -139,19 +186,21 @@ pub struct DeviceDaemon {
 }
 
 impl DeviceDaemon {
-    /// Starts a daemon serving `disks` on `session_dir/emu`, and waits until it serves.
+    /// Starts a daemon serving `disks` on `session/emu`, and waits until it serves.
+    /// Its files are created in the session directory as it was created (never through
+    /// a symbolic link); the daemon gets the configuration as its standard input too,
+    /// and checks that the file it was named is that one.
     pub fn start(
-        session_dir: &Path,
+        session: &SessionDir,
         disks: &[DiskSpec],
         opts: &EmulationOptions,
         cpus: Vec<usize>,
         write_log: Option<PathBuf>,
     ) -> Result<Self> {
-        let mountpoint = session_dir.join(MOUNT_DIR);
-        std::fs::create_dir_all(&mountpoint)
-            .with_context(|| format!("cannot create {}", mountpoint.display()))?;
-        let ready_file = session_dir.join("device-daemon.ready");
-        let _ = std::fs::remove_file(&ready_file);
+        let mountpoint = session.join(MOUNT_DIR);
+        make_dir_at(session, MOUNT_DIR)?;
+        let ready_file = session.join("device-daemon.ready");
+        remove_at(session, "device-daemon.ready")?;
         let config = DaemonConfig {
             mountpoint: mountpoint.clone(),
             disks: disks.to_vec(),
@@ -159,15 +208,17 @@ impl DeviceDaemon {
             cpus: cpus.clone(),
             ready_file: ready_file.clone(),
         };
-        let config_path = session_dir.join("device-daemon.json");
-        std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
-        let stderr = session_dir.join("device-daemon.log");
-        let err_file = File::create(&stderr)?;
+        let config_path = session.join(CONFIG_FILE);
+        let mut config_file = fresh_file(session, CONFIG_FILE)?;
+        config_file.write_all(&serde_json::to_vec_pretty(&config)?)?;
+        config_file.rewind()?;
+        let stderr = session.join(LOG_FILE);
+        let err_file = fresh_file(session, LOG_FILE)?;
         let bin = daemon_binary()?;
         let child = Command::new(&bin)
             .arg("device-daemon")
             .arg(&config_path)
-            .stdin(Stdio::null())
+            .stdin(config_file)
             .stdout(Stdio::null())
             .stderr(err_file)
             // Its own process group: Ctrl-C reaches jbench, which stops the daemon last.
@@ -175,8 +226,8 @@ impl DeviceDaemon {
             .spawn()
             .with_context(|| format!("cannot start the device daemon {}", bin.display()))?;
         let pid = child.id();
-        let pid_file = session_dir.join(PID_FILE);
-        std::fs::write(&pid_file, format!("{pid}\n"))?;
+        let pid_file = session.join(PID_FILE);
+        fresh_file(session, PID_FILE)?.write_all(format!("{pid}\n").as_bytes())?;
         let mut d = DeviceDaemon {
             child: Some(child),
             pid,
@@ -280,6 +331,30 @@ impl DeviceDaemon {
                 }
             })
             .ok();
+    }
+
+    /// Attaches a loop device (direct I/O, 4 KiB sectors) to the daemon's file for disk
+    /// `name`, opened without following a symbolic link and checked to be the file
+    /// that was attached.
+    pub fn attach_disk(&self, name: &str, offset: u64, size: Option<u64>) -> Result<LoopDevice> {
+        let path = self.disk_file(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .with_context(|| format!("cannot open the emulated disk {}", path.display()))?;
+        let on_fuse = std::fs::metadata(&self.mountpoint)?.dev();
+        let id = FileId::of(&file)?;
+        if id.dev != on_fuse {
+            bail!(
+                "{} is not on the device daemon's file system (device {} instead of {}); refusing to attach it",
+                path.display(),
+                id.dev,
+                on_fuse
+            );
+        }
+        LoopDevice::attach_with(&file, &path, offset, size, true)
     }
 
     /// The file under the mount point that serves disk `name`.

@@ -1,12 +1,14 @@
-//! Sparse image files, removed on drop.
+//! Sparse image files, created through the session directory's descriptor and removed
+//! on drop.
 
-use std::fs::{self, OpenOptions};
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use crate::rig::mounts::{self, MountEntry};
-use crate::rig::session;
+use crate::rig::session::{self, SessionDir};
 
 /// Refuses an image whose directory lies on a file system jbench itself is testing
 /// (mounted inside a session directory) or serving (the device daemon's FUSE mount):
@@ -46,37 +48,65 @@ pub fn backing_dir_problem(
     None
 }
 
+/// An image file jbench created, with the descriptor it was created through: the
+/// loop device is attached to that very file (see [`crate::rig::loopdev`]), not to
+/// whatever its path names later.
 #[derive(Debug)]
 pub struct ImageFile {
     path: PathBuf,
+    name: String,
+    /// The directory the image was created in, to remove it from there.
+    dir: OwnedFd,
+    file: File,
     released: bool,
 }
 
 impl ImageFile {
-    /// Creates a sparse file of `size` bytes; refuses to reuse an existing one.
-    pub fn create(path: &Path, size: u64) -> Result<Self> {
-        check_backing_dir(path)?;
-        let f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| format!("cannot create image {}", path.display()))?;
-        f.set_len(size)
-            .with_context(|| format!("cannot size image {} to {size} bytes", path.display()))?;
-        Ok(Self {
-            path: path.to_path_buf(),
+    /// Creates sparse image `name` of `size` bytes in session directory `dir`;
+    /// refuses to reuse an existing file or to follow a symbolic link.
+    pub fn create(dir: &SessionDir, name: &str, size: u64) -> Result<Self> {
+        let path = dir.join(name);
+        check_backing_dir(&path)?;
+        let file = dir.create_file(name)?;
+        let image = Self {
+            path,
+            name: name.to_string(),
+            dir: dir.dir_fd().try_clone_to_owned()?,
+            file,
             released: false,
-        })
+        };
+        image.file.set_len(size).with_context(|| {
+            format!("cannot size image {} to {size} bytes", image.path.display())
+        })?;
+        Ok(image)
     }
 
-    /// Removes the file; a file already gone is fine.
+    /// Like [`Self::create`], with every byte allocated (on tmpfs: the memory taken
+    /// now, not as the journal fills).
+    pub fn create_allocated(dir: &SessionDir, name: &str, size: u64) -> Result<Self> {
+        let image = Self::create(dir, name, size)?;
+        nix::fcntl::fallocate(
+            image.file.as_raw_fd(),
+            nix::fcntl::FallocateFlags::empty(),
+            0,
+            size as i64,
+        )
+        .with_context(|| format!("cannot allocate {size} bytes for {}", image.path.display()))?;
+        Ok(image)
+    }
+
+    /// Removes the file from the directory it was created in; a file already gone is
+    /// fine.
     pub fn release(&mut self) -> Result<()> {
         if self.released {
             return Ok(());
         }
-        match fs::remove_file(&self.path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        match nix::unistd::unlinkat(
+            Some(self.dir.as_raw_fd()),
+            self.name.as_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        ) {
+            Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
             Err(e) => {
                 return Err(e)
                     .with_context(|| format!("cannot remove image {}", self.path.display()))
@@ -86,26 +116,13 @@ impl ImageFile {
         Ok(())
     }
 
-    /// Like [`Self::create`], with every byte allocated (on tmpfs: the memory taken
-    /// now, not as the journal fills).
-    pub fn create_allocated(path: &Path, size: u64) -> Result<Self> {
-        let image = Self::create(path, size)?;
-        let f = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .with_context(|| format!("cannot open image {}", path.display()))?;
-        nix::fcntl::fallocate(
-            std::os::fd::AsRawFd::as_raw_fd(&f),
-            nix::fcntl::FallocateFlags::empty(),
-            0,
-            size as i64,
-        )
-        .with_context(|| format!("cannot allocate {size} bytes for {}", path.display()))?;
-        Ok(image)
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The open image, as created.
+    pub fn file(&self) -> &File {
+        &self.file
     }
 }
 

@@ -1,12 +1,40 @@
 //! Loop devices over image files, attached with `losetup -f --show` and detached on
 //! drop. Only devices this process attached are ever detached.
+//!
+//! A loop device is attached to an open file, not to a path: losetup gets
+//! `/proc/self/fd/N` of jbench's descriptor, and the kernel's record of the backing
+//! file (`LOOP_GET_STATUS64`) is then checked against that descriptor's device and
+//! inode. The kernel records the real path of the opened file, so `losetup -a`,
+//! sysfs and `jbench cleanup` still see the image's path.
 
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
 
 use crate::rig::cmd;
+
+/// Which file: device and inode numbers, as `stat` gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl FileId {
+    pub fn of(file: &File) -> Result<Self> {
+        let st = nix::sys::stat::fstat(file.as_raw_fd()).context("cannot stat an open file")?;
+        Ok(Self {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+        })
+    }
+}
 
 #[derive(Debug)]
 pub struct LoopDevice {
@@ -16,37 +44,88 @@ pub struct LoopDevice {
 }
 
 impl LoopDevice {
-    /// Attaches `file` from `offset` for `size` bytes (the whole file when `None`).
-    pub fn attach(file: &Path, offset: u64, size: Option<u64>) -> Result<Self> {
-        Self::attach_with(file, offset, size, false)
+    /// Attaches open `file` (known to the user as `shown`) from `offset` for `size`
+    /// bytes (the whole file when `None`).
+    pub fn attach(file: &File, shown: &Path, offset: u64, size: Option<u64>) -> Result<Self> {
+        Self::attach_with(file, shown, offset, size, false)
     }
 
     /// Like [`Self::attach`]; with `direct`, the loop device does direct I/O on its
     /// file and has 4096-byte sectors, so every request reaches the file's owner (the
     /// device daemon of an emulated disk) instead of being served by the page cache.
-    pub fn attach_with(file: &Path, offset: u64, size: Option<u64>, direct: bool) -> Result<Self> {
-        let offset_s = offset.to_string();
-        let size_s = size.map(|s| s.to_string());
-        let file_s = file.to_string_lossy();
-        let mut args = vec!["-f", "--show", "--offset", offset_s.as_str()];
-        if let Some(s) = &size_s {
-            args.extend(["--sizelimit", s.as_str()]);
+    pub fn attach_with(
+        file: &File,
+        shown: &Path,
+        offset: u64,
+        size: Option<u64>,
+        direct: bool,
+    ) -> Result<Self> {
+        Self::attach_expecting(file, FileId::of(file)?, shown, offset, size, direct)
+    }
+
+    /// Attaches `file` through its descriptor (`losetup /proc/self/fd/N`), then checks
+    /// that the kernel's loop device is backed by file `expected`, detaching it and
+    /// refusing otherwise: what is formatted next must be what jbench created, even if
+    /// the directory it was created in was swapped in the meantime.
+    pub fn attach_expecting(
+        file: &File,
+        expected: FileId,
+        shown: &Path,
+        offset: u64,
+        size: Option<u64>,
+        direct: bool,
+    ) -> Result<Self> {
+        let mut args = vec![
+            "-f".to_string(),
+            "--show".into(),
+            "--offset".into(),
+            offset.to_string(),
+        ];
+        if let Some(s) = size {
+            args.extend(["--sizelimit".into(), s.to_string()]);
         }
         if direct {
-            args.extend(["--direct-io=on", "--sector-size", "4096"]);
+            args.extend([
+                "--direct-io=on".into(),
+                "--sector-size".into(),
+                "4096".into(),
+            ]);
         }
-        args.push(&file_s);
-        let out = cmd::run("losetup", &args)
-            .with_context(|| format!("cannot attach a loop device to {}", file.display()))?;
-        let name = out.trim();
+        let name = losetup_fd(file.as_raw_fd(), &args)
+            .with_context(|| format!("cannot attach a loop device to {}", shown.display()))?;
         if !name.starts_with("/dev/loop") {
             anyhow::bail!("losetup printed `{name}` instead of a loop device");
         }
-        Ok(Self {
-            device: PathBuf::from(name),
-            backing: file.to_path_buf(),
+        let device = PathBuf::from(name);
+        let backing = backing_file(&device).unwrap_or_else(|| shown.to_path_buf());
+        let lo = Self {
+            device,
+            backing,
             released: false,
-        })
+        };
+        // On a mismatch `lo` is dropped, which detaches it.
+        lo.check_backed_by(expected, shown)?;
+        Ok(lo)
+    }
+
+    /// Fails unless the loop device's backing file is `expected`.
+    fn check_backed_by(&self, expected: FileId, shown: &Path) -> Result<()> {
+        let got = loop_backing_id(&self.device)?;
+        if got != expected {
+            anyhow::bail!(
+                "loop device {} is backed by inode {} on dev {} ({}), not by the image jbench \
+                 created (inode {} on dev {}, {}): the session directory was changed while \
+                 jbench worked; refusing to format it",
+                self.device.display(),
+                got.ino,
+                got.dev,
+                self.backing.display(),
+                expected.ino,
+                expected.dev,
+                shown.display()
+            );
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -133,4 +212,77 @@ pub fn attached() -> Vec<(PathBuf, PathBuf)> {
         .collect();
     out.sort();
     out
+}
+
+/// Runs `losetup ARGS /proc/self/fd/FD` with descriptor `fd` inherited, and returns what
+/// it printed (the device). `fd` keeps its number in the child; only its close-on-exec
+/// flag is cleared there, so jbench's own descriptor is untouched.
+fn losetup_fd(fd: RawFd, args: &[String]) -> Result<String> {
+    let mut command = Command::new("losetup");
+    command
+        .args(args)
+        .arg(format!("/proc/self/fd/{fd}"))
+        .stdin(Stdio::null())
+        // As in `cmd`: a Ctrl-C must not kill losetup half-way.
+        .process_group(0);
+    // SAFETY: between fork and exec only async-signal-safe fcntl calls are made.
+    unsafe {
+        command.pre_exec(move || {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = command
+        .output()
+        .context("cannot start `losetup`; is it installed? (Debian: mount, util-linux)")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "`losetup {} /proc/self/fd/{fd}` failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `struct loop_info64` of <linux/loop.h>.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+
+/// The device and inode of the file behind loop device `device`, as the kernel has it.
+pub fn loop_backing_id(device: &Path) -> Result<FileId> {
+    let dev = File::open(device).with_context(|| format!("cannot open {}", device.display()))?;
+    // SAFETY: an all-zero loop_info64 is valid; the ioctl fills it.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 into the buffer given.
+    let rc = unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("cannot read the status of {}", device.display()));
+    }
+    // The kernel encodes lo_device as stat encodes st_dev (new_encode_dev).
+    Ok(FileId {
+        dev: info.lo_device,
+        ino: info.lo_inode,
+    })
 }

@@ -50,6 +50,14 @@ impl Workspace {
         })
     }
 
+    /// Fails unless every session directory is still the one jbench created.
+    pub fn check_unchanged(&self) -> Result<()> {
+        self.main.check_unchanged()?;
+        self.others
+            .values()
+            .try_for_each(SessionDir::check_unchanged)
+    }
+
     /// The session directory inside `parent`, made on first use.
     fn dir_in(&mut self, parent: &Path) -> Result<&SessionDir> {
         if !self.others.contains_key(parent) {
@@ -252,10 +260,14 @@ pub fn provision_with(
     let mut disks = Disks::default();
     prepare_fs_device(config, ws, destroy, &mut rig, &mut disks)?;
     prepare_journal_device(config, ws, destroy, &mut rig, &mut disks)?;
+    run_after_images_hook(&disks);
+    ws.check_unchanged()?;
     attach_regions(ws, &mut rig, &disks, emu)?;
 
     make_file_system(config, &rig.fs_device, rig.journal_device.as_deref())?;
     let options = mount_options(config, rig.journal_device.as_deref());
+    // The mount point is made and mounted on by path, inside the session directory.
+    ws.check_unchanged()?;
     let mount = Mount::new(
         &rig.fs_device,
         &mount_point,
@@ -330,11 +342,34 @@ fn mount_options(config: &Config, journal: Option<&Path>) -> String {
     opts.join(",")
 }
 
+/// A hook run after the images are created and before anything is attached to them.
+#[doc(hidden)]
+pub type AfterImagesHook = Box<dyn Fn(&[PathBuf]) + Send + Sync>;
+
+static AFTER_IMAGES: std::sync::Mutex<Option<AfterImagesHook>> = std::sync::Mutex::new(None);
+
+/// For tests of what happens when someone changes a session directory between image
+/// creation and attachment: `hook` gets the image paths at that moment.
+#[doc(hidden)]
+pub fn set_after_images_hook(hook: Option<AfterImagesHook>) {
+    *AFTER_IMAGES.lock().unwrap_or_else(|p| p.into_inner()) = hook;
+}
+
+fn run_after_images_hook(disks: &Disks) {
+    let hook = AFTER_IMAGES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(h) = hook.as_ref() {
+        let paths: Vec<PathBuf> = disks.images.iter().map(|d| d.path.clone()).collect();
+        h(&paths);
+    }
+}
+
 /// An image file a device is made from, possibly served as an emulated disk.
 struct ImageDisk {
     /// `fs` or `journal`: the daemon's file name.
     name: &'static str,
     path: PathBuf,
+    /// The image as created; loop devices and the daemon are given this file.
+    file: std::fs::File,
     model: Option<DeviceModelSpec>,
 }
 
@@ -381,12 +416,14 @@ fn prepare_fs_device(
     }
     let same_disk = config.placement == Placement::SameDisk;
     let image_size = config.fs_size + if same_disk { config.journal_size } else { 0 };
-    let image = ImageFile::create(&ws.main.join("disk.img"), image_size)?;
+    let image = ImageFile::create(&ws.main, "disk.img", image_size)?;
     let path = image.path().to_path_buf();
+    let file = image.file().try_clone()?;
     rig.push(Guard::Image(image));
     let disk = disks.add(ImageDisk {
         name: "fs",
         path: path.clone(),
+        file,
         model: config.fs_model.clone(),
     });
     disks.regions.push(Region {
@@ -418,18 +455,21 @@ fn prepare_journal_device(
     disks: &mut Disks,
 ) -> Result<()> {
     let size = config.journal_size;
-    let mut image_journal = |rig: &mut Rig, path: PathBuf, total: Option<u64>| -> Result<()> {
+    let mut image_journal = |rig: &mut Rig, dir: &SessionDir, name: &str, total: Option<u64>| {
         let image = match total {
-            None => ImageFile::create(&path, size)?,
+            None => ImageFile::create(dir, name, size)?,
             Some(t) => {
                 rig.layout.ramdisk_bytes = Some(t);
-                ImageFile::create_allocated(&path, t)?
+                ImageFile::create_allocated(dir, name, t)?
             }
         };
+        let path = image.path().to_path_buf();
+        let file = image.file().try_clone()?;
         rig.push(Guard::Image(image));
         let disk = disks.add(ImageDisk {
             name: "journal",
             path,
+            file,
             model: config.journal_model.clone(),
         });
         disks.regions.push(Region {
@@ -444,19 +484,19 @@ fn prepare_journal_device(
         Placement::None | Placement::Internal | Placement::SameDisk => Ok(()),
         Placement::SecondDisk => {
             let dir = match &config.second_disk_dir {
-                Some(d) => ws.dir_in(d)?.path().to_path_buf(),
-                None => ws.main.path().to_path_buf(),
+                Some(d) => ws.dir_in(d)?,
+                None => &ws.main,
             };
-            image_journal(rig, dir.join("journal.img"), None)
+            image_journal(rig, dir, "journal.img", None)
         }
         Placement::Ramdisk => {
-            let dir = ws.dir_in(&config.ramdisk_dir)?.path().to_path_buf();
+            let dir = ws.dir_in(&config.ramdisk_dir)?;
             // Study 3's method: one RAM disk of a fixed size, fully allocated, with the
             // journal on its first `size` bytes, so every journal size takes the same
             // memory from the page cache.
             match config.ramdisk_size {
-                None => image_journal(rig, dir.join("journal.img"), None),
-                Some(total) => image_journal(rig, dir.join("ramdisk.img"), Some(total)),
+                None => image_journal(rig, dir, "journal.img", None),
+                Some(total) => image_journal(rig, dir, "ramdisk.img", Some(total)),
             }
         }
         Placement::Zram => {
@@ -497,14 +537,15 @@ fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSet
             .iter()
             .map(|d| {
                 let m = d.model.as_ref().expect("filtered");
-                DiskSpec {
+                Ok(DiskSpec {
                     name: d.name.to_string(),
                     image: d.path.clone(),
                     model: m.model.clone(),
                     params: m.params.clone(),
-                }
+                    image_id: Some(loopdev::FileId::of(&d.file)?),
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let cpus = if emu.options.pin_cpus {
             host::split_cpus(&host::allowed_cpus())
                 .map(|(daemon, _)| daemon)
@@ -513,7 +554,7 @@ fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSet
             Vec::new()
         };
         let log = emu.write_log.clone().filter(|_| emu.options.write_log);
-        let daemon = DeviceDaemon::start(ws.main.path(), &specs, &emu.options, cpus, log)?;
+        let daemon = DeviceDaemon::start(&ws.main, &specs, &emu.options, cpus, log)?;
         rig.layout.device_daemon_pid = Some(daemon.pid());
         for d in &emulated {
             let m = d.model.as_ref().expect("filtered");
@@ -529,11 +570,10 @@ fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSet
     }
     for r in &disks.regions {
         let disk = &disks.images[r.disk];
-        let (file, direct) = match (&disk.model, rig.daemon()) {
-            (Some(_), Some(d)) => (d.disk_file(disk.name), true),
-            _ => (disk.path.clone(), false),
+        let lo = match (&disk.model, rig.daemon()) {
+            (Some(_), Some(d)) => d.attach_disk(disk.name, r.offset, Some(r.size))?,
+            _ => LoopDevice::attach(&disk.file, &disk.path, r.offset, Some(r.size))?,
         };
-        let lo = LoopDevice::attach_with(&file, r.offset, Some(r.size), direct)?;
         let dev = lo.path().to_path_buf();
         rig.push(Guard::Loop(lo));
         match r.role {

@@ -2,12 +2,15 @@
 //! (images, mount points, a ledger of zram devices), marked and locked so that
 //! `jbench cleanup` can tell a killed run's leftovers from a live run's resources.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use nix::fcntl::{openat, OFlag};
+use nix::sys::stat::{fstat, Mode};
 
 /// Marker file in every session directory; a live session holds an exclusive flock on it.
 pub const MARKER: &str = ".jbench-session";
@@ -20,6 +23,9 @@ pub const REGISTRY: &str = "/run/jbench/sessions";
 #[derive(Debug)]
 pub struct SessionDir {
     path: PathBuf,
+    /// The directory jbench created, whatever its path comes to name later: files are
+    /// created relative to it, and [`Self::check_unchanged`] compares the two.
+    dir: OwnedFd,
     registry_entry: PathBuf,
     // Holding the open file keeps the flock; dropping it releases the lock.
     _lock: File,
@@ -36,16 +42,12 @@ impl SessionDir {
                 let name = format!("jbench-{pid}-{n}");
                 (parent.join(&name), name)
             })
-            .find(|(p, _)| fs::create_dir(p).is_ok())
+            .find(|(p, _)| nix::unistd::mkdir(p, Mode::S_IRWXU).is_ok())
             .with_context(|| {
                 format!("cannot create a session directory in {}", parent.display())
             })?;
-        let mut lock = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .open(path.join(MARKER))
-            .with_context(|| format!("cannot create {}", path.join(MARKER).display()))?;
+        let dir = open_own_dir(&path)?;
+        let mut lock = create_at(dir.as_fd(), &path, MARKER)?;
         // SAFETY: flock on a file descriptor we own.
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             anyhow::bail!("cannot lock {}", path.join(MARKER).display());
@@ -57,6 +59,7 @@ impl SessionDir {
         }
         Ok(Self {
             path,
+            dir,
             registry_entry,
             _lock: lock,
         })
@@ -70,29 +73,131 @@ impl SessionDir {
         self.path.join(name)
     }
 
+    /// The session directory as created, for `openat` and friends.
+    pub fn dir_fd(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+
+    /// Creates file `name` in the session directory, read-write, mode 0600; never
+    /// follows a symbolic link and never reuses a file that is already there.
+    pub fn create_file(&self, name: &str) -> Result<File> {
+        create_at(self.dir.as_fd(), &self.path, name)
+    }
+
+    /// Fails unless the session directory's path still names the directory jbench
+    /// created: between two steps someone with write access to its parent could have
+    /// renamed it and put another directory (with symbolic links) in its place.
+    pub fn check_unchanged(&self) -> Result<()> {
+        let made = fstat(self.dir.as_raw_fd())?;
+        let now = fs::symlink_metadata(&self.path).ok();
+        match now {
+            Some(m) if m.dev() == made.st_dev as u64 && m.ino() == made.st_ino as u64 => Ok(()),
+            _ => anyhow::bail!(
+                "the session directory {} was replaced while jbench worked (it was inode {} on \
+                 device {}; the path now names {}); refusing to go on. Someone who can write \
+                 to {} changed it: use a work_dir only root can write to",
+                self.path.display(),
+                made.st_ino,
+                made.st_dev,
+                now.map_or("nothing".to_string(), |m| format!(
+                    "inode {} on device {}",
+                    m.ino(),
+                    m.dev()
+                )),
+                self.path.parent().unwrap_or(&self.path).display()
+            ),
+        }
+    }
+
     /// Records a zram index this session added, before anything else can fail.
     pub fn note_zram(&self, index: u32) -> Result<()> {
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.path.join(ZRAM_LEDGER))?;
+        let fd = openat(
+            Some(self.dir.as_raw_fd()),
+            ZRAM_LEDGER,
+            OFlag::O_CREAT
+                | OFlag::O_APPEND
+                | OFlag::O_WRONLY
+                | OFlag::O_NOFOLLOW
+                | OFlag::O_CLOEXEC,
+            Mode::S_IRUSR | Mode::S_IWUSR,
+        )
+        .with_context(|| format!("cannot open {}", self.join(ZRAM_LEDGER).display()))?;
+        // SAFETY: openat returned a new descriptor that nothing else owns.
+        let mut f = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
         writeln!(f, "{index}")?;
         f.sync_all()?;
         Ok(())
     }
 }
 
+/// Opens the directory jbench just made at `path` and checks that it is what mkdir
+/// made: a directory (not a symbolic link put there since), owned by this user, mode
+/// 0700 (a umask or an ACL default could have changed that).
+fn open_own_dir(path: &Path) -> Result<OwnedFd> {
+    let fd = nix::fcntl::open(
+        path,
+        OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .with_context(|| format!("cannot open the session directory {}", path.display()))?;
+    // SAFETY: open returned a new descriptor that nothing else owns.
+    let dir = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let st = fstat(dir.as_raw_fd())?;
+    let mode = st.st_mode & 0o7777;
+    if mode != 0o700 || st.st_uid != nix::unistd::geteuid().as_raw() {
+        anyhow::bail!(
+            "the session directory {} came out with owner {} and mode {:o}, not this user's \
+             and 0700; refusing to put images in it (check the umask and default ACLs of {})",
+            path.display(),
+            st.st_uid,
+            mode,
+            path.parent().unwrap_or(path).display()
+        );
+    }
+    Ok(dir)
+}
+
+/// Creates `name` relative to directory `dir` (which is `shown` to the user):
+/// `O_CREAT|O_EXCL|O_NOFOLLOW`, read-write, mode 0600.
+pub fn create_at(dir: BorrowedFd<'_>, shown: &Path, name: &str) -> Result<File> {
+    let fd = openat(
+        Some(dir.as_raw_fd()),
+        name,
+        OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_RDWR | OFlag::O_CLOEXEC,
+        Mode::S_IRUSR | Mode::S_IWUSR,
+    )
+    .with_context(|| {
+        format!(
+            "cannot create {} (it must not exist yet, not even as a symbolic link)",
+            shown.join(name).display()
+        )
+    })?;
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 /// Removes `index` from the zram ledger of session directory `dir`.
 pub fn forget_zram(dir: &Path, index: u32) {
-    let ledger = dir.join(ZRAM_LEDGER);
-    {
-        if let Ok(text) = fs::read_to_string(&ledger) {
-            let rest: Vec<&str> = text
-                .lines()
-                .filter(|l| l.trim() != index.to_string())
-                .collect();
-            let _ = fs::write(&ledger, rest.join("\n"));
-        }
+    use std::io::{Read, Seek};
+    use std::os::unix::fs::OpenOptionsExt;
+    // Never through a symbolic link: the ledger is rewritten in place.
+    let Ok(mut f) = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(ZRAM_LEDGER))
+    else {
+        return;
+    };
+    let mut text = String::new();
+    if f.read_to_string(&mut text).is_ok() {
+        let rest: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim() != index.to_string())
+            .collect();
+        let _ = f.set_len(0);
+        let _ = f.rewind();
+        let _ = f.write_all(rest.join("\n").as_bytes());
     }
 }
 
@@ -106,6 +211,12 @@ impl Drop for SessionDir {
                 "jbench: something is still mounted under {}; leaving it for `jbench cleanup`",
                 self.path.display()
             );
+            return;
+        }
+        // Removing by path would remove whatever was put in the directory's place.
+        if let Err(e) = self.check_unchanged() {
+            eprintln!("jbench: {e:#}; not removing it");
+            let _ = fs::remove_file(&self.registry_entry);
             return;
         }
         if let Err(e) = fs::remove_dir_all(&self.path) {

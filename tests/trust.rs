@@ -235,6 +235,37 @@ fn a_root_sticky_parent_is_fine_and_created_directories_are_0700() {
     assert_no_leaks(tmp.path());
 }
 
+/// A work_dir reached through a root's own link is trusted; the trial must then name
+/// its mount point as the kernel does, or verification fails and a loop device leaks.
+#[test]
+fn a_work_dir_through_a_root_owned_link_runs_and_leaves_nothing() {
+    let test = "a_work_dir_through_a_root_owned_link_runs_and_leaves_nothing";
+    if !need_root(test) {
+        return;
+    }
+    let _serial = sessions_lock();
+    let tmp = scratch("trust-rootlink-");
+    let real = tmp.path().join("real");
+    mkdir(&real, 0o700, 0);
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let results = tmp.path().join("results");
+    let out = run(&spec_in(tmp.path(), &link), &results);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(records(&results).len(), 1);
+    assert!(
+        records(&results)[0]["status"] == "ok",
+        "{:?}",
+        records(&results)
+    );
+    assert_no_leaks(tmp.path());
+    assert_no_leaks(&real);
+}
+
 #[test]
 fn cleanup_skips_a_session_directory_owned_by_another_user_and_says_why() {
     if !need_root("cleanup_skips_a_session_directory_owned_by_another_user_and_says_why") {

@@ -36,6 +36,10 @@ impl SessionDir {
     pub fn create(parent: &Path) -> Result<Self> {
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create work directory {}", parent.display()))?;
+        // Mount points, loop backing files and /proc/mounts all speak of real paths: a
+        // work_dir reached through a (trusted) link must be named as the kernel names it.
+        let parent = &fs::canonicalize(parent)
+            .with_context(|| format!("cannot resolve work directory {}", parent.display()))?;
         let pid = std::process::id();
         let (path, name) = (0..1000)
             .map(|n| {

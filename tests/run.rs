@@ -3,8 +3,8 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -192,6 +192,20 @@ fn tiny_run_records_verified_trials_and_reports_them() {
     );
 }
 
+/// `jbench run` of the tiny fdtree spec with a second-disk journal, two repetitions.
+fn run_second_disk_tiny(dir: &Path, name: &str, extra: &str) -> (Output, PathBuf) {
+    let spec = write_spec(dir, name, &tiny_spec(dir, r#"["second-disk"]"#, 2, extra));
+    let results = dir.join("results");
+    let out = jbench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    (out, results)
+}
+
 #[test]
 fn a_failing_workload_is_recorded_and_the_run_goes_on() {
     let test = "a_failing_workload_is_recorded_and_the_run_goes_on";
@@ -200,21 +214,8 @@ fn a_failing_workload_is_recorded_and_the_run_goes_on() {
     }
     let tmp = scratch("fail-");
     // A read-only mount lets provisioning and verification pass; fdtree's first mkdir fails.
-    let body = tiny_spec(
-        tmp.path(),
-        r#"["second-disk"]"#,
-        2,
-        r#"mount_options = [["ro"], []]"#,
-    );
-    let spec = write_spec(tmp.path(), "fail", &body);
-    let results = tmp.path().join("results");
-    let out = jbench()
-        .arg("run")
-        .arg(&spec)
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
+    let (out, results) =
+        run_second_disk_tiny(tmp.path(), "fail", r#"mount_options = [["ro"], []]"#);
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -245,21 +246,7 @@ fn a_run_whose_every_trial_failed_exits_3_and_says_so() {
     }
     let tmp = scratch("allfail-");
     // Every configuration mounts read-only: provisioning passes, every workload fails.
-    let body = tiny_spec(
-        tmp.path(),
-        r#"["second-disk"]"#,
-        2,
-        r#"mount_options = ["ro"]"#,
-    );
-    let spec = write_spec(tmp.path(), "allfail", &body);
-    let results = tmp.path().join("results");
-    let out = jbench()
-        .arg("run")
-        .arg(&spec)
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
+    let (out, results) = run_second_disk_tiny(tmp.path(), "allfail", r#"mount_options = ["ro"]"#);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),

@@ -1,0 +1,282 @@
+//! The raw TOML shape of an experiment file, and readers that name the key and the
+//! expected type when a value has the wrong one.
+
+use super::*;
+
+/// A key that takes one value or a list of them (a factor of the matrix).
+#[derive(Debug, Clone)]
+pub(super) enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T: Clone> OneOrMany<T> {
+    pub(super) fn to_vec(&self) -> Vec<T> {
+        match self {
+            OneOrMany::One(v) => vec![v.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// What a TOML value is, for "expected ...; found a boolean" messages.
+pub(super) fn kind_of(v: &toml::Value) -> &'static str {
+    match v {
+        toml::Value::String(_) => "a string",
+        toml::Value::Integer(_) => "an integer",
+        toml::Value::Float(_) => "a float",
+        toml::Value::Boolean(_) => "a boolean",
+        toml::Value::Datetime(_) => "a date-time",
+        toml::Value::Array(_) => "a list",
+        toml::Value::Table(_) => "a table",
+    }
+}
+
+/// One value of a list-valued key, read from TOML with a message naming what the key
+/// takes (serde's untagged enums only say "did not match any variant").
+pub(super) trait FromToml: Sized {
+    /// What one value is, e.g. `a size such as "16M" or a number of bytes`.
+    const EXPECTED: &'static str;
+    fn from_toml(v: &toml::Value) -> Option<Self>;
+}
+
+impl FromToml for String {
+    const EXPECTED: &'static str = "a string";
+    fn from_toml(v: &toml::Value) -> Option<Self> {
+        v.as_str().map(str::to_string)
+    }
+}
+
+impl FromToml for bool {
+    const EXPECTED: &'static str = "true or false";
+    fn from_toml(v: &toml::Value) -> Option<Self> {
+        v.as_bool()
+    }
+}
+
+impl FromToml for SizeValue {
+    const EXPECTED: &'static str = "a size such as \"16M\" or a number of bytes";
+    fn from_toml(v: &toml::Value) -> Option<Self> {
+        match v {
+            toml::Value::String(t) => Some(SizeValue::Text(t.clone())),
+            toml::Value::Integer(i) => Some(SizeValue::Bytes(*i)),
+            _ => None,
+        }
+    }
+}
+
+impl<'de, T: FromToml> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        let refuse = |found: &toml::Value| {
+            serde::de::Error::custom(format!(
+                "expected {}, or a list of them; found {}",
+                T::EXPECTED,
+                kind_of(found)
+            ))
+        };
+        match &value {
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|v| T::from_toml(v).ok_or_else(|| refuse(v)))
+                .collect::<Result<Vec<T>, D::Error>>()
+                .map(OneOrMany::Many),
+            one => T::from_toml(one)
+                .map(OneOrMany::One)
+                .ok_or_else(|| refuse(one)),
+        }
+    }
+}
+
+/// A size written as a string ("16M") or as a number of bytes (checked later, so a
+/// negative number is refused with the key's range rather than by the TOML reader).
+#[derive(Debug, Clone)]
+pub(super) enum SizeValue {
+    Bytes(i64),
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for SizeValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        SizeValue::from_toml(&value).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "expected {}; found {}",
+                SizeValue::EXPECTED,
+                kind_of(&value)
+            ))
+        })
+    }
+}
+
+/// `mkfs_options = ["-O", "^metadata_csum"]` is one option set;
+/// `mkfs_options = [[], ["-O", "^metadata_csum"]]` makes two configurations.
+#[derive(Debug, Clone)]
+pub(super) enum OptionSets {
+    One(Vec<String>),
+    Many(Vec<Vec<String>>),
+}
+
+impl OptionSets {
+    pub(super) fn to_sets(&self) -> Vec<Vec<String>> {
+        match self {
+            OptionSets::One(v) => vec![v.clone()],
+            OptionSets::Many(v) => v.clone(),
+        }
+    }
+
+    fn strings(items: &[toml::Value]) -> Option<Vec<String>> {
+        items.iter().map(String::from_toml).collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for OptionSets {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        let sets = |items: &[toml::Value]| -> Option<OptionSets> {
+            if items.iter().all(toml::Value::is_array) && !items.is_empty() {
+                let many = items
+                    .iter()
+                    .map(|v| Self::strings(v.as_array()?))
+                    .collect::<Option<Vec<_>>>()?;
+                return Some(OptionSets::Many(many));
+            }
+            Self::strings(items).map(OptionSets::One)
+        };
+        let found = match &value {
+            toml::Value::Array(items) => match sets(items) {
+                Some(s) => return Ok(s),
+                None => "a list holding something other than strings",
+            },
+            other => kind_of(other),
+        };
+        Err(serde::de::Error::custom(format!(
+            "expected a list of option strings such as [\"-O\", \"^metadata_csum\"], or a list of such lists; found {found}"
+        )))
+    }
+}
+
+pub(super) type Key<T> = Option<Spanned<T>>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSpec {
+    pub(super) name: Key<String>,
+    pub(super) repetitions: Key<toml::Value>,
+    pub(super) noise_band: Key<f64>,
+    pub(super) order: Key<String>,
+    pub(super) seed: Key<u64>,
+    pub(super) suspect_below: Key<String>,
+    pub(super) monitor_interval: Key<String>,
+    pub(super) work_dir: Key<String>,
+    pub(super) baseline: Key<String>,
+    #[serde(default)]
+    pub(super) filesystem: RawFilesystem,
+    #[serde(default)]
+    pub(super) journal: RawJournal,
+    pub(super) memory_limit: Key<OneOrMany<SizeValue>>,
+    /// `[models.NAME]`: built-in models with some parameters overridden.
+    #[serde(default)]
+    pub(super) models: BTreeMap<String, Spanned<toml::Table>>,
+    pub(super) emulation: Key<RawEmulation>,
+    #[serde(default)]
+    pub(super) workload: Vec<Spanned<toml::Table>>,
+    #[serde(default)]
+    pub(super) config: Vec<Spanned<RawConfigEntry>>,
+}
+
+/// A `[[config]]` table: overrides of the base sections for one part of the union.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConfigEntry {
+    pub(super) label: Key<String>,
+    #[serde(default)]
+    pub(super) filesystem: RawFilesystem,
+    #[serde(default)]
+    pub(super) journal: RawJournal,
+    pub(super) memory_limit: Key<OneOrMany<SizeValue>>,
+}
+
+/// The `[emulation]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawEmulation {
+    pub(super) write_log: Key<bool>,
+    pub(super) watchdog: Key<String>,
+    pub(super) pin_cpus: Key<bool>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFilesystem {
+    #[serde(rename = "type")]
+    pub(super) fs_type: Key<OneOrMany<String>>,
+    pub(super) size: Key<OneOrMany<SizeValue>>,
+    pub(super) device: Key<OneOrMany<String>>,
+    pub(super) mkfs_options: Key<OptionSets>,
+    pub(super) mount_options: Key<OptionSets>,
+    pub(super) device_model: Key<OneOrMany<String>>,
+}
+
+impl RawFilesystem {
+    pub(super) fn merged_over(&self, base: &RawFilesystem) -> RawFilesystem {
+        RawFilesystem {
+            fs_type: self.fs_type.clone().or_else(|| base.fs_type.clone()),
+            size: self.size.clone().or_else(|| base.size.clone()),
+            device: self.device.clone().or_else(|| base.device.clone()),
+            mkfs_options: self
+                .mkfs_options
+                .clone()
+                .or_else(|| base.mkfs_options.clone()),
+            mount_options: self
+                .mount_options
+                .clone()
+                .or_else(|| base.mount_options.clone()),
+            device_model: self
+                .device_model
+                .clone()
+                .or_else(|| base.device_model.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJournal {
+    pub(super) placement: Key<OneOrMany<String>>,
+    pub(super) size: Key<OneOrMany<SizeValue>>,
+    pub(super) mode: Key<OneOrMany<String>>,
+    pub(super) device: Key<OneOrMany<String>>,
+    pub(super) second_disk_dir: Key<OneOrMany<String>>,
+    pub(super) ramdisk_dir: Key<OneOrMany<String>>,
+    pub(super) ramdisk_size: Key<OneOrMany<SizeValue>>,
+    pub(super) fast_commit: Key<OneOrMany<bool>>,
+    pub(super) commit: Key<OneOrMany<String>>,
+    pub(super) device_model: Key<OneOrMany<String>>,
+}
+
+impl RawJournal {
+    pub(super) fn merged_over(&self, base: &RawJournal) -> RawJournal {
+        let pick = |a: &Key<OneOrMany<String>>, b: &Key<OneOrMany<String>>| {
+            a.clone().or_else(|| b.clone())
+        };
+        RawJournal {
+            placement: pick(&self.placement, &base.placement),
+            size: self.size.clone().or_else(|| base.size.clone()),
+            mode: pick(&self.mode, &base.mode),
+            device: pick(&self.device, &base.device),
+            second_disk_dir: pick(&self.second_disk_dir, &base.second_disk_dir),
+            ramdisk_dir: pick(&self.ramdisk_dir, &base.ramdisk_dir),
+            ramdisk_size: self
+                .ramdisk_size
+                .clone()
+                .or_else(|| base.ramdisk_size.clone()),
+            fast_commit: self
+                .fast_commit
+                .clone()
+                .or_else(|| base.fast_commit.clone()),
+            commit: pick(&self.commit, &base.commit),
+            device_model: pick(&self.device_model, &base.device_model),
+        }
+    }
+}

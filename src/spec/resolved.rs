@@ -1,0 +1,181 @@
+//! The resolved spec: every default made explicit, as stored with the results.
+
+use super::*;
+
+#[derive(Serialize)]
+pub(super) struct Resolved<'a> {
+    name: &'a str,
+    repetitions: toml::Value,
+    noise_band: f64,
+    order: Order,
+    seed: u64,
+    suspect_below: String,
+    monitor_interval: String,
+    work_dir: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<&'a str>,
+    emulation: toml::Table,
+    /// The `[models]` entries the configurations use.
+    #[serde(skip_serializing_if = "toml::Table::is_empty")]
+    models: toml::Table,
+    workload: Vec<toml::Table>,
+    config: Vec<toml::Table>,
+}
+
+/// One configuration as a `[[config]]` table with every key explicit, so the resolved
+/// spec lists exactly the configurations that ran, under their labels.
+pub(super) fn config_table(c: &Config) -> toml::Table {
+    let s = |x: &str| toml::Value::String(x.to_string());
+    let strs = |v: &[String]| toml::Value::Array(v.iter().map(|x| s(x)).collect());
+    let mut fs = toml::Table::new();
+    fs.insert("type".into(), s(c.fs_type.as_str()));
+    fs.insert("size".into(), s(&format_size(c.fs_size)));
+    if let Some(d) = &c.fs_device {
+        fs.insert("device".into(), s(&d.display().to_string()));
+    }
+    fs.insert("mkfs_options".into(), strs(&c.mkfs_options));
+    fs.insert("mount_options".into(), strs(&c.mount_options));
+    if let Some(m) = &c.fs_model {
+        fs.insert("device_model".into(), s(&m.name));
+    }
+    let mut j = toml::Table::new();
+    j.insert("placement".into(), s(c.placement.as_str()));
+    j.insert("size".into(), s(&format_size(c.journal_size)));
+    j.insert("mode".into(), s(c.mode.as_str()));
+    if let Some(d) = &c.journal_device {
+        j.insert("device".into(), s(&d.display().to_string()));
+    }
+    if let Some(d) = &c.second_disk_dir {
+        j.insert("second_disk_dir".into(), s(&d.display().to_string()));
+    }
+    j.insert(
+        "ramdisk_dir".into(),
+        s(&c.ramdisk_dir.display().to_string()),
+    );
+    if let Some(r) = c.ramdisk_size {
+        j.insert("ramdisk_size".into(), s(&format_size(r)));
+    }
+    j.insert("fast_commit".into(), toml::Value::Boolean(c.fast_commit));
+    if let Some(secs) = c.commit_seconds {
+        j.insert("commit".into(), s(&format!("{secs}s")));
+    }
+    // Only where the journal has a disk of its own: an internal or same-disk journal is
+    // on the file system's (emulated) disk.
+    if let Some(m) = &c.journal_model {
+        j.insert("device_model".into(), s(&m.name));
+    }
+    let mut t = toml::Table::new();
+    t.insert("label".into(), s(&c.label));
+    if let Some(m) = c.memory_limit {
+        t.insert("memory_limit".into(), s(&format_size(m)));
+    }
+    t.insert("filesystem".into(), toml::Value::Table(fs));
+    t.insert("journal".into(), toml::Value::Table(j));
+    t
+}
+
+pub(super) fn resolve(spec: &Spec) -> String {
+    let s = |x: &str| toml::Value::String(x.to_string());
+    let config: Vec<toml::Table> = spec.configs.iter().map(config_table).collect();
+    let workload = spec
+        .workloads
+        .iter()
+        .map(|w| {
+            let mut t = toml::Table::new();
+            t.insert("kind".into(), s(w.engine.kind()));
+            t.insert("name".into(), s(&w.name));
+            if w.durable {
+                t.insert("durable".into(), toml::Value::Boolean(true));
+            }
+            if let serde_json::Value::Object(m) = w.engine.params() {
+                for (k, v) in m {
+                    if let Some(v) = json_to_toml(&v) {
+                        t.insert(k, v);
+                    }
+                }
+            }
+            t
+        })
+        .collect();
+    let mut emulation = toml::Table::new();
+    emulation.insert(
+        "write_log".into(),
+        toml::Value::Boolean(spec.emulation.write_log),
+    );
+    emulation.insert(
+        "watchdog".into(),
+        s(&format!("{}s", spec.emulation.watchdog.as_secs_f64())),
+    );
+    emulation.insert(
+        "pin_cpus".into(),
+        toml::Value::Boolean(spec.emulation.pin_cpus),
+    );
+    let mut models = toml::Table::new();
+    for m in spec
+        .configs
+        .iter()
+        .flat_map(|c| [&c.fs_model, &c.journal_model])
+        .flatten()
+    {
+        if crate::emu::MODEL_NAMES.contains(&m.name.as_str()) {
+            continue; // a built-in model used by name
+        }
+        let mut t = m.params.clone();
+        t.insert("model".into(), s(&m.model));
+        models.insert(m.name.clone(), toml::Value::Table(t));
+    }
+    let r = Resolved {
+        name: &spec.name,
+        repetitions: match spec.adaptive {
+            None => toml::Value::Integer(spec.repetitions.into()),
+            Some(a) => {
+                let mut t = toml::Table::new();
+                t.insert("min".into(), toml::Value::Integer(a.min.into()));
+                t.insert("max".into(), toml::Value::Integer(a.max.into()));
+                t.insert("target_cv".into(), toml::Value::Float(a.target_cv));
+                toml::Value::Table(t)
+            }
+        },
+        noise_band: spec.noise_band,
+        order: spec.order,
+        seed: spec.seed,
+        suspect_below: format!("{}s", spec.suspect_below.as_secs_f64()),
+        monitor_interval: match spec.monitor_interval {
+            Some(d) => format!("{}s", d.as_secs_f64()),
+            None => "off".into(),
+        },
+        work_dir: spec.work_dir.display().to_string(),
+        baseline: spec.baseline.as_deref(),
+        emulation,
+        models,
+        workload,
+        config,
+    };
+    let body = toml::to_string_pretty(&r).expect("resolved spec serializes");
+    let labels: Vec<&str> = spec.configs.iter().map(|c| c.label.as_str()).collect();
+    format!(
+        "# Resolved by jbench {}: every default made explicit.\n# Configurations: {}\n{body}",
+        env!("CARGO_PKG_VERSION"),
+        labels.join(" | ")
+    )
+}
+
+/// TOML has no null: absent parameters are left out.
+pub(super) fn json_to_toml(v: &serde_json::Value) -> Option<toml::Value> {
+    use serde_json::Value as J;
+    Some(match v {
+        J::Null => return None,
+        J::Bool(b) => toml::Value::Boolean(*b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None => toml::Value::Float(n.as_f64()?),
+        },
+        J::String(s) => toml::Value::String(s.clone()),
+        J::Array(a) => toml::Value::Array(a.iter().filter_map(json_to_toml).collect()),
+        J::Object(m) => toml::Value::Table(
+            m.iter()
+                .filter_map(|(k, v)| json_to_toml(v).map(|v| (k.clone(), v)))
+                .collect(),
+        ),
+    })
+}

@@ -13,6 +13,7 @@ pub mod config;
 pub mod emu;
 pub mod envinfo;
 pub mod executor;
+pub mod exit;
 pub mod html;
 pub mod interrupt;
 pub mod monitor;

@@ -2,33 +2,23 @@
 //! speed, on real Linux block devices, with fresh file systems per trial and honest
 //! statistics.
 //!
-//! Data flows one way: [`spec`] (experiment file) -> [`plan`] (ordered trials) ->
-//! [`rig`] (devices, mkfs, mount, verification) -> [`workload`] engines ->
-//! [`store`] (results directory) -> [`stats`] -> [`report`].
+//! Data flows one way, and the folders follow it:
+//! [`experiment`] (experiment file, configurations, plan of trials) -> [`run`] (runner,
+//! executor, adaptive rounds) which builds a [`rig`] (devices, mkfs, mount,
+//! verification; emulated disks in [`emu`]) and runs a [`workload`] engine while
+//! [`monitor`] samples -> [`results`] (the results directory) -> [`analysis`]
+//! (statistics, comparisons) -> [`report`] (one exporter per format).
 
-pub mod adaptive;
-pub mod cleanup;
-pub mod compare;
-pub mod config;
+pub mod analysis;
+pub mod cli;
 pub mod emu;
-pub mod envinfo;
-pub mod executor;
-pub mod exit;
-pub mod html;
-pub mod interrupt;
+pub mod experiment;
 pub mod monitor;
-pub mod plan;
-pub mod preflight;
-pub mod presets;
-pub mod record;
 pub mod report;
+pub mod results;
 pub mod rig;
-pub mod runner;
-pub mod safety;
+pub mod run;
 pub mod selftest;
-pub mod spec;
-pub mod stats;
-pub mod store;
 pub mod trust;
 pub mod units;
 pub mod workload;

@@ -7,9 +7,12 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use jbench::exit::{fail, install_panic_hook, is_broken_pipe, write_out, StdoutError};
+use jbench::cli::exit::{fail, install_panic_hook, is_broken_pipe, write_out, StdoutError};
+use jbench::experiment::{plan, spec};
 use jbench::report::{self, Format, ReportOptions};
-use jbench::{cleanup, executor, interrupt, plan, preflight, runner, selftest, spec, store};
+use jbench::results::store;
+use jbench::run::{cleanup, executor, interrupt, preflight, runner};
+use jbench::selftest;
 
 /// `print!` and `println!` that return a write error (through `?`) instead of
 /// panicking, as `print!` does on a closed or full standard output.
@@ -124,10 +127,10 @@ impl SpecSource {
             )),
             (None, name) => {
                 let name = name.as_deref().unwrap_or("quick");
-                let text = jbench::presets::find(name).with_context(|| {
+                let text = jbench::experiment::presets::find(name).with_context(|| {
                     format!(
                         "no preset `{name}` (built in: {})",
-                        jbench::presets::names().join(", ")
+                        jbench::experiment::presets::names().join(", ")
                     )
                 })?;
                 Ok((text.to_string(), format!("preset {name}")))
@@ -496,7 +499,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             target_cv,
             min,
         }) => {
-            out!("{}", jbench::adaptive::replay_dir(&dir, target_cv, min)?);
+            out!(
+                "{}",
+                jbench::run::adaptive::replay_dir(&dir, target_cv, min)?
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Selftest(SelftestCmd::Overhead {
@@ -617,12 +623,12 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
 fn print_run_report(
     dir: &Path,
     spec: &spec::Spec,
-    records: &[jbench::record::TrialRecord],
+    records: &[jbench::results::record::TrialRecord],
     opts: &ReportOptions,
 ) -> Result<()> {
     outln!("{}", report::render(records, opts, Format::Table));
     let html_path = dir.join("report.html");
-    match jbench::html::render_dir(dir, &spec.name, opts)
+    match jbench::report::html::render_dir(dir, &spec.name, opts)
         .and_then(|page| Ok(std::fs::write(&html_path, page)?))
     {
         Ok(()) => outln!("HTML report: {}", html_path.display()),
@@ -639,7 +645,7 @@ fn print_run_report(
 fn run_status(
     args: &RunArgs,
     dir: &Path,
-    records: &[jbench::record::TrialRecord],
+    records: &[jbench::results::record::TrialRecord],
     outcome: &runner::RunOutcome,
 ) -> ExitCode {
     if outcome.interrupted {
@@ -714,7 +720,7 @@ fn cmd_report(args: ReportArgs) -> Result<ExitCode> {
         }
     }
     if let Some(file) = &args.html {
-        let page = jbench::html::render_dir(&args.dir, &spec.name, &opts)?;
+        let page = jbench::report::html::render_dir(&args.dir, &spec.name, &opts)?;
         std::fs::write(file, page).with_context(|| format!("cannot write {}", file.display()))?;
         outln!("HTML report: {}", file.display());
         return Ok(ExitCode::SUCCESS);
@@ -724,7 +730,7 @@ fn cmd_report(args: ReportArgs) -> Result<ExitCode> {
 }
 
 fn cmd_compare(args: CompareArgs) -> Result<ExitCode> {
-    use jbench::compare;
+    use jbench::analysis::compare;
     for d in &args.dirs {
         if !compare::is_results_dir(d) {
             bail!(
@@ -752,7 +758,7 @@ fn cmd_compare(args: CompareArgs) -> Result<ExitCode> {
             })
             .collect();
         let title = format!("compare {}", names.join(" / "));
-        let page = jbench::html::render_page(&jbench::html::Page {
+        let page = jbench::report::html::render_page(&jbench::report::html::Page {
             records: &merged.records,
             env: None,
             title: &title,

@@ -9,14 +9,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::*;
-use jbench::config::DeviceModelSpec;
 use jbench::emu::daemon::DiskSpec;
 use jbench::emu::host::DeviceDaemon;
 use jbench::emu::writelog;
 use jbench::emu::EmulationOptions;
-use jbench::executor::{Executor, RigExecutor, TrialError};
-use jbench::plan::Trial;
+use jbench::experiment::config::DeviceModelSpec;
+use jbench::experiment::plan::Trial;
 use jbench::rig::{self, EmuSetup, Workspace};
+use jbench::run::executor::{Executor, RigExecutor, TrialError};
 use jbench::workload::RunControl;
 
 fn sysfs(dev: &Path, attr: &str) -> String {
@@ -27,12 +27,12 @@ fn sysfs(dev: &Path, attr: &str) -> String {
         .to_string()
 }
 
-fn fsync_spec(work: &Path, placement: &str, files: u32) -> jbench::spec::Spec {
+fn fsync_spec(work: &Path, placement: &str, files: u32) -> jbench::experiment::spec::Spec {
     let text = tiny_spec(work, &format!("\"{placement}\""), 1, "").replace(
         "[[workload]]\nkind = \"fdtree\"\nname = \"tiny\"\ndirs = 2\nfiles = 2\nblocks = 1\nlevels = 3\n",
         &format!("[[workload]]\nkind = \"fsync\"\nname = \"fs\"\nfiles = {files}\nsize = \"4K\"\n"),
     );
-    jbench::spec::parse(&text, "test.toml").unwrap()
+    jbench::experiment::spec::parse(&text, "test.toml").unwrap()
 }
 
 fn write_and_fsync(dir: &Path, n: usize) {

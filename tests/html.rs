@@ -9,7 +9,8 @@ use jbench::report;
 fn page() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     fx::write_results_dir(dir.path());
-    let html = jbench::html::render_dir(dir.path(), "journal-sweep", &fx::options()).unwrap();
+    let html =
+        jbench::report::html::render_dir(dir.path(), "journal-sweep", &fx::options()).unwrap();
     (dir, html)
 }
 
@@ -122,7 +123,7 @@ fn header_warnings_tables_and_verification_are_shown() {
     ] {
         assert!(html.contains(&fx::escape(text)), "header lacks {text}");
     }
-    let records = jbench::store::load_records(dir.path()).unwrap();
+    let records = jbench::results::store::load_records(dir.path()).unwrap();
     let a = report::analyse(&records, &fx::options());
     let warnings = a.all_warnings();
     assert!(
@@ -182,7 +183,7 @@ fn trials_without_monitor_data_say_so() {
         .count();
     assert_eq!(n, fx::records().len() - 1, "every trial but trial 0");
     // Without a results directory, no trial has a timeline.
-    let html = jbench::html::render(&fx::records(), None, "x", &fx::options()).unwrap();
+    let html = jbench::report::html::render(&fx::records(), None, "x", &fx::options()).unwrap();
     assert_eq!(fx::svgs(&html).len(), 2 * fx::PHASES_IN_REPORT);
     assert!(html.contains("no <code>env.json</code>") || html.contains("No <code>env.json</code>"));
 }
@@ -220,6 +221,6 @@ fn sample_report_for_the_docs() {
     let dir = std::path::PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
     fx::write_results_dir(&dir);
-    let html = jbench::html::render_dir(&dir, "journal-sweep", &fx::options()).unwrap();
+    let html = jbench::report::html::render_dir(&dir, "journal-sweep", &fx::options()).unwrap();
     std::fs::write(dir.join("report.html"), html).unwrap();
 }

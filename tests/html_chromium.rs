@@ -112,7 +112,8 @@ fn chromium_renders_every_chart_without_errors_or_requests() {
     let bin = bin.unwrap();
     let dir = tempfile::tempdir().unwrap();
     fx::write_results_dir(dir.path());
-    let html = jbench::html::render_dir(dir.path(), "journal-sweep", &fx::options()).unwrap();
+    let html =
+        jbench::report::html::render_dir(dir.path(), "journal-sweep", &fx::options()).unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html).unwrap();
     let profile = dir.path().join("profile");

@@ -8,17 +8,17 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use jbench::executor::{Executor, RigExecutor};
-use jbench::plan::Trial;
+use jbench::experiment::plan::Trial;
+use jbench::run::executor::{Executor, RigExecutor};
 use jbench::workload::RunControl;
 
-fn fsync_spec(work: &Path, files: u32) -> jbench::spec::Spec {
+fn fsync_spec(work: &Path, files: u32) -> jbench::experiment::spec::Spec {
     let text = tiny_spec(work, "\"second-disk\"", 1, "").replace(
         "[[workload]]\nkind = \"fdtree\"\nname = \"tiny\"\ndirs = 2\nfiles = 2\nblocks = 1\nlevels = 3\n",
         &format!("[[workload]]\nkind = \"fsync\"\nname = \"fs\"\nfiles = {files}\nsize = \"4K\"\n"),
     );
     assert!(text.contains("kind = \"fsync\""));
-    jbench::spec::parse(&text, "test.toml").unwrap()
+    jbench::experiment::spec::parse(&text, "test.toml").unwrap()
 }
 
 #[test]

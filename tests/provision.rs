@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use jbench::config::Placement;
+use jbench::experiment::config::Placement;
 use jbench::rig::{self, Workspace};
 
 fn blkid(dev: &Path) -> BTreeMap<String, String> {
@@ -37,10 +37,10 @@ fn dumpe2fs(dev: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn spec_for(work: &Path, placement: &str, size: &str) -> jbench::spec::Spec {
+fn spec_for(work: &Path, placement: &str, size: &str) -> jbench::experiment::spec::Spec {
     let text = tiny_spec(work, &format!("\"{placement}\""), 1, "")
         .replace("size = \"8M\"", &format!("size = \"{size}\""));
-    jbench::spec::parse(&text, "test.toml").unwrap()
+    jbench::experiment::spec::parse(&text, "test.toml").unwrap()
 }
 
 fn check_placement(placement: &str, journal: &str) {
@@ -232,7 +232,7 @@ fn a_failed_mkfs_releases_what_was_attached() {
         1,
         "mkfs_options = [\"-O\", \"no_such_feature\"]",
     );
-    let spec = jbench::spec::parse(&text, "t.toml").unwrap();
+    let spec = jbench::experiment::spec::parse(&text, "t.toml").unwrap();
     {
         let mut ws = Workspace::new(tmp.path()).unwrap();
         let err = rig::provision(&spec.configs[0], &mut ws, &[])
@@ -245,12 +245,12 @@ fn a_failed_mkfs_releases_what_was_attached() {
 }
 
 /// A tiny experiment of one configuration, from `[filesystem]`/`[journal]` lines.
-fn one_config(work: &Path, fs: &str, journal: &str) -> jbench::config::Config {
+fn one_config(work: &Path, fs: &str, journal: &str) -> jbench::experiment::config::Config {
     let text = format!(
         "work_dir = \"{}\"\n[filesystem]\nsize = \"512M\"\n{fs}\n[journal]\n{journal}\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n",
         work.display()
     );
-    jbench::spec::parse(&text, "t.toml")
+    jbench::experiment::spec::parse(&text, "t.toml")
         .unwrap()
         .configs
         .remove(0)

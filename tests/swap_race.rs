@@ -80,7 +80,7 @@ fn swap_before_attachment(test: &str, second_disk_dir: Option<&str>, which: usiz
             ),
         );
     }
-    let spec = jbench::spec::parse(&text, "test.toml").unwrap();
+    let spec = jbench::experiment::spec::parse(&text, "test.toml").unwrap();
     let v = victim_path.clone();
     rig::set_after_images_hook(Some(Box::new(move |images: &[PathBuf]| {
         swap_session_dir(&images[which], &v);

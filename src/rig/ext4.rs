@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::config::FsType;
+use crate::experiment::config::FsType;
 use crate::rig::cmd;
 
 /// Options that keep ext4's background initialisation from writing during a

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use crate::config::{Config, FsType, Placement};
-use crate::record::Verified;
+use crate::experiment::config::{Config, FsType, Placement};
+use crate::results::record::Verified;
 use crate::rig::{ext4, mounts, xfs};
 
 pub fn verify(

@@ -7,7 +7,9 @@
 
 use std::path::Path;
 
-use jbench::record::{ConfigRecord, Status, TrialRecord, Verified, WorkloadRecord, SCHEMA_VERSION};
+use jbench::results::record::{
+    ConfigRecord, Status, TrialRecord, Verified, WorkloadRecord, SCHEMA_VERSION,
+};
 use jbench::workload::PhaseResult;
 
 pub const SIZES: [u64; 3] = [16 << 20, 64 << 20, 256 << 20];
@@ -252,7 +254,7 @@ pub fn svgs(html: &str) -> Vec<&str> {
 /// Elements of `svg` drawn in a data colour (the palette or the suspect grey): bars,
 /// lines, points, error-bar-free legend marks included.
 pub fn data_marks(svg: &str) -> usize {
-    let colours: Vec<String> = jbench::html::PALETTE
+    let colours: Vec<String> = jbench::report::html::PALETTE
         .iter()
         .map(|c| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2))
         .chain(["#AAAAAA".to_string()])

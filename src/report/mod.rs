@@ -14,12 +14,14 @@
 //!   workload), so every workload's table lists them in the same order;
 //! - phases: by first appearance in the records sorted by `trial`.
 
+pub mod html;
+
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{ConfigRecord, TrialRecord};
-use crate::stats::{self, Summary};
+use crate::analysis::stats::{self, Summary};
+use crate::results::record::{ConfigRecord, TrialRecord};
 
 /// A rate whose coefficient of variation exceeds this is flagged: the studies' sd
 /// columns show such spread hides any but large differences.
@@ -59,7 +61,7 @@ pub struct ReportOptions {
 }
 
 fn default_noise_band() -> f64 {
-    crate::spec::DEFAULT_NOISE_BAND
+    crate::experiment::spec::DEFAULT_NOISE_BAND
 }
 
 impl Default for ReportOptions {
@@ -328,7 +330,7 @@ fn excluded_warning(sorted: &[&TrialRecord]) -> Option<String> {
         .iter()
         .filter(|r| r.is_excluded())
         .filter_map(|r| r.error.as_deref())
-        .map(|e| e.trim_start_matches(crate::record::EXCLUDED))
+        .map(|e| e.trim_start_matches(crate::results::record::EXCLUDED))
         .collect();
     (!why.is_empty()).then(|| {
         format!(
@@ -1759,7 +1761,7 @@ fn csv_field(f: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Status, SCHEMA_VERSION};
+    use crate::results::record::{Status, SCHEMA_VERSION};
     use crate::workload::PhaseResult;
 
     /// fdtree's four phases; `create_bytes` is the payload of the file-create phase.
@@ -1811,7 +1813,7 @@ mod tests {
                 fs_device_model: None,
                 journal_device_model: None,
             },
-            workload: crate::record::WorkloadRecord {
+            workload: crate::results::record::WorkloadRecord {
                 kind: "fdtree".to_string(),
                 name: workload.to_string(),
                 params: serde_json::json!({"dirs": 3}),

@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::config::{Config, DataMode, DeviceModelSpec, FsType, Placement};
 use crate::emu::EmulationOptions;
+use crate::experiment::config::{Config, DataMode, DeviceModelSpec, FsType, Placement};
 use crate::units::{format_size, parse_duration, parse_size};
 use crate::workload::Workload;
 
@@ -2293,7 +2293,7 @@ filesystem.type = "xfs"
 
     #[test]
     fn the_documented_emulation_example_parses_as_described() {
-        let doc = include_str!("../../docs/experiment.md");
+        let doc = include_str!("../../../docs/experiment.md");
         let section = doc
             .split("### Example: where the journal of a 7200 rpm disk goes")
             .nth(1)
@@ -2809,8 +2809,8 @@ filesystem.type = "xfs"
                 which in 0usize..100,
                 edits in prop::collection::vec((any::<prop::sample::Index>(), 0usize..40, ".{0,10}"), 1..4),
             ) {
-                let names = crate::presets::names();
-                let mut text = crate::presets::find(names[which % names.len()]).unwrap().as_bytes().to_vec();
+                let names = crate::experiment::presets::names();
+                let mut text = crate::experiment::presets::find(names[which % names.len()]).unwrap().as_bytes().to_vec();
                 for (at, cut, insert) in edits {
                     let start = at.index(text.len() + 1);
                     let end = (start + cut).min(text.len());
@@ -2822,9 +2822,9 @@ filesystem.type = "xfs"
 
         #[test]
         fn every_preset_parses_and_its_resolved_form_too() {
-            for name in crate::presets::names() {
-                check(crate::presets::find(name).unwrap()).unwrap();
-                parse(crate::presets::find(name).unwrap(), name).unwrap();
+            for name in crate::experiment::presets::names() {
+                check(crate::experiment::presets::find(name).unwrap()).unwrap();
+                parse(crate::experiment::presets::find(name).unwrap(), name).unwrap();
             }
         }
     }

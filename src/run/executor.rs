@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::emu::host::{self, EmulationRecord};
+use crate::experiment::plan::Trial;
+use crate::experiment::spec::Spec;
 use crate::monitor::{Monitor, MonitorSummary, Targets};
-use crate::plan::Trial;
-use crate::record::Verified;
+use crate::results::record::Verified;
 use crate::rig::memcg::{MemoryLimit, MemoryUse};
 use crate::rig::{self, Workspace};
-use crate::spec::Spec;
 use crate::workload::{Interrupted, PhaseResult, RunControl};
 
 #[derive(Debug, Default)]

@@ -10,11 +10,11 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::executor::{Executor, TrialError, TrialOutcome};
-use crate::plan::Trial;
-use crate::record::{Status, TrialRecord, WorkloadRecord, SCHEMA_VERSION};
-use crate::spec::Spec;
-use crate::store::Store;
+use crate::experiment::plan::Trial;
+use crate::experiment::spec::Spec;
+use crate::results::record::{Status, TrialRecord, WorkloadRecord, SCHEMA_VERSION};
+use crate::results::store::Store;
+use crate::run::executor::{Executor, TrialError, TrialOutcome};
 use crate::workload::RunControl;
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -132,7 +132,7 @@ pub fn run(
     ctl: &RunControl,
     quiet: bool,
 ) -> Result<RunOutcome> {
-    let done = crate::store::done_indices(existing);
+    let done = crate::results::store::done_indices(existing);
     let todo: Vec<Trial> = trials
         .iter()
         .filter(|t| !done.contains(&t.index))
@@ -173,13 +173,13 @@ pub fn run(
             None => break,
         }
     }
-    if let (Some(rule), false) = (crate::adaptive::Rule::of(spec), outcome.interrupted) {
+    if let (Some(rule), false) = (crate::run::adaptive::Rule::of(spec), outcome.interrupted) {
         let baseline = spec
             .baseline
             .clone()
             .or_else(|| spec.configs.first().map(|c| c.label.clone()));
         'rounds: loop {
-            let needs = crate::adaptive::needs_more(&all, baseline.as_deref(), &rule);
+            let needs = crate::run::adaptive::needs_more(&all, baseline.as_deref(), &rule);
             let mut round: Vec<(Trial, String)> = Vec::new();
             let mut next = all
                 .iter()
@@ -189,7 +189,7 @@ pub fn run(
                 .max(trials.len());
             // Shuffled with the seed and the round's first index, so a resumed run
             // makes the same order from the same records.
-            let mut order: Vec<&crate::adaptive::Need> = needs.iter().collect();
+            let mut order: Vec<&crate::run::adaptive::Need> = needs.iter().collect();
             let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ (next as u64).rotate_left(32));
             order.shuffle(&mut rng);
             for need in order {
@@ -365,7 +365,7 @@ fn summary_line(r: &TrialRecord, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::executor::TrialOutcome;
+    use crate::run::executor::TrialOutcome;
     use crate::workload::PhaseResult;
 
     /// Scripted outcomes by trial index; anything else succeeds.
@@ -392,13 +392,15 @@ mod tests {
                 return Err(TrialError::Fatal(anyhow::anyhow!("loop busy")));
             }
             if self.fail.contains(&trial.index) {
-                return Err(TrialError::Failed(Box::new(crate::executor::FailedTrial {
-                    error: "mkdir: No space left on device".into(),
-                    layout: serde_json::Value::Null,
-                    verified: None,
-                    emulation: None,
-                    monitor: None,
-                })));
+                return Err(TrialError::Failed(Box::new(
+                    crate::run::executor::FailedTrial {
+                        error: "mkdir: No space left on device".into(),
+                        layout: serde_json::Value::Null,
+                        verified: None,
+                        emulation: None,
+                        monitor: None,
+                    },
+                )));
             }
             Ok(TrialOutcome {
                 layout: serde_json::json!({"fs_device": "/dev/loop9"}),
@@ -439,8 +441,8 @@ mod tests {
         fn new() -> Self {
             let tmp = tempfile::tempdir().unwrap();
             let text = "repetitions = 2\norder = \"sequential\"\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n";
-            let spec = crate::spec::parse(text, "t.toml").unwrap();
-            let trials = crate::plan::plan(&spec);
+            let spec = crate::experiment::spec::parse(text, "t.toml").unwrap();
+            let trials = crate::experiment::plan::plan(&spec);
             let store = Store::create(tmp.path(), &spec, "").unwrap();
             Self {
                 tmp,
@@ -468,7 +470,7 @@ mod tests {
         }
 
         fn recorded(&self) -> Vec<TrialRecord> {
-            crate::store::load_records(self.tmp.path()).unwrap()
+            crate::results::store::load_records(self.tmp.path()).unwrap()
         }
     }
 
@@ -598,8 +600,8 @@ mod tests {
     fn adaptive_runs_stop_steady_configurations_at_min_and_noisy_ones_at_max() {
         let tmp = tempfile::tempdir().unwrap();
         let text = "repetitions = { min = 3, max = 6, target_cv = 0.03 }\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\nname = \"w\"\ndirs = 2\nlevels = 2\n";
-        let spec = crate::spec::parse(text, "t.toml").unwrap();
-        let trials = crate::plan::plan(&spec);
+        let spec = crate::experiment::spec::parse(text, "t.toml").unwrap();
+        let trials = crate::experiment::plan::plan(&spec);
         assert_eq!(trials.len(), 6, "the plan holds the min rounds");
         let mut store = Store::create(tmp.path(), &spec, "").unwrap();
         let mut exec = Noisy {
@@ -633,7 +635,7 @@ mod tests {
             "{:?}",
             out.extra
         );
-        let recs = crate::store::load_records(tmp.path()).unwrap();
+        let recs = crate::results::store::load_records(tmp.path()).unwrap();
         let count = |label: &str| recs.iter().filter(|r| r.config.label == label).count();
         assert_eq!((count("internal"), count("ramdisk")), (3, 6));
         assert_eq!(

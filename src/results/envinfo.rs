@@ -4,8 +4,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::experiment::spec::Spec;
 use crate::rig::{cmd, ext4, mounts};
-use crate::spec::Spec;
 
 #[derive(Debug, Serialize)]
 pub struct Environment {
@@ -42,7 +42,7 @@ pub fn collect(spec: &Spec) -> Environment {
         if let Some(d) = &c.second_disk_dir {
             locations.push(location("second-disk journal", d));
         }
-        if c.placement == crate::config::Placement::Ramdisk {
+        if c.placement == crate::experiment::config::Placement::Ramdisk {
             locations.push(location("ramdisk journal", &c.ramdisk_dir));
         }
     }

@@ -7,8 +7,8 @@
 //! run recomputes the same decisions from `trials.jsonl` and continues where it
 //! stopped, and `jbench selftest adaptive` can replay it on a recorded run.
 
-use crate::record::TrialRecord;
-use crate::stats::{self, Summary};
+use crate::analysis::stats::{self, Summary};
+use crate::results::record::TrialRecord;
 
 /// The decision rule's parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,7 +24,7 @@ pub struct Rule {
 }
 
 impl Rule {
-    pub fn of(spec: &crate::spec::Spec) -> Option<Rule> {
+    pub fn of(spec: &crate::experiment::spec::Spec) -> Option<Rule> {
         spec.adaptive.map(|a| Rule {
             target_cv: a.target_cv,
             max: a.max,
@@ -378,9 +378,9 @@ pub fn replay_dir(
     min: Option<u32>,
 ) -> anyhow::Result<String> {
     use anyhow::Context;
-    let records = crate::store::load_records(dir)?;
-    let spec_path = dir.join(crate::store::SPEC);
-    let spec = crate::spec::load(&spec_path)
+    let records = crate::results::store::load_records(dir)?;
+    let spec_path = dir.join(crate::results::store::SPEC);
+    let spec = crate::experiment::spec::load(&spec_path)
         .with_context(|| format!("cannot read the experiment in {}", spec_path.display()))?;
     let min = min.or(spec.adaptive.map(|a| a.min)).unwrap_or(3);
     if min < 2 {
@@ -413,7 +413,7 @@ pub fn replay_dir(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::record::{ConfigRecord, Status, WorkloadRecord, SCHEMA_VERSION};
+    use crate::results::record::{ConfigRecord, Status, WorkloadRecord, SCHEMA_VERSION};
     use crate::workload::PhaseResult;
 
     /// A successful trial whose one phase, `file_create`, ran 1000 ops at `rate`.
@@ -539,8 +539,8 @@ pub(crate) mod tests {
     fn a_replay_on_a_recorded_directory_needs_fewer_trials_for_steady_configurations() {
         let tmp = tempfile::tempdir().unwrap();
         let text = "repetitions = 10\nseed = 3\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"same-disk\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\nname = \"w\"\ndirs = 2\nlevels = 2\n";
-        let spec = crate::spec::parse(text, "t").unwrap();
-        std::fs::write(tmp.path().join(crate::store::SPEC), &spec.resolved).unwrap();
+        let spec = crate::experiment::spec::parse(text, "t").unwrap();
+        std::fs::write(tmp.path().join(crate::results::store::SPEC), &spec.resolved).unwrap();
         // Ten interleaved rounds: internal steady, same-disk steady and 30% faster,
         // ramdisk ±10% around the baseline.
         let mut lines = String::new();
@@ -559,7 +559,7 @@ pub(crate) mod tests {
                 i += 1;
             }
         }
-        std::fs::write(tmp.path().join(crate::store::TRIALS), lines).unwrap();
+        std::fs::write(tmp.path().join(crate::results::store::TRIALS), lines).unwrap();
         let out = replay_dir(tmp.path(), Some(0.03), Some(3)).unwrap();
         assert!(out.contains("min 3, target CV 3%, noise band 2%"), "{out}");
         let row = |label: &str| {

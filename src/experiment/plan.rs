@@ -6,8 +6,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::{Config, FsType, Placement};
-use crate::spec::{Order, Spec};
+use crate::experiment::config::{Config, FsType, Placement};
+use crate::experiment::spec::{Order, Spec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Trial {
@@ -231,7 +231,7 @@ dirs = 3
 levels = 2
 "#
         );
-        crate::spec::parse(&text, "t.toml").unwrap()
+        crate::experiment::spec::parse(&text, "t.toml").unwrap()
     }
 
     #[test]
@@ -279,7 +279,7 @@ levels = 2
         assert_eq!(text.lines().filter(|l| l.contains(" rep ")).count(), 24);
         assert!(!text.contains("adaptive"), "{text}");
         let mut s = s;
-        s.adaptive = Some(crate::spec::Adaptive {
+        s.adaptive = Some(crate::experiment::spec::Adaptive {
             min: 3,
             max: 10,
             target_cv: 0.03,
@@ -297,7 +297,7 @@ levels = 2
         let s = spec("sequential", 1);
         assert!(size_warnings(&s).is_empty());
         let text = "[filesystem]\nsize = \"16T\"\n[[workload]]\nkind = \"fdtree\"\nname = \"huge\"\ndirs = 10\nfiles = 10\nblocks = 1\nlevels = 6\n";
-        let s = crate::spec::parse(text, "t.toml").unwrap();
+        let s = crate::experiment::spec::parse(text, "t.toml").unwrap();
         let w = size_warnings(&s);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(

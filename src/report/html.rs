@@ -19,10 +19,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::{Deserialize, Serialize};
 
-use crate::record::TrialRecord;
 use crate::report::{self, Analysis, ConfigAnalysis, ReportOptions, WorkloadAnalysis};
+use crate::results::record::TrialRecord;
 
-const TEMPLATE: &str = include_str!("../templates/report.html");
+const TEMPLATE: &str = include_str!("../../templates/report.html");
 
 /// Directory of the per-trial monitor samples inside a results directory.
 pub const MONITOR_DIR: &str = "monitor";
@@ -81,8 +81,8 @@ pub fn render(
 /// Renders the report of the results directory `dir` (records, `env.json`,
 /// monitor samples).
 pub fn render_dir(dir: &Path, title: &str, opts: &ReportOptions) -> Result<String> {
-    let records = crate::store::load_records(dir)?;
-    let env = std::fs::read_to_string(dir.join(crate::store::ENV))
+    let records = crate::results::store::load_records(dir)?;
+    let env = std::fs::read_to_string(dir.join(crate::results::store::ENV))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
     render_page(&Page {

@@ -2,25 +2,25 @@
 
 /// (name, experiment file text). The first is the default of `jbench run`.
 pub const PRESETS: [(&str, &str); 7] = [
-    ("quick", include_str!("../presets/quick.toml")),
+    ("quick", include_str!("../../presets/quick.toml")),
     (
         "study1-journal-device",
-        include_str!("../presets/study1-journal-device.toml"),
+        include_str!("../../presets/study1-journal-device.toml"),
     ),
     (
         "study2-journal-size",
-        include_str!("../presets/study2-journal-size.toml"),
+        include_str!("../../presets/study2-journal-size.toml"),
     ),
     (
         "study3-nvram-postmark",
-        include_str!("../presets/study3-nvram-postmark.toml"),
+        include_str!("../../presets/study3-nvram-postmark.toml"),
     ),
     (
         "study4-journaling-modes-iozone",
-        include_str!("../presets/study4-journaling-modes-iozone.toml"),
+        include_str!("../../presets/study4-journaling-modes-iozone.toml"),
     ),
-    ("study1-hdd", include_str!("../presets/study1-hdd.toml")),
-    ("study2-hdd", include_str!("../presets/study2-hdd.toml")),
+    ("study1-hdd", include_str!("../../presets/study1-hdd.toml")),
+    ("study2-hdd", include_str!("../../presets/study2-hdd.toml")),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {
@@ -38,15 +38,17 @@ mod tests {
     #[test]
     fn every_preset_is_a_valid_experiment() {
         for (name, text) in PRESETS {
-            let spec = crate::spec::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
+            let spec = crate::experiment::spec::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(spec.name, name, "a preset's name matches its file");
         }
     }
 
     #[test]
     fn the_hdd_presets_put_every_disk_on_an_emulated_spindle_or_ram() {
-        let name = |m: &Option<crate::config::DeviceModelSpec>| m.as_ref().map(|m| m.name.clone());
-        let s1 = crate::spec::parse(find("study1-hdd").unwrap(), "s1").unwrap();
+        let name = |m: &Option<crate::experiment::config::DeviceModelSpec>| {
+            m.as_ref().map(|m| m.name.clone())
+        };
+        let s1 = crate::experiment::spec::parse(find("study1-hdd").unwrap(), "s1").unwrap();
         let got: Vec<_> = s1
             .configs
             .iter()
@@ -61,7 +63,7 @@ mod tests {
                 ("ramdisk", hdd.clone(), Some("ram".to_string())),
             ]
         );
-        let s2 = crate::spec::parse(find("study2-hdd").unwrap(), "s2").unwrap();
+        let s2 = crate::experiment::spec::parse(find("study2-hdd").unwrap(), "s2").unwrap();
         assert_eq!(s2.configs.len(), 8);
         assert_eq!(
             s2.baseline.as_deref(),
@@ -80,7 +82,8 @@ mod tests {
 
     #[test]
     fn study3_keeps_the_ram_taken_equal_across_journal_sizes() {
-        let s = crate::spec::parse(find("study3-nvram-postmark").unwrap(), "s3").unwrap();
+        let s =
+            crate::experiment::spec::parse(find("study3-nvram-postmark").unwrap(), "s3").unwrap();
         assert_eq!(s.configs.len(), 7);
         assert_eq!(s.configs[0].label, "internal");
         let ram: Vec<_> = s.configs[1..]
@@ -91,7 +94,7 @@ mod tests {
         assert!(s
             .configs
             .iter()
-            .all(|c| c.fs_type == crate::config::FsType::Ext3));
+            .all(|c| c.fs_type == crate::experiment::config::FsType::Ext3));
         assert!(s.configs.iter().all(|c| c.memory_limit == Some(384 << 20)));
         let pm: Vec<serde_json::Value> = s.workloads.iter().map(|w| w.engine.params()).collect();
         assert_eq!(pm[0]["number"], 2000);
@@ -101,7 +104,9 @@ mod tests {
 
     #[test]
     fn study4_compares_no_journal_metadata_and_data_journaling() {
-        let s = crate::spec::parse(find("study4-journaling-modes-iozone").unwrap(), "s4").unwrap();
+        let s =
+            crate::experiment::spec::parse(find("study4-journaling-modes-iozone").unwrap(), "s4")
+                .unwrap();
         let modes: Vec<(&str, &str)> = s
             .configs
             .iter()
@@ -122,7 +127,8 @@ mod tests {
 
     #[test]
     fn study1_has_the_published_parameters() {
-        let s = crate::spec::parse(find("study1-journal-device").unwrap(), "s1").unwrap();
+        let s =
+            crate::experiment::spec::parse(find("study1-journal-device").unwrap(), "s1").unwrap();
         assert_eq!(s.repetitions, 10);
         let labels: Vec<&str> = s.configs.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(labels, ["same-disk", "second-disk", "ramdisk"]);
@@ -130,7 +136,7 @@ mod tests {
         assert!(s
             .configs
             .iter()
-            .all(|c| c.mode == crate::config::DataMode::Ordered));
+            .all(|c| c.mode == crate::experiment::config::DataMode::Ordered));
         let trees: Vec<(u64, u64)> = s
             .workloads
             .iter()

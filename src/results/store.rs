@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::record::TrialRecord;
-use crate::spec::Spec;
+use crate::experiment::spec::Spec;
+use crate::results::record::TrialRecord;
 
 pub const TRIALS: &str = "trials.jsonl";
 pub const SPEC: &str = "spec.toml";
@@ -38,7 +38,7 @@ impl Store {
             .with_context(|| format!("cannot create results directory {}", dir.display()))?;
         write_synced(&dir.join(SPEC), spec.resolved.as_bytes())?;
         write_synced(&dir.join(ORIGINAL), original.as_bytes())?;
-        let env = serde_json::to_vec_pretty(&crate::envinfo::collect(spec))?;
+        let env = serde_json::to_vec_pretty(&crate::results::envinfo::collect(spec))?;
         write_synced(&dir.join(ENV), &env)?;
         Self::open_trials(dir)
     }
@@ -153,13 +153,13 @@ fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Line> {
         schema_version: u64,
     }
     if let Ok(v) = serde_json::from_slice::<Version>(line) {
-        if v.schema_version > u64::from(crate::record::SCHEMA_VERSION) {
+        if v.schema_version > u64::from(crate::results::record::SCHEMA_VERSION) {
             bail!(
                 "{}:{number}: trial record of schema_version {}, but this jbench ({}) reads up to {}; a newer jbench is needed to read this results directory",
                 path.display(),
                 v.schema_version,
                 env!("CARGO_PKG_VERSION"),
-                crate::record::SCHEMA_VERSION
+                crate::results::record::SCHEMA_VERSION
             );
         }
     }
@@ -263,7 +263,7 @@ pub fn write_summary(dir: &Path, csv: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adaptive::tests::rec;
+    use crate::run::adaptive::tests::rec;
 
     fn line(r: &TrialRecord) -> String {
         serde_json::to_string(r).unwrap() + "\n"
@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn a_newer_schema_is_refused_naming_file_version_and_remedy() {
         let mut r = rec(2, "a", "w", 10.0);
-        r.schema_version = crate::record::SCHEMA_VERSION + 1;
+        r.schema_version = crate::results::record::SCHEMA_VERSION + 1;
         let d = dir_with(&(two() + &line(&r)));
         let err = format!("{:#}", load_records(d.path()).unwrap_err());
         assert!(err.contains(TRIALS) && err.contains(":3:"), "{err}");
@@ -392,7 +392,7 @@ mod props {
             .into_iter()
             .enumerate()
         {
-            let mut r = crate::adaptive::tests::rec(i, label, "w", rate);
+            let mut r = crate::run::adaptive::tests::rec(i, label, "w", rate);
             r.phases[0].durable_seconds = Some(2.0);
             out.push(serde_json::to_string(&r).unwrap());
         }
@@ -510,7 +510,7 @@ mod props {
                     }
                 }
                 // No spec.toml or env.json: the HTML page must still not panic.
-                let _ = crate::html::render_dir(d.path(), "t", &ReportOptions::default());
+                let _ = crate::report::html::render_dir(d.path(), "t", &ReportOptions::default());
             }
             // --resume's view must agree: after cutting, the same records load.
             if let Ok(before) = load_records(d.path()) {

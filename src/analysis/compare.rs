@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::record::TrialRecord;
 use crate::report::ReportOptions;
-use crate::store;
+use crate::results::record::TrialRecord;
+use crate::results::store;
 
 /// One results directory of a comparison.
 #[derive(Debug, Clone)]
@@ -126,7 +126,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
     for (dir, name) in dirs.iter().zip(&names) {
         let records = store::load_records(dir)
             .with_context(|| format!("cannot load the trials of {}", dir.display()))?;
-        let spec = match crate::spec::load(&dir.join(store::SPEC)) {
+        let spec = match crate::experiment::spec::load(&dir.join(store::SPEC)) {
             Ok(s) => Some(s),
             Err(e) => {
                 warnings.push(format!(
@@ -200,7 +200,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
         workload_order,
         warnings,
         suspect_below_secs: suspect_below_secs.unwrap_or(60.0),
-        noise_band: noise_band.unwrap_or(crate::spec::DEFAULT_NOISE_BAND),
+        noise_band: noise_band.unwrap_or(crate::experiment::spec::DEFAULT_NOISE_BAND),
     })
 }
 
@@ -355,8 +355,8 @@ pub fn is_results_dir(dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adaptive::tests::rec;
     use crate::report::Format;
+    use crate::run::adaptive::tests::rec;
 
     const SPEC: &str = "name = \"x\"\nrepetitions = 3\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\nname = \"w\"\ndirs = 2\nlevels = 2\n";
 
@@ -377,7 +377,7 @@ mod tests {
     fn results(root: &Path, name: &str, trials: &[(&str, &str, f64)]) -> PathBuf {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
-        let spec = crate::spec::parse(SPEC, "x").unwrap();
+        let spec = crate::experiment::spec::parse(SPEC, "x").unwrap();
         std::fs::write(dir.join(store::SPEC), &spec.resolved).unwrap();
         let mut text = String::new();
         for (i, (label, w, rate)) in trials.iter().enumerate() {

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::config::Placement;
+use crate::experiment::config::Placement;
+use crate::experiment::spec::Spec;
 use crate::rig::cmd;
-use crate::safety;
-use crate::spec::Spec;
+use crate::rig::safety;
 use crate::trust;
 use crate::units::format_size;
 
@@ -59,7 +59,7 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
             for w in &spec.workloads {
                 let mut sized = c.clone();
                 sized.fs_size = size;
-                let need = crate::spec::needed_bytes(&sized, w.engine.as_ref());
+                let need = crate::experiment::spec::needed_bytes(&sized, w.engine.as_ref());
                 if need > size {
                     bail!(
                         "{} has {} but workload `{}` needs about {}",
@@ -101,14 +101,14 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
     if spec
         .configs
         .iter()
-        .any(|c| c.fs_type == crate::config::FsType::Xfs)
+        .any(|c| c.fs_type == crate::experiment::config::FsType::Xfs)
         && !cmd::available("mkfs.xfs")
     {
         bail!("XFS configurations need mkfs.xfs and xfs_info (Debian/Ubuntu: apt-get install xfsprogs)");
     }
     warnings.extend(check_work_dir(&spec.work_dir)?);
     check_work_dir_space(spec)?;
-    warnings.extend(crate::plan::size_warnings(spec));
+    warnings.extend(crate::experiment::plan::size_warnings(spec));
     Ok(warnings)
 }
 
@@ -162,7 +162,7 @@ pub fn create_dirs(spec: &Spec) -> Result<()> {
 /// The RAM disk of a `ramdisk` journal is a file of `ramdisk_size` (else the journal's
 /// size) in `ramdisk_dir`: it must fit in that tmpfs, or the trial dies of ENOSPC
 /// halfway through making the journal.
-pub fn check_ramdisk(c: &crate::config::Config) -> Result<Option<String>> {
+pub fn check_ramdisk(c: &crate::experiment::config::Config) -> Result<Option<String>> {
     let need = c.ramdisk_size.unwrap_or(c.journal_size);
     let dir = &c.ramdisk_dir;
     let free = free_bytes(dir)?;
@@ -363,11 +363,11 @@ mod tests {
     #[test]
     fn a_ram_disk_larger_than_its_tmpfs_is_refused() {
         let text = "[journal]\nplacement = \"ramdisk\"\nramdisk_size = \"16T\"\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n";
-        let spec = crate::spec::parse(text, "x").unwrap();
+        let spec = crate::experiment::spec::parse(text, "x").unwrap();
         let e = check_ramdisk(&spec.configs[0]).unwrap_err().to_string();
         assert!(e.contains("less than the 16T RAM disk"), "{e}");
         assert!(e.contains("journal.ramdisk_size"), "{e}");
-        let small = crate::spec::parse(&text.replace("16T", "16M"), "x").unwrap();
+        let small = crate::experiment::spec::parse(&text.replace("16T", "16M"), "x").unwrap();
         assert!(check_ramdisk(&small.configs[0]).is_ok());
     }
 }

@@ -1,0 +1,4 @@
+//! Support for the `jbench` command line: checked output, one-line errors and exit
+//! statuses.
+
+pub mod exit;

@@ -1,0 +1,6 @@
+//! What a run leaves behind: the results directory, its trial records and the
+//! description of the machine that ran them.
+
+pub mod envinfo;
+pub mod record;
+pub mod store;

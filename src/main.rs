@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use jbench::cli::exit::{fail, install_panic_hook, is_broken_pipe, write_out, StdoutError};
 use jbench::experiment::{plan, spec};
 use jbench::report::{self, Format, ReportOptions};
-use jbench::results::store;
+use jbench::results::{layout, store};
 use jbench::run::{cleanup, executor, interrupt, preflight, runner};
 use jbench::selftest;
 
@@ -594,8 +594,8 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     let ctl = interrupt::install()?;
     let outcome = {
         let mut exec = executor::RigExecutor::new(&spec, args.destroy.clone())?
-            .with_write_logs(dir.join("write-logs"))
-            .with_monitor_dir(dir.join("monitor"));
+            .with_write_logs(layout::write_log_dir(&dir))
+            .with_monitor_dir(layout::monitor_dir(&dir));
         runner::run(
             &spec, &trials, &existing, &mut store, &mut exec, &ctl, args.quiet,
         )?
@@ -627,7 +627,7 @@ fn print_run_report(
     opts: &ReportOptions,
 ) -> Result<()> {
     outln!("{}", report::render(records, opts, Format::Table));
-    let html_path = dir.join("report.html");
+    let html_path = layout::report_html(dir);
     match jbench::report::html::render_dir(dir, &spec.name, opts)
         .and_then(|page| Ok(std::fs::write(&html_path, page)?))
     {

@@ -10,8 +10,6 @@
 //!
 //! [`RunControl::phase_begin`]: crate::workload::RunControl::phase_begin
 
-use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -19,6 +17,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
+
+use crate::results::monitor_series::write_series;
+pub use crate::results::monitor_series::{CpuPct, DeviceRate, SeriesPoint};
 
 use crate::workload::{PhaseEvent, PhaseHook};
 
@@ -268,33 +269,6 @@ pub struct MonitorSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series_file: Option<String>,
     pub phases: Vec<PhaseMonitor>,
-}
-
-/// One line of the side file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SeriesPoint {
-    /// Seconds since the workload started.
-    pub t: f64,
-    /// The phase running at the sample, or empty between phases.
-    pub phase: String,
-    pub devices: BTreeMap<String, DeviceRate>,
-    pub cpu: CpuPct,
-    pub dirty_kib: u64,
-    pub writeback_kib: u64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DeviceRate {
-    pub write_kib_s: f64,
-    pub read_kib_s: f64,
-    pub in_flight: u64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuPct {
-    pub user: f64,
-    pub system: f64,
-    pub iowait: f64,
 }
 
 // ---------------------------------------------------------------------------
@@ -612,9 +586,9 @@ impl Shared {
             t: s.at.as_secs_f64(),
             phase: st.open.as_ref().map(|o| o.name.clone()).unwrap_or_default(),
             devices,
-            cpu,
-            dirty_kib: s.dirty,
-            writeback_kib: s.writeback,
+            cpu: Some(cpu),
+            dirty_kib: Some(s.dirty),
+            writeback_kib: Some(s.writeback),
         };
         st.series.push(point);
     }
@@ -746,22 +720,6 @@ impl Drop for Monitor {
             let _ = t.join();
         }
     }
-}
-
-fn write_series(path: &Path, series: &[SeriesPoint]) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let f =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = std::io::BufWriter::new(f);
-    for p in series {
-        serde_json::to_writer(&mut w, p)?;
-        w.write_all(b"\n")?;
-    }
-    w.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
 }
 
 /// Cost of one sample of the real sampler (the three /proc files and the device lines

@@ -9,7 +9,7 @@
 //! chart of rate against journal size; the text report's tables; per trial a
 //! timeline of device write throughput and CPU from `monitor/trial-<N>.jsonl`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{anyhow, Context, Result};
@@ -17,15 +17,16 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::report::{self, Analysis, ConfigAnalysis, ReportOptions, WorkloadAnalysis};
+use crate::results::layout;
+use crate::results::monitor_series::{parse_series, CpuPct, SeriesPoint};
 use crate::results::record::TrialRecord;
 
 const TEMPLATE: &str = include_str!("../../templates/report.html");
 
 /// Directory of the per-trial monitor samples inside a results directory.
-pub const MONITOR_DIR: &str = "monitor";
 
 /// Width of every chart, pixels.
 const WIDTH: u32 = 760;
@@ -82,7 +83,7 @@ pub fn render(
 /// monitor samples).
 pub fn render_dir(dir: &Path, title: &str, opts: &ReportOptions) -> Result<String> {
     let records = crate::results::store::load_records(dir)?;
-    let env = std::fs::read_to_string(dir.join(crate::results::store::ENV))
+    let env = std::fs::read_to_string(dir.join(layout::ENV))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
     render_page(&Page {
@@ -450,10 +451,10 @@ fn trial_views(records: &[TrialRecord], dir: Option<&Path>) -> Result<Vec<TrialV
     for r in sorted {
         let (charts, note) = match dir {
             Some(d) => {
-                let path = d.join(MONITOR_DIR).join(format!("trial-{}.jsonl", r.trial));
+                let path = layout::monitor_file(d, r.trial);
                 match std::fs::read_to_string(&path) {
                     Ok(text) => {
-                        let (samples, bad) = parse_monitor(&text);
+                        let (samples, bad) = parse_series(&text);
                         let charts = timeline_charts(r, &samples)?;
                         let note = if bad > 0 {
                             format!("{bad} unreadable line(s) in {} ignored", path.display())
@@ -491,60 +492,7 @@ fn trial_views(records: &[TrialRecord], dir: Option<&Path>) -> Result<Vec<TrialV
 // Monitor samples
 // ---------------------------------------------------------------------------------
 
-/// One line of `monitor/trial-<N>.jsonl`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MonitorSample {
-    /// Seconds since the workload started.
-    pub t: f64,
-    #[serde(default)]
-    pub phase: String,
-    /// By role: `fs`, `journal`.
-    #[serde(default)]
-    pub devices: BTreeMap<String, DeviceSample>,
-    #[serde(default)]
-    pub cpu: Option<CpuSample>,
-    #[serde(default)]
-    pub dirty_kib: Option<f64>,
-    #[serde(default)]
-    pub writeback_kib: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DeviceSample {
-    #[serde(default)]
-    pub write_kib_s: f64,
-    #[serde(default)]
-    pub read_kib_s: f64,
-    #[serde(default)]
-    pub in_flight: f64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuSample {
-    #[serde(default)]
-    pub user: f64,
-    #[serde(default)]
-    pub system: f64,
-    #[serde(default)]
-    pub iowait: f64,
-}
-
-/// Parses the samples, skipping lines that are not samples; returns how many were
-/// skipped.
-pub fn parse_monitor(text: &str) -> (Vec<MonitorSample>, usize) {
-    let mut bad = 0;
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<MonitorSample>(line) {
-            Ok(s) if s.t.is_finite() => out.push(s),
-            _ => bad += 1,
-        }
-    }
-    out.sort_by(|a, b| a.t.total_cmp(&b.t));
-    (out, bad)
-}
-
-fn timeline_charts(r: &TrialRecord, samples: &[MonitorSample]) -> Result<Vec<ChartView>> {
+fn timeline_charts(r: &TrialRecord, samples: &[SeriesPoint]) -> Result<Vec<ChartView>> {
     if samples.is_empty() {
         return Ok(Vec::new());
     }
@@ -606,7 +554,7 @@ fn timeline_charts(r: &TrialRecord, samples: &[MonitorSample]) -> Result<Vec<Cha
         ));
     }
     if samples.iter().any(|s| s.cpu.is_some()) {
-        let pick = |f: fn(&CpuSample) -> f64| -> Vec<(f64, f64)> {
+        let pick = |f: fn(&CpuPct) -> f64| -> Vec<(f64, f64)> {
             samples
                 .iter()
                 .filter_map(|s| s.cpu.as_ref().map(|c| (s.t, f(c))))
@@ -638,7 +586,7 @@ fn timeline_charts(r: &TrialRecord, samples: &[MonitorSample]) -> Result<Vec<Cha
 }
 
 /// (time, phase) at each change of phase.
-fn phase_starts(samples: &[MonitorSample]) -> Vec<(f64, String)> {
+fn phase_starts(samples: &[SeriesPoint]) -> Vec<(f64, String)> {
     let mut out: Vec<(f64, String)> = Vec::new();
     for s in samples {
         if s.phase.is_empty() {
@@ -1063,7 +1011,7 @@ mod tests {
 not json
 {"t": 0.0, "phase": "a", "devices": {}}
 "#;
-        let (samples, bad) = parse_monitor(text);
+        let (samples, bad) = parse_series(text);
         assert_eq!(bad, 1);
         assert_eq!(samples.len(), 2);
         assert_eq!(samples[0].t, 0.0);

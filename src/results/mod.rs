@@ -2,5 +2,7 @@
 //! description of the machine that ran them.
 
 pub mod envinfo;
+pub mod layout;
+pub mod monitor_series;
 pub mod record;
 pub mod store;

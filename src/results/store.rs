@@ -12,11 +12,7 @@ use anyhow::{bail, Context, Result};
 use crate::experiment::spec::Spec;
 use crate::results::record::TrialRecord;
 
-pub const TRIALS: &str = "trials.jsonl";
-pub const SPEC: &str = "spec.toml";
-pub const ORIGINAL: &str = "spec.original.toml";
-pub const ENV: &str = "env.json";
-pub const SUMMARY: &str = "summary.csv";
+pub use super::layout::{ENV, ORIGINAL, SPEC, SUMMARY, TRIALS};
 
 pub struct Store {
     dir: PathBuf,

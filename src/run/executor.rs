@@ -11,6 +11,7 @@ use crate::emu::host::{self, EmulationRecord};
 use crate::experiment::plan::Trial;
 use crate::experiment::spec::Spec;
 use crate::monitor::{Monitor, MonitorSummary, Targets};
+use crate::results::layout;
 use crate::results::record::Verified;
 use crate::rig::memcg::{MemoryLimit, MemoryUse};
 use crate::rig::{self, Workspace};
@@ -107,7 +108,7 @@ impl RigExecutor {
     ) -> Option<(Monitor, Option<String>)> {
         let interval = spec.monitor_interval?;
         let targets = Targets::of(&rig.fs_device, rig.journal_device.as_deref());
-        let file = format!("trial-{}.jsonl", trial.index);
+        let file = layout::monitor_file_name(trial.index);
         let path = self.monitor_dir.as_ref().map(|d| d.join(&file));
         let relative = self.monitor_dir.as_ref().map(|d| match d.file_name() {
             Some(n) => format!("{}/{file}", n.to_string_lossy()),
@@ -247,7 +248,7 @@ impl RigExecutor {
             (Some(dir), true) => {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-                Some(dir.join(format!("trial-{}.wlog", trial.index)))
+                Some(dir.join(layout::write_log_file_name(trial.index)))
             }
             _ => None,
         };

@@ -36,7 +36,7 @@ mod registry;
 
 pub use fixed::{FixedModel, FixedParams};
 pub use hdd::{HddModel, HddParams};
-pub use predict::{predicted, predicted_set, Pattern, Prediction, Workload};
+pub use predict::{predicted, predicted_set, CalibrationRun, Pattern, Prediction};
 pub use ram::{RamModel, RamParams};
 pub use registry::{default_params, model_by_name};
 

@@ -50,9 +50,11 @@ impl Pattern {
     }
 }
 
-/// A synthetic calibration run.
+/// One synthetic calibration run: a [`Pattern`]'s request stream over a span, and the
+/// host costs around each request. (Not an engine's `workload::Workload`: nothing here
+/// touches a file system.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Workload {
+pub struct CalibrationRun {
     pub pattern: Pattern,
     /// Data requests (flushes not counted).
     pub requests: u64,
@@ -67,7 +69,7 @@ pub struct Workload {
     pub host_io: Duration,
 }
 
-impl Workload {
+impl CalibrationRun {
     /// Enough requests for a stable figure: random writes fill a 16 MB cache several
     /// times over, so the sustained rate (not the cache's burst) is what is predicted.
     pub fn new(pattern: Pattern, span_bytes: u64) -> Self {
@@ -76,7 +78,7 @@ impl Workload {
             Pattern::SequentialRead1m | Pattern::SequentialWrite1m => 1_000,
             _ => 2_000,
         };
-        Workload {
+        CalibrationRun {
             pattern,
             requests,
             span_bytes,
@@ -87,7 +89,7 @@ impl Workload {
     }
 }
 
-/// What a calibration run of a workload should measure.
+/// What a calibration run should measure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prediction {
     pub requests: u64,
@@ -97,8 +99,8 @@ pub struct Prediction {
     pub mb_per_s: f64,
 }
 
-impl Workload {
-    /// The request stream of this workload, flushes included: what [`predicted`] feeds
+impl CalibrationRun {
+    /// The request stream of this run, flushes included: what [`predicted`] feeds
     /// the model and what `jbench device calibrate` sends the emulated device.
     pub fn stream(&self) -> Vec<Request> {
         let w = self;
@@ -134,10 +136,10 @@ impl Workload {
     }
 }
 
-/// Run `workload` through `model` (which it changes: pass a fresh one) and report
-/// the rates a QD1 run of the same stream would measure.
-pub fn predicted(model: &mut dyn DeviceModel, workload: &Workload) -> Prediction {
-    let w = workload;
+/// Run the stream of `run` through `model` (which it changes: pass a fresh one) and
+/// report the rates a QD1 run of the same stream would measure.
+pub fn predicted(model: &mut dyn DeviceModel, run: &CalibrationRun) -> Prediction {
+    let w = run;
     let mut now = Duration::ZERO;
     for req in w.stream() {
         now += model.service(&req, now).duration.max(w.host_io) + w.host_overhead;
@@ -169,14 +171,14 @@ pub fn predicted_set(
         let mut model = model_by_name(name, params)?;
         out.push((
             pattern.label().to_string(),
-            predicted(model.as_mut(), &Workload::new(pattern, span)),
+            predicted(model.as_mut(), &CalibrationRun::new(pattern, span)),
         ));
     }
     let mut no_cache = params.cloned().unwrap_or_default();
     no_cache.insert("write_cache".into(), toml::Value::Boolean(false));
     if let Ok(mut model) = model_by_name(name, Some(&no_cache)) {
-        let w = Workload::new(Pattern::RandomWrite4k, span);
-        let w = Workload {
+        let w = CalibrationRun::new(Pattern::RandomWrite4k, span);
+        let w = CalibrationRun {
             requests: 2_000,
             ..w
         };

@@ -56,7 +56,7 @@ fn ssd_and_nvme_bandwidth_cap() {
         let mut fresh = model_by_name(name, None).unwrap();
         let p = predicted(
             fresh.as_mut(),
-            &Workload::new(Pattern::SequentialRead1m, 1 << 30),
+            &CalibrationRun::new(Pattern::SequentialRead1m, 1 << 30),
         );
         assert!(
             p.mb_per_s < mbps && p.mb_per_s > 0.9 * mbps,
@@ -184,7 +184,7 @@ fn hdd_predictions_land_in_the_issue_ranges() {
 #[test]
 fn half_stroke_random_reads_reach_the_issue_range() {
     let mut m = model_by_name("hdd-7200", None).unwrap();
-    let w = Workload::new(
+    let w = CalibrationRun::new(
         Pattern::RandomRead4k,
         HddParams::default().capacity_bytes / 2,
     );

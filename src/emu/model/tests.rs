@@ -91,23 +91,63 @@ fn ram_adds_nothing() {
 
 #[test]
 fn model_by_name_errors() {
-    let e = model_by_name("hdd-5400", None).err().unwrap();
+    let e = model_by_name("hdd-5400", None).err().unwrap().to_string();
     assert!(
         e.contains("hdd-5400") && e.contains("hdd-7200") && e.contains("nvram"),
         "{e}"
     );
     let e = model_by_name("hdd-7200", Some(&table("rmp = 5400")))
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(e.contains("rmp") && e.contains("rpm"), "{e}");
     let e = model_by_name("nvme", Some(&table("read_latency_us = \"fast\"")))
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(e.contains("bad parameter"), "{e}");
     assert!(model_by_name("ram", Some(&table("x = 1"))).is_err());
     assert!(model_by_name("hdd-7200", Some(&table("rpm = 0"))).is_err());
     assert!(model_by_name("hdd-7200", Some(&table("cylinders = 1"))).is_err());
     assert!(model_by_name("ssd-sata", Some(&table("read_mb_per_s = -1"))).is_err());
+}
+
+/// The words users see when a model cannot be built (spec errors, `jbench device
+/// calibrate --set`, the daemon's log), pinned so a change of error type keeps them.
+#[test]
+fn model_error_texts_are_stable() {
+    let text = |name: &str, params: &str| {
+        model_by_name(name, Some(&table(params)))
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    let cases = [
+        ("hdd-7200", "rmp = 5400", "hdd-7200: unknown parameter `rmp`; known parameters: capacity_bytes, cylinders, interface_mb_per_s, rate_inner_mb_per_s, rate_outer_mb_per_s, rpm, seed, seek_avg_ms, seek_full_stroke_ms, seek_track_to_track_ms, sequential_write_slip, write_cache, write_cache_bytes"),
+        ("ram", "x = 1", "ram: unknown parameter `x`; known parameters: (none)"),
+        ("hdd-7200", "rpm = 0", "hdd-7200: rpm must be a positive number, got 0"),
+        ("hdd-7200", "capacity_bytes = 0", "hdd-7200: capacity_bytes must be positive"),
+        ("hdd-7200", "cylinders = 2", "hdd-7200: cylinders must be at least 3"),
+        ("hdd-7200", "seek_avg_ms = 14.0", "hdd-7200: no monotonic seek curve through track-to-track 0.8 ms, average 14 ms, full stroke 15 ms; the average must lie between a + (full-a)/3 and a + 8(full-a)/15"),
+        ("ssd-sata", "read_mb_per_s = -1", "ssd-sata: read_mb_per_s must be a positive number, got -1"),
+        ("nvme", "flush_latency_us = -1.5", "nvme: flush_latency_us must be a number >= 0, got -1.5"),
+    ];
+    for (name, params, want) in cases {
+        assert_eq!(text(name, params), want, "{name} with {params}");
+    }
+    let unknown =
+        "unknown device model `hdd-5400`; known models: hdd-7200, ssd-sata, nvme, nvram, ram";
+    assert_eq!(
+        model_by_name("hdd-5400", None).err().unwrap().to_string(),
+        unknown
+    );
+    assert_eq!(
+        predicted_set("hdd-5400", None).unwrap_err().to_string(),
+        unknown
+    );
+    let bad = text("nvme", "read_latency_us = \"fast\"");
+    assert!(bad.starts_with("nvme: bad parameter value: "), "{bad}");
+    assert!(bad.contains("read_latency_us"), "{bad}");
 }
 
 #[test]

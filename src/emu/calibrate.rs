@@ -131,8 +131,7 @@ fn execute(dev: &Path, stream: &[Request]) -> Result<Duration> {
 /// Requests of `pattern` that fit `seconds` of predicted time (at least 20).
 fn sized(pattern: Pattern, span: u64, opts: &CalibrateOptions) -> Result<CalibrationRun> {
     let mut w = CalibrationRun::new(pattern, span);
-    let mut model =
-        model_by_name(&opts.model, Some(&with_capacity(opts))).map_err(anyhow::Error::msg)?;
+    let mut model = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
     let p = predicted(model.as_mut(), &w);
     let secs = p.elapsed.as_secs_f64();
     if secs > opts.seconds_per_pattern {
@@ -212,8 +211,7 @@ pub fn calibrate(
     ctl: &crate::workload::RunControl,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Calibration> {
-    let probe =
-        model_by_name(&opts.model, Some(&with_capacity(opts))).map_err(anyhow::Error::msg)?;
+    let probe = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
     let session = SessionDir::create(&opts.work_dir)?;
     let floor_img = ImageFile::create(&session, "floor.img", FLOOR_DISK)?;
     let dut_img = ImageFile::create(&session, "dut.img", opts.size)?;
@@ -266,11 +264,9 @@ pub fn calibrate(
             let io_secs = bench.daemon.stats()?.disks[0].io_seconds;
             let host_io = Duration::from_secs_f64(io_secs) / n;
             let transport = overhead.saturating_sub(host_io);
-            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))
-                .map_err(anyhow::Error::msg)?;
+            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
             let model_only = predicted(fresh.as_mut(), &w);
-            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))
-                .map_err(anyhow::Error::msg)?;
+            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
             let expected = predicted(
                 fresh.as_mut(),
                 &CalibrationRun {

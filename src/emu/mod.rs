@@ -12,8 +12,8 @@ use std::time::Duration;
 
 pub use model::{
     below_floor, default_params, model_by_name, predicted, predicted_set, CalibrationRun,
-    DeviceModel, FixedParams, HddParams, Kind, Pattern, Prediction, RamParams, Request, Service,
-    FUSE_FLOOR, MODEL_NAMES,
+    DeviceModel, FixedParams, HddParams, Kind, ModelError, Pattern, Prediction, RamParams, Request,
+    Service, FUSE_FLOOR, MODEL_NAMES,
 };
 
 /// The `[emulation]` table of an experiment: how emulated disks are served.

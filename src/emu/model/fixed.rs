@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{transfer_time, us, DeviceModel, Kind, Request, Service, KIB4};
+use super::{transfer_time, us, DeviceModel, Kind, ModelError, Request, Service, KIB4};
 
 /// Parameters of the fixed-latency models (`ssd-sata`, `nvme`, `nvram`): each request
 /// costs its kind's latency plus `len / bandwidth`. `Default` is `ssd-sata`; see
@@ -69,7 +69,7 @@ impl FixedParams {
         }
     }
 
-    fn validate(&self, name: &str) -> Result<(), String> {
+    fn validate(&self, name: &str) -> Result<(), ModelError> {
         let latencies = [
             ("read_latency_us", self.read_latency_us),
             ("write_latency_us", self.write_latency_us),
@@ -78,7 +78,10 @@ impl FixedParams {
         ];
         for (k, v) in latencies {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{name}: {k} must be a number >= 0, got {v}"));
+                return Err(ModelError::invalid(
+                    name,
+                    format!("{k} must be a number >= 0, got {v}"),
+                ));
             }
         }
         for (k, v) in [
@@ -86,7 +89,10 @@ impl FixedParams {
             ("write_mb_per_s", self.write_mb_per_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{name}: {k} must be a positive number, got {v}"));
+                return Err(ModelError::invalid(
+                    name,
+                    format!("{k} must be a positive number, got {v}"),
+                ));
             }
         }
         Ok(())
@@ -102,7 +108,7 @@ pub struct FixedModel {
 }
 
 impl FixedModel {
-    pub fn new(name: &'static str, p: FixedParams) -> Result<Self, String> {
+    pub fn new(name: &'static str, p: FixedParams) -> Result<Self, ModelError> {
         p.validate(name)?;
         Ok(FixedModel {
             name,

@@ -8,7 +8,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{frac, ms, secs, transfer_time, DeviceModel, Kind, Request, Service, KIB4};
+use super::{frac, ms, secs, transfer_time, DeviceModel, Kind, ModelError, Request, Service, KIB4};
+
+const NAME: &str = "hdd-7200";
 
 /// Parameters of `hdd-7200`. Defaults are the studies' drives as issue 4 gives them:
 /// 7200 rpm, 0.8 ms track-to-track, 6.3 ms average and 15 ms full-stroke seek, 16 MB
@@ -68,7 +70,7 @@ impl Default for HddParams {
 }
 
 impl HddParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ModelError> {
         let positive = [
             ("rpm", self.rpm),
             ("seek_track_to_track_ms", self.seek_track_to_track_ms),
@@ -78,16 +80,23 @@ impl HddParams {
         ];
         for (name, v) in positive {
             if !(v.is_finite() && v > 0.0) {
-                return Err(format!(
-                    "hdd-7200: {name} must be a positive number, got {v}"
+                return Err(ModelError::invalid(
+                    NAME,
+                    format!("{name} must be a positive number, got {v}"),
                 ));
             }
         }
         if self.capacity_bytes == 0 {
-            return Err("hdd-7200: capacity_bytes must be positive".into());
+            return Err(ModelError::invalid(
+                NAME,
+                "capacity_bytes must be positive".into(),
+            ));
         }
         if self.cylinders < 3 {
-            return Err("hdd-7200: cylinders must be at least 3".into());
+            return Err(ModelError::invalid(
+                NAME,
+                "cylinders must be at least 3".into(),
+            ));
         }
         SeekCurve::fit(self).map(|_| ())
     }
@@ -111,17 +120,20 @@ struct SeekCurve {
 }
 
 impl SeekCurve {
-    fn fit(p: &HddParams) -> Result<Self, String> {
+    fn fit(p: &HddParams) -> Result<Self, ModelError> {
         let a = p.seek_track_to_track_ms;
         let (avg, full) = (p.seek_avg_ms, p.seek_full_stroke_ms);
         let b = 5.0 * (avg - a - (full - a) / 3.0);
         let c = full - a - b;
         // Both terms must grow with distance, or a longer seek could be faster.
         if !(b.is_finite() && c.is_finite() && b >= 0.0 && c >= 0.0) {
-            return Err(format!(
-                "hdd-7200: no monotonic seek curve through track-to-track {a} ms, average \
-                 {avg} ms, full stroke {full} ms; the average must lie between \
-                 a + (full-a)/3 and a + 8(full-a)/15"
+            return Err(ModelError::invalid(
+                NAME,
+                format!(
+                    "no monotonic seek curve through track-to-track {a} ms, average {avg} ms, \
+                     full stroke {full} ms; the average must lie between a + (full-a)/3 and \
+                     a + 8(full-a)/15"
+                ),
             ));
         }
         Ok(SeekCurve {
@@ -202,7 +214,7 @@ pub struct HddModel {
 }
 
 impl HddModel {
-    pub fn new(p: HddParams) -> Result<Self, String> {
+    pub fn new(p: HddParams) -> Result<Self, ModelError> {
         p.validate()?;
         let seek = SeekCurve::fit(&p)?;
         let phase0 = ChaCha8Rng::seed_from_u64(p.seed).gen::<f64>();
@@ -372,7 +384,7 @@ impl HddModel {
 
 impl DeviceModel for HddModel {
     fn name(&self) -> &'static str {
-        "hdd-7200"
+        NAME
     }
 
     fn service(&mut self, req: &Request, now: Duration) -> Service {

@@ -28,12 +28,14 @@
 
 use std::time::Duration;
 
+mod error;
 mod fixed;
 mod hdd;
 mod predict;
 mod ram;
 mod registry;
 
+pub use error::ModelError;
 pub use fixed::{FixedModel, FixedParams};
 pub use hdd::{HddModel, HddParams};
 pub use predict::{predicted, predicted_set, CalibrationRun, Pattern, Prediction};

@@ -6,7 +6,7 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{model_by_name, DeviceModel, Request, KIB4, MB, MIB1};
+use super::{model_by_name, DeviceModel, ModelError, Request, KIB4, MB, MIB1};
 
 /// The request streams `jbench device calibrate` runs, all at queue depth 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +162,7 @@ pub fn predicted(model: &mut dyn DeviceModel, run: &CalibrationRun) -> Predictio
 pub fn predicted_set(
     name: &str,
     params: Option<&toml::Table>,
-) -> Result<Vec<(String, Prediction)>, String> {
+) -> Result<Vec<(String, Prediction)>, ModelError> {
     let span = model_by_name(name, params)?
         .capacity_bytes()
         .unwrap_or(1 << 30);

@@ -4,7 +4,7 @@
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::{
-    DeviceModel, FixedModel, FixedParams, HddModel, HddParams, RamModel, RamParams, MODEL_NAMES,
+    DeviceModel, FixedModel, FixedParams, HddModel, HddParams, ModelError, RamModel, RamParams,
 };
 
 /// `base` with the keys of `overrides` replacing its fields; an unknown key or a value
@@ -13,35 +13,34 @@ pub(super) fn with_overrides<T: Serialize + DeserializeOwned>(
     model: &str,
     base: T,
     overrides: Option<&toml::Table>,
-) -> Result<T, String> {
+) -> Result<T, ModelError> {
     let Some(over) = overrides else {
         return Ok(base);
     };
     let mut table = match toml::Value::try_from(&base) {
         Ok(toml::Value::Table(t)) => t,
         _ => {
-            return Err(format!(
-                "{model}: internal error serialising default parameters"
-            ))
+            return Err(ModelError::Internal {
+                model: model.to_string(),
+            })
         }
     };
     for (key, value) in over {
         if !table.contains_key(key) {
-            let known: Vec<&str> = table.keys().map(String::as_str).collect();
-            return Err(format!(
-                "{model}: unknown parameter `{key}`; known parameters: {}",
-                if known.is_empty() {
-                    "(none)".to_string()
-                } else {
-                    known.join(", ")
-                }
-            ));
+            return Err(ModelError::UnknownParameter {
+                model: model.to_string(),
+                key: key.clone(),
+                known: table.keys().cloned().collect(),
+            });
         }
         table.insert(key.clone(), value.clone());
     }
     toml::Value::Table(table)
         .try_into()
-        .map_err(|e| format!("{model}: bad parameter value: {e}"))
+        .map_err(|e| ModelError::BadValue {
+            model: model.to_string(),
+            reason: e.to_string(),
+        })
 }
 
 /// Build a model by name, its defaults overridden by `params` (a TOML table of the
@@ -49,7 +48,7 @@ pub(super) fn with_overrides<T: Serialize + DeserializeOwned>(
 pub fn model_by_name(
     name: &str,
     params: Option<&toml::Table>,
-) -> Result<Box<dyn DeviceModel>, String> {
+) -> Result<Box<dyn DeviceModel>, ModelError> {
     match name {
         "hdd-7200" => Ok(Box::new(HddModel::new(with_overrides(
             name,
@@ -63,10 +62,9 @@ pub fn model_by_name(
             with_overrides(name, RamParams::default(), params)?;
             Ok(Box::new(RamModel))
         }
-        _ => Err(format!(
-            "unknown device model `{name}`; known models: {}",
-            MODEL_NAMES.join(", ")
-        )),
+        _ => Err(ModelError::UnknownModel {
+            name: name.to_string(),
+        }),
     }
 }
 
@@ -91,7 +89,7 @@ fn fixed(
     name: &'static str,
     base: FixedParams,
     params: Option<&toml::Table>,
-) -> Result<Box<dyn DeviceModel>, String> {
+) -> Result<Box<dyn DeviceModel>, ModelError> {
     Ok(Box::new(FixedModel::new(
         name,
         with_overrides(name, base, params)?,

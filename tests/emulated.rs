@@ -451,14 +451,14 @@ fn random_reads_and_fsynced_writes_take_at_least_the_hdd_models_time() {
     if !(need_root(test) && need_fuse(test)) {
         return;
     }
-    use jbench::emu::{Pattern, Workload};
-    let reads = Workload {
+    use jbench::emu::{CalibrationRun, Pattern};
+    let reads = CalibrationRun {
         requests: 60,
-        ..Workload::new(Pattern::RandomRead4k, TIMED_DISK)
+        ..CalibrationRun::new(Pattern::RandomRead4k, TIMED_DISK)
     };
-    let appends = Workload {
+    let appends = CalibrationRun {
         requests: 40,
-        ..Workload::new(Pattern::FsyncWrite4k, TIMED_DISK)
+        ..CalibrationRun::new(Pattern::FsyncWrite4k, TIMED_DISK)
     };
     let mut stream = reads.stream();
     stream.extend(appends.stream());
@@ -484,11 +484,11 @@ fn a_flush_after_cached_writes_takes_at_least_the_hdd_models_drain_time() {
     if !(need_root(test) && need_fuse(test)) {
         return;
     }
-    use jbench::emu::{Pattern, Request, Workload};
+    use jbench::emu::{CalibrationRun, Pattern, Request};
     // Random writes the 16 MB write cache absorbs, then the flush that drains them.
-    let writes = Workload {
+    let writes = CalibrationRun {
         requests: 200,
-        ..Workload::new(Pattern::RandomWrite4k, TIMED_DISK)
+        ..CalibrationRun::new(Pattern::RandomWrite4k, TIMED_DISK)
     }
     .stream();
     assert_eq!(writes.last(), Some(&Request::flush()));

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
-use super::model::{model_by_name, predicted, Kind, Pattern, Prediction, Request, Workload};
+use super::model::{model_by_name, predicted, CalibrationRun, Kind, Pattern, Prediction, Request};
 use super::EmulationOptions;
 use crate::rig::image::ImageFile;
 use crate::rig::loopdev::{FileId, LoopDevice};
@@ -129,10 +129,9 @@ fn execute(dev: &Path, stream: &[Request]) -> Result<Duration> {
 }
 
 /// Requests of `pattern` that fit `seconds` of predicted time (at least 20).
-fn sized(pattern: Pattern, span: u64, opts: &CalibrateOptions) -> Result<Workload> {
-    let mut w = Workload::new(pattern, span);
-    let mut model =
-        model_by_name(&opts.model, Some(&with_capacity(opts))).map_err(anyhow::Error::msg)?;
+fn sized(pattern: Pattern, span: u64, opts: &CalibrateOptions) -> Result<CalibrationRun> {
+    let mut w = CalibrationRun::new(pattern, span);
+    let mut model = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
     let p = predicted(model.as_mut(), &w);
     let secs = p.elapsed.as_secs_f64();
     if secs > opts.seconds_per_pattern {
@@ -212,8 +211,7 @@ pub fn calibrate(
     ctl: &crate::workload::RunControl,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Calibration> {
-    let probe =
-        model_by_name(&opts.model, Some(&with_capacity(opts))).map_err(anyhow::Error::msg)?;
+    let probe = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
     let session = SessionDir::create(&opts.work_dir)?;
     let floor_img = ImageFile::create(&session, "floor.img", FLOOR_DISK)?;
     let dut_img = ImageFile::create(&session, "dut.img", opts.size)?;
@@ -231,9 +229,9 @@ pub fn calibrate(
         // Holes of a sparse image are slow to read the first time (the host fills its
         // page cache with zeros); a real disk has no such first-read cost.
         warm(&images[0], FLOOR_DISK)?;
-        let floor_w = Workload {
+        let floor_w = CalibrationRun {
             requests: 2000,
-            ..Workload::new(Pattern::RandomRead4k, FLOOR_DISK)
+            ..CalibrationRun::new(Pattern::RandomRead4k, FLOOR_DISK)
         };
         let t = execute(bench.floor.path(), &floor_w.stream())?;
         let floor = t / floor_w.requests as u32;
@@ -255,9 +253,9 @@ pub fn calibrate(
             // The path's own cost for requests of this pattern: the same kind of
             // stream on the ram disk, split into the image I/O (which the daemon
             // overlaps with a slower model's time) and the rest (which it cannot).
-            let floor_stream = Workload {
+            let floor_stream = CalibrationRun {
                 requests: w.requests.min(500),
-                ..Workload::new(pattern, FLOOR_DISK)
+                ..CalibrationRun::new(pattern, FLOOR_DISK)
             }
             .stream();
             bench.daemon.set_timing(true)?;
@@ -266,14 +264,12 @@ pub fn calibrate(
             let io_secs = bench.daemon.stats()?.disks[0].io_seconds;
             let host_io = Duration::from_secs_f64(io_secs) / n;
             let transport = overhead.saturating_sub(host_io);
-            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))
-                .map_err(anyhow::Error::msg)?;
+            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
             let model_only = predicted(fresh.as_mut(), &w);
-            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))
-                .map_err(anyhow::Error::msg)?;
+            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
             let expected = predicted(
                 fresh.as_mut(),
-                &Workload {
+                &CalibrationRun {
                     host_overhead: transport,
                     host_io,
                     ..w
@@ -308,9 +304,9 @@ pub fn calibrate(
         if opts.write_log {
             let bench = Bench::start(&session, &images, ids, opts, true)?;
             for (pattern, row) in Pattern::ALL.into_iter().zip(rows.iter_mut()) {
-                let w = Workload {
+                let w = CalibrationRun {
                     requests: row.requests,
-                    ..Workload::new(pattern, opts.size)
+                    ..CalibrationRun::new(pattern, opts.size)
                 };
                 bench.daemon.set_timing(true)?;
                 let t = execute(bench.dut.path(), &w.stream())?;
@@ -336,7 +332,7 @@ pub fn calibrate(
     result
 }
 
-fn rate(w: &Workload, t: Duration) -> Prediction {
+fn rate(w: &CalibrationRun, t: Duration) -> Prediction {
     let s = t.as_secs_f64();
     let bytes = w.requests * w.request_len();
     Prediction {

@@ -597,7 +597,7 @@ fn build_models(
                 )))
             }
         };
-        crate::emu::model_by_name(&model, Some(&params)).map_err(blame)?;
+        crate::emu::model_by_name(&model, Some(&params)).map_err(|e| blame(e.to_string()))?;
         out.insert(
             name.clone(),
             DeviceModelSpec {
@@ -619,7 +619,7 @@ fn model_of(
         return Ok(m.clone());
     }
     if crate::emu::MODEL_NAMES.contains(&name) {
-        crate::emu::model_by_name(name, None)?;
+        crate::emu::model_by_name(name, None).map_err(|e| e.to_string())?;
         return Ok(DeviceModelSpec::builtin(name));
     }
     let entries: Vec<&str> = models.keys().map(String::as_str).collect();

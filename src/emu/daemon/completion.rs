@@ -1,0 +1,129 @@
+//! The completion thread: every answer waits in a deadline-ordered queue until its
+//! model time is up, so the FUSE thread never sleeps and one disk's slow request does
+//! not hold back another disk's.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fuser::{ReplyData, ReplyEmpty, ReplyWrite};
+
+use super::state::Inner;
+use crate::emu::writelog::RecordKind;
+
+pub(super) enum Answer {
+    Write(ReplyWrite, u32),
+    Data(ReplyData, Vec<u8>),
+    Empty(ReplyEmpty),
+}
+
+impl Answer {
+    pub(super) fn send(self) {
+        match self {
+            Answer::Write(r, n) => r.written(n),
+            Answer::Data(r, d) => r.data(&d),
+            Answer::Empty(r) => r.ok(),
+        }
+    }
+}
+
+pub(super) struct LogEntry {
+    pub(super) kind: RecordKind,
+    pub(super) disk: u8,
+    pub(super) offset: u64,
+    pub(super) len: u64,
+    pub(super) payload: Vec<u8>,
+}
+
+pub(super) struct Pending {
+    pub(super) at: Instant,
+    pub(super) seq: u64,
+    pub(super) disk: Option<usize>,
+    pub(super) answer: Answer,
+    pub(super) log: Option<LogEntry>,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    // Reversed: BinaryHeap is a max-heap and the earliest deadline must come first.
+    fn cmp(&self, o: &Self) -> CmpOrdering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+#[derive(Default)]
+pub(super) struct Queue {
+    pub(super) heap: BinaryHeap<Pending>,
+    pub(super) closed: bool,
+}
+
+/// The completion thread: answers each pending request at its deadline, in deadline
+/// order, writing its log record first.
+pub(super) fn completer(inner: Arc<Inner>) {
+    // The receiving thread shares the daemon's CPU and can be busy copying a burst of
+    // writes into the image; answers must not wait for it. Real-time priority lets
+    // this thread preempt it the moment a deadline is due (it never runs long: it
+    // sleeps until the next deadline and spins at most the last 80 µs). Without the
+    // privilege it stays at normal priority, and late answers are counted.
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: plain syscall on the calling thread with a valid parameter block.
+    unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
+    }
+    let mut q = inner.queue.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let now = Instant::now();
+        match q.heap.peek() {
+            None if q.closed => return,
+            None => {
+                q = inner.wake.wait(q).unwrap_or_else(|p| p.into_inner());
+            }
+            Some(p) if p.at <= now => {
+                let p = q.heap.pop().expect("peeked");
+                drop(q);
+                if let Some(e) = &p.log {
+                    inner.write_log(e);
+                }
+                if let Some(i) = p.disk {
+                    if now.saturating_duration_since(p.at) > Duration::from_millis(1) {
+                        let mut st = inner.disks[i]
+                            .state
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner());
+                        st.stats.late += 1;
+                    }
+                }
+                p.answer.send();
+                q = inner.queue.lock().unwrap_or_else(|p| p.into_inner());
+            }
+            Some(p) => {
+                let wait = p.at - now;
+                if wait < Duration::from_micros(80) {
+                    // Condvar timeouts overshoot by tens of µs; spin the last stretch.
+                    drop(q);
+                    while Instant::now() < now + wait {
+                        std::hint::spin_loop();
+                    }
+                    q = inner.queue.lock().unwrap_or_else(|p| p.into_inner());
+                } else {
+                    q = inner
+                        .wake
+                        .wait_timeout(q, wait - Duration::from_micros(50))
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
+}

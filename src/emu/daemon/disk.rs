@@ -1,0 +1,85 @@
+//! One emulated disk: its backing image (checked to be the one jbench created) and its
+//! model, rebuilt fresh whenever timing is turned on.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use super::{DiskSpec, DiskStats};
+use crate::emu::model::{model_by_name, DeviceModel};
+use crate::rig::loopdev::FileId;
+
+pub(super) struct DiskState {
+    pub(super) model: Box<dyn DeviceModel>,
+    /// Model time zero.
+    pub(super) start: Instant,
+    pub(super) stats: DiskStats,
+}
+
+pub(super) struct Disk {
+    pub(super) spec: DiskSpec,
+    pub(super) image: File,
+    pub(super) size: u64,
+    pub(super) state: Mutex<DiskState>,
+}
+
+impl Disk {
+    pub(super) fn open(spec: &DiskSpec) -> Result<Self> {
+        let image = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&spec.image)
+            .with_context(|| format!("cannot open disk image {}", spec.image.display()))?;
+        if let Some(want) = spec.image_id {
+            let got = FileId::of(&image)?;
+            if got != want {
+                bail!(
+                    "disk image {} is inode {} on dev {}, not the image jbench created (inode {} on dev {}): the session directory was changed while jbench worked; refusing to serve it",
+                    spec.image.display(),
+                    got.ino,
+                    got.dev,
+                    want.ino,
+                    want.dev
+                );
+            }
+        }
+        let size = image.metadata()?.len();
+        if size == 0 || size % 4096 != 0 {
+            bail!(
+                "disk image {} is {size} bytes; it must be a non-zero multiple of 4096",
+                spec.image.display()
+            );
+        }
+        let model = build_model(spec, size)?;
+        let stats = DiskStats::fresh(spec, model.as_ref());
+        Ok(Self {
+            spec: spec.clone(),
+            image,
+            size,
+            state: Mutex::new(DiskState {
+                model,
+                start: Instant::now(),
+                stats,
+            }),
+        })
+    }
+}
+
+/// A model for a disk of `size` bytes: a positional model's geometry spans the whole
+/// image unless the spec sets `capacity_bytes`, as the studies' partitions spanned
+/// their drives.
+pub fn build_model(spec: &DiskSpec, size: u64) -> Result<Box<dyn DeviceModel>> {
+    let mut params = spec.params.clone();
+    if spec.model == "hdd-7200" && !params.contains_key("capacity_bytes") {
+        params.insert(
+            "capacity_bytes".into(),
+            toml::Value::Integer(size.min(i64::MAX as u64) as i64),
+        );
+    }
+    model_by_name(&spec.model, Some(&params))
+        .map_err(|e| anyhow::anyhow!("disk `{}`: {e}", spec.name))
+}

@@ -1,0 +1,159 @@
+//! What the FUSE thread and the completion thread share: the disks, the timing
+//! switch, the write log and the queue of pending answers; and what a request does to
+//! them (its model time, its counters, its log record), and the control commands.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+
+use super::completion::{Answer, LogEntry, Pending, Queue};
+use super::disk::{build_model, Disk};
+use super::{DaemonStats, DiskStats};
+use crate::emu::model::{Request, Service};
+use crate::emu::writelog::{LogWriter, RecordKind, NO_DISK};
+
+/// The daemon's state, one per daemon, shared by its threads behind an `Arc`.
+pub(super) struct Inner {
+    pub(super) disks: Vec<Disk>,
+    pub(super) timing: AtomicBool,
+    pub(super) epoch: Instant,
+    pub(super) log: Option<Mutex<LogWriter>>,
+    pub(super) queue: Mutex<Queue>,
+    pub(super) wake: Condvar,
+    pub(super) seq: AtomicU64,
+    pub(super) snapshots: Mutex<HashMap<u64, Vec<u8>>>,
+    pub(super) next_fh: AtomicU64,
+}
+
+impl Inner {
+    pub(super) fn time_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    pub(super) fn write_log(&self, e: &LogEntry) {
+        if let Some(log) = &self.log {
+            let mut w = log.lock().unwrap_or_else(|p| p.into_inner());
+            // A log that cannot be written is reported by the stats (records stop
+            // growing) rather than by failing the disk's I/O.
+            let _ = w.append(e.kind, e.disk, e.offset, e.len, &e.payload, self.time_ns());
+        }
+    }
+
+    /// Answers at `at`: inline when it is already due and no log order is at stake,
+    /// else through the completion thread.
+    pub(super) fn complete(
+        &self,
+        at: Instant,
+        disk: Option<usize>,
+        answer: Answer,
+        log: Option<LogEntry>,
+    ) {
+        if self.log.is_none() && at <= Instant::now() {
+            answer.send();
+            return;
+        }
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        q.heap.push(Pending {
+            at,
+            seq,
+            disk,
+            answer,
+            log,
+        });
+        drop(q);
+        self.wake.notify_one();
+    }
+
+    /// Runs `req` through disk `i`'s model (when timing is on); returns when to answer.
+    pub(super) fn schedule(&self, i: usize, req: Request, arrived: Instant) -> Instant {
+        let disk = &self.disks[i];
+        let mut st = disk.state.lock().unwrap_or_else(|p| p.into_inner());
+        // Requests reach here right after their image I/O, which began on arrival.
+        st.stats.io_seconds += arrived.elapsed().as_secs_f64();
+        st.stats.count(&req);
+        if !self.timing.load(Ordering::Acquire) {
+            return arrived;
+        }
+        let now = arrived.saturating_duration_since(st.start);
+        let svc: Service = st.model.service(&req, now);
+        st.stats.add_service(&svc);
+        arrived + svc.duration
+    }
+
+    pub(super) fn set_timing(&self, on: bool) -> Result<()> {
+        for d in &self.disks {
+            let mut st = d.state.lock().unwrap_or_else(|p| p.into_inner());
+            // A fresh model per measurement: the same seed and request stream give the
+            // same answers in every trial.
+            let model = build_model(&d.spec, d.size)?;
+            st.stats = DiskStats::fresh(&d.spec, model.as_ref());
+            st.model = model;
+            st.start = Instant::now();
+        }
+        self.timing.store(on, Ordering::Release);
+        self.write_log(&LogEntry {
+            kind: RecordKind::Marker,
+            disk: NO_DISK,
+            offset: 0,
+            len: 0,
+            payload: if on {
+                b"timing on".to_vec()
+            } else {
+                b"timing off".to_vec()
+            },
+        });
+        Ok(())
+    }
+
+    pub(super) fn stats(&self) -> DaemonStats {
+        let (log_records, log_bytes) = self
+            .log
+            .as_ref()
+            .map(|l| {
+                let w = l.lock().unwrap_or_else(|p| p.into_inner());
+                (w.records(), w.bytes())
+            })
+            .unwrap_or((0, 0));
+        DaemonStats {
+            timing: self.timing.load(Ordering::Acquire),
+            disks: self
+                .disks
+                .iter()
+                .map(|d| {
+                    d.state
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .stats
+                        .clone()
+                })
+                .collect(),
+            log_records,
+            log_bytes,
+        }
+    }
+
+    pub(super) fn control(&self, text: &str) -> Result<()> {
+        let text = text.trim_end_matches(['\n', '\0']);
+        match text {
+            "timing on" => self.set_timing(true),
+            "timing off" => self.set_timing(false),
+            _ => match text.strip_prefix("marker ") {
+                Some(label) => {
+                    self.write_log(&LogEntry {
+                        kind: RecordKind::Marker,
+                        disk: NO_DISK,
+                        offset: 0,
+                        len: 0,
+                        payload: label.as_bytes().to_vec(),
+                    });
+                    Ok(())
+                }
+                None => bail!("unknown control command `{text}`"),
+            },
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! Tests of the `hdd-7200` model's geometry, rotation, zones and write cache.
+
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::*;
+use crate::emu::model::MIB1;
+
+fn hdd(p: HddParams) -> HddModel {
+    HddModel::new(p).unwrap()
+}
+
+fn ms_of(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Random aligned 4 KiB offsets over the default disk.
+fn random_offsets(n: usize, seed: u64, cap: u64) -> Vec<u64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| rng.gen_range(0..cap / KIB4) * KIB4)
+        .collect()
+}
+
+#[test]
+fn seek_anchors_track_to_track_and_full_stroke() {
+    let p = HddParams::default();
+    let c = SeekCurve::fit(&p).unwrap();
+    assert!((c.time_ms(1) - 0.8).abs() < 1e-9);
+    assert!((c.time_ms(p.cylinders - 1) - 15.0).abs() < 1e-9);
+    assert_eq!(c.time_ms(0), 0.0);
+    // Monotonic: longer seeks never faster.
+    let mut last = 0.0;
+    for n in (0..p.cylinders).step_by(997) {
+        let t = c.time_ms(n);
+        assert!(t >= last, "seek({n}) = {t} < {last}");
+        last = t;
+    }
+}
+
+#[test]
+fn seek_random_average_is_6_3_ms_within_2_percent() {
+    let p = HddParams::default();
+    let m = hdd(p.clone());
+    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    let n = 200_000;
+    let total: f64 = (0..n)
+        .map(|_| {
+            let a = m.cylinder(rng.gen_range(0..p.capacity_bytes));
+            let b = m.cylinder(rng.gen_range(0..p.capacity_bytes));
+            m.seek.time_ms(a.abs_diff(b))
+        })
+        .sum();
+    let avg = total / n as f64;
+    assert!((avg - 6.3).abs() / 6.3 < 0.02, "average seek {avg} ms");
+}
+
+#[test]
+fn infeasible_seek_anchors_are_an_error() {
+    let p = HddParams {
+        seek_avg_ms: 14.0,
+        ..HddParams::default()
+    };
+    assert!(HddModel::new(p).is_err());
+    let p = HddParams {
+        seek_avg_ms: 1.0,
+        ..HddParams::default()
+    };
+    assert!(HddModel::new(p).is_err());
+}
+
+#[test]
+fn rotation_period_is_8_333_ms_at_7200_rpm() {
+    let m = hdd(HddParams::default());
+    assert!((ms_of(m.rotation_period()) - 60_000.0 / 7200.0).abs() < 1e-6);
+    // Rotational waits stay within one revolution and average half of one.
+    let mut m = hdd(HddParams {
+        write_cache: false,
+        ..HddParams::default()
+    });
+    let mut now = Duration::ZERO;
+    let offs = random_offsets(5000, 3, m.p.capacity_bytes);
+    let mut total = 0.0;
+    for &o in &offs {
+        let s = m.service(&Request::read(o, KIB4), now);
+        assert!(s.rotation < m.rotation_period());
+        total += ms_of(s.rotation);
+        now += s.duration;
+    }
+    let avg = total / offs.len() as f64;
+    assert!(
+        (avg - 4.1667).abs() < 0.25,
+        "mean rotational latency {avg} ms"
+    );
+}
+
+#[test]
+fn zoned_rate_at_both_ends() {
+    let m = hdd(HddParams::default());
+    assert!((m.rate_mb_per_s(0) - 200.0).abs() < 1e-9);
+    assert!((m.rate_mb_per_s(m.p.capacity_bytes) - 100.0).abs() < 1e-9);
+    assert!(
+        (m.rate_mb_per_s(u64::MAX) - 100.0).abs() < 1e-9,
+        "clamped beyond capacity"
+    );
+    let mut m = hdd(HddParams::default());
+    let outer = m.service(&Request::read(0, MIB1), Duration::ZERO).transfer;
+    let inner_off = m.p.capacity_bytes - MIB1;
+    let inner = m
+        .service(&Request::read(inner_off, MIB1), Duration::from_secs(1))
+        .transfer;
+    assert!((ms_of(outer) - MIB1 as f64 / 200e6 * 1e3).abs() < 1e-6);
+    assert!((ms_of(inner) / ms_of(outer) - 2.0).abs() < 0.01);
+}
+
+#[test]
+fn sequential_requests_pay_no_seek_nor_rotation() {
+    let mut m = hdd(HddParams {
+        write_cache: false,
+        ..HddParams::default()
+    });
+    let mut now = Duration::ZERO;
+    let first = m.service(&Request::read(1 << 30, MIB1), now);
+    assert!(first.seek > Duration::ZERO);
+    now += first.duration + Duration::from_micros(100);
+    for i in 1..10 {
+        let s = m.service(&Request::read((1 << 30) + i * MIB1, MIB1), now);
+        assert_eq!((s.seek, s.rotation), (Duration::ZERO, Duration::ZERO));
+        assert_eq!(s.duration, s.transfer);
+        now += s.duration + Duration::from_micros(100);
+    }
+    // Back-to-back sequential writes also pay only transfer.
+    let s = m.service(
+        &Request::write((1 << 30) + 10 * MIB1, MIB1),
+        now - Duration::from_micros(100),
+    );
+    assert_eq!((s.seek, s.rotation), (Duration::ZERO, Duration::ZERO));
+}
+
+#[test]
+fn sequential_write_after_a_gap_waits_for_its_sector() {
+    let base = HddParams {
+        write_cache: false,
+        ..HddParams::default()
+    };
+    let mut m = hdd(base.clone());
+    let a = m.service(&Request::write(0, KIB4), Duration::ZERO);
+    let gap = Duration::from_micros(200);
+    let b = m.service(&Request::write(KIB4, KIB4), a.duration + gap);
+    assert_eq!(b.seek, Duration::ZERO);
+    let expect = m.rotation_period() - gap;
+    assert!(
+        (ms_of(b.rotation) - ms_of(expect)).abs() < 1e-6,
+        "{:?}",
+        b.rotation
+    );
+    let mut m = hdd(HddParams {
+        sequential_write_slip: false,
+        ..base
+    });
+    let a = m.service(&Request::write(0, KIB4), Duration::ZERO);
+    let b = m.service(&Request::write(KIB4, KIB4), a.duration + gap);
+    assert_eq!(b.rotation, Duration::ZERO);
+}
+
+#[test]
+fn write_cache_absorbs_until_flush_then_elevator_beats_arrival_order() {
+    let cap = HddParams::default().capacity_bytes;
+    let offs = random_offsets(500, 7, cap);
+    let mut cached = hdd(HddParams::default());
+    let mut now = Duration::ZERO;
+    for &o in &offs {
+        let s = cached.service(&Request::write(o, KIB4), now);
+        assert!(s.cached && s.duration < Duration::from_micros(20), "{s:?}");
+        now += s.duration;
+    }
+    assert_eq!(cached.dirty_bytes(), 500 * KIB4);
+    let flush = cached.service(&Request::flush(), now);
+    assert!(!flush.cached && flush.seek > Duration::ZERO);
+    assert_eq!(cached.dirty_bytes(), 0);
+    // A second flush has nothing to do.
+    assert_eq!(
+        cached
+            .service(&Request::flush(), now + flush.duration)
+            .duration,
+        Duration::ZERO
+    );
+
+    let mut through = hdd(HddParams {
+        write_cache: false,
+        ..HddParams::default()
+    });
+    let mut t = Duration::ZERO;
+    for &o in &offs {
+        t += through.service(&Request::write(o, KIB4), t).duration;
+    }
+    assert!(
+        flush.duration * 2 < t,
+        "elevator {:?} vs arrival order {:?}",
+        flush.duration,
+        t
+    );
+}
+
+#[test]
+fn elevator_serves_in_offset_order() {
+    let mut m = hdd(HddParams::default());
+    let cap = m.p.capacity_bytes;
+    for o in [cap / 2, cap / 8, cap - KIB4, cap / 4] {
+        m.service(&Request::write(o, KIB4), Duration::ZERO);
+    }
+    let f = m.service(&Request::flush(), Duration::ZERO);
+    // One ascending sweep from the outer edge ends at the innermost write...
+    assert_eq!(m.head, Some(cap));
+    // ...and seeks less than the arrival order's back-and-forth.
+    let mut through = hdd(HddParams {
+        write_cache: false,
+        ..HddParams::default()
+    });
+    let mut arrival_seek = Duration::ZERO;
+    for o in [cap / 2, cap / 8, cap - KIB4, cap / 4] {
+        arrival_seek += through
+            .service(&Request::write(o, KIB4), Duration::ZERO)
+            .seek;
+    }
+    assert!(f.seek < arrival_seek, "{:?} vs {:?}", f.seek, arrival_seek);
+}
+
+#[test]
+fn full_cache_forces_a_drain() {
+    let p = HddParams {
+        write_cache_bytes: 64 * KIB4,
+        ..HddParams::default()
+    };
+    let mut m = hdd(p);
+    let offs = random_offsets(65, 11, m.p.capacity_bytes);
+    let mut now = Duration::ZERO;
+    for &o in &offs[..64] {
+        let s = m.service(&Request::write(o, KIB4), now);
+        assert!(s.cached);
+        now += s.duration;
+    }
+    let s = m.service(&Request::write(offs[64], KIB4), now);
+    assert!(!s.cached && s.seek > Duration::ZERO && s.duration > Duration::from_millis(64));
+    assert_eq!(m.dirty_bytes(), KIB4);
+    // A write larger than the cache goes through to the media.
+    let big = m.service(&Request::write(0, 65 * KIB4), now + s.duration);
+    assert!(!big.cached && m.dirty_bytes() == 0);
+}
+
+#[test]
+fn overwrites_in_cache_count_once() {
+    let mut m = hdd(HddParams::default());
+    for _ in 0..10 {
+        m.service(&Request::write(8192, KIB4), Duration::ZERO);
+    }
+    m.service(&Request::write(8192 + KIB4, KIB4), Duration::ZERO);
+    m.service(&Request::write(4096, 2 * KIB4), Duration::ZERO);
+    assert_eq!(m.dirty_bytes(), 3 * KIB4);
+    assert_eq!(m.dirty.map.len(), 1);
+}
+
+#[test]
+fn write_cache_off_makes_every_write_pay() {
+    let mut m = hdd(HddParams {
+        write_cache: false,
+        ..HddParams::default()
+    });
+    let mut now = Duration::ZERO;
+    for &o in &random_offsets(50, 5, m.p.capacity_bytes) {
+        let s = m.service(&Request::write(o, KIB4), now);
+        assert!(!s.cached && s.seek > Duration::ZERO, "{s:?}");
+        now += s.duration;
+    }
+    assert_eq!(m.service(&Request::flush(), now).duration, Duration::ZERO);
+}
+
+#[test]
+fn reads_of_dirty_cached_data_are_fast() {
+    let mut m = hdd(HddParams::default());
+    let off = 123 * MIB1;
+    m.service(&Request::write(off, 4 * KIB4), Duration::ZERO);
+    let hit = m.service(
+        &Request::read(off + KIB4, 2 * KIB4),
+        Duration::from_millis(1),
+    );
+    assert!(
+        hit.cached && hit.duration < Duration::from_micros(50),
+        "{hit:?}"
+    );
+    let miss = m.service(
+        &Request::read(off + 3 * KIB4, 2 * KIB4),
+        Duration::from_millis(2),
+    );
+    assert!(
+        !miss.cached && miss.duration > Duration::from_micros(50),
+        "{miss:?}"
+    );
+}
+
+#[test]
+fn same_seed_same_times_other_seed_differs() {
+    let run = |seed: u64| -> Vec<Duration> {
+        let mut m = hdd(HddParams {
+            seed,
+            ..HddParams::default()
+        });
+        let mut now = Duration::ZERO;
+        let offs = random_offsets(300, 9, m.p.capacity_bytes);
+        let mut out = Vec::new();
+        for (i, &o) in offs.iter().enumerate() {
+            let req = match i % 3 {
+                0 => Request::read(o, KIB4),
+                1 => Request::write(o, KIB4),
+                _ => Request::flush(),
+            };
+            let d = m.service(&req, now).duration;
+            out.push(d);
+            now += d;
+        }
+        out
+    };
+    assert_eq!(run(1), run(1));
+    assert_ne!(run(1), run(2));
+}

@@ -1,0 +1,28 @@
+//! `ram`: a RAM disk that adds no latency at all.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{DeviceModel, Request, Service};
+
+/// `ram` has no parameters; any key given is an error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RamParams {}
+
+/// A RAM disk: adds no latency at all (Studies 1 and 2's RAM-disk journal).
+#[derive(Debug, Clone, Default)]
+pub struct RamModel;
+
+impl DeviceModel for RamModel {
+    fn name(&self) -> &'static str {
+        "ram"
+    }
+    fn service(&mut self, _req: &Request, _now: Duration) -> Service {
+        Service::default()
+    }
+    fn min_service(&self) -> Duration {
+        Duration::ZERO
+    }
+}

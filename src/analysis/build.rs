@@ -66,6 +66,7 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         workloads,
         warnings,
         adaptive_looks: opts.adaptive_looks,
+        noise_band: opts.noise_band,
     }
 }
 

@@ -12,7 +12,6 @@ mod significance;
 pub mod stats;
 pub(crate) mod warnings;
 
-pub(crate) use build::Ctx;
 pub use build::{analyse, DURABLE_SUFFIX};
 pub use model::*;
 pub use warnings::every_trial_failed;

@@ -76,6 +76,10 @@ pub struct Analysis {
     /// ([`ReportOptions::adaptive_looks`]); `None` for a fixed number of repetitions.
     #[serde(default)]
     pub adaptive_looks: Option<u32>,
+    /// [`ReportOptions::noise_band`], for the words of verdicts. Not written to the
+    /// JSON report, whose `verdict` fields state it where it matters.
+    #[serde(skip_serializing, default = "default_noise_band")]
+    pub noise_band: f64,
 }
 
 impl Analysis {
@@ -212,15 +216,17 @@ pub struct PhaseComparison {
     pub within_noise_band: bool,
     /// Either side's phase is suspect (too short).
     pub suspect: bool,
-    /// "12.3% faster", "8.1% slower", "no significant difference (p = 0.41)",
-    /// "too few trials", with " (suspect: phase < 60 s)" appended when suspect.
-    pub verdict: String,
-    /// What the verdict says, for programs: never parse `verdict`.
+    /// What the comparison says. Its words ("12.3% faster", "no significant
+    /// difference (p = 0.41)", "too few trials", with " (suspect: phase < 60 s)"
+    /// appended when suspect) are written by the exporters
+    /// (`crate::report::words::Wording`); the JSON report carries them as `verdict`
+    /// just before this field.
     #[serde(default)]
     pub outcome: Outcome,
 }
 
-/// The kind of a [`PhaseComparison`]'s verdict.
+/// What a [`PhaseComparison`] found; decided by the analysis, put in words only by
+/// the exporters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {

@@ -75,7 +75,6 @@ fn compare_phase(
         significant: false,
         within_noise_band: false,
         suspect,
-        verdict: String::new(),
         outcome: Outcome::NotComparable,
     };
     let welch = stats::welch_with_level(base, other, ctx.confidence)
@@ -91,14 +90,12 @@ fn compare_phase(
     } else {
         Outcome::NotComparable
     };
-    let zero_baseline = Summary::of(base).is_some_and(|s| s.mean <= 0.0);
-    cmp.verdict = crate::report::words::verdict_of(&cmp, ctx, zero_baseline);
     cmp
 }
 
 /// Adjusts the p-values of one workload's comparisons as a family: Bonferroni over
 /// the adaptive looks (when the run was adaptive), then Holm over every
-/// configuration x phase with a test. Then decides each verdict on the adjusted p.
+/// configuration x phase with a test. Then decides each outcome on the adjusted p.
 /// Returns the family size.
 pub(crate) fn adjust_family(comparisons: &mut [Comparison], ctx: &Ctx) -> usize {
     let tested: Vec<&mut PhaseComparison> = comparisons
@@ -128,7 +125,6 @@ pub(crate) fn adjust_family(comparisons: &mut [Comparison], ctx: &Ctx) -> usize 
             (false, true) => Outcome::WithinNoiseBand,
             (false, false) => Outcome::NoSignificantDifference,
         };
-        cmp.verdict = crate::report::words::verdict_of(cmp, ctx, false);
     }
     n
 }

@@ -1,12 +1,14 @@
 //! Tests of the analysis and of the text, Markdown, CSV and JSON exporters.
 
+use super::csv::{csv_field, CSV_HEADER};
+use super::text::verdict_line;
+use super::words::{fmt_alpha, fmt_level, p_expr, verdict_text, Wording};
 use super::*;
 use crate::analysis::warnings::fmt_cv;
 use crate::analysis::warnings::fmt_num;
 use crate::results::record::ConfigRecord;
 use crate::results::record::{Status, SCHEMA_VERSION};
 use crate::workload::PhaseResult;
-use words::verdict_text;
 
 /// fdtree's four phases; `create_bytes` is the payload of the file-create phase.
 const PHASES: [(&str, &str); 4] = [
@@ -153,10 +155,26 @@ fn find<'a>(a: &'a Analysis, wl: &str, cfg: &str) -> &'a ConfigAnalysis {
     w.configs.iter().find(|c| c.label == cfg).unwrap()
 }
 
-fn comparison<'a>(a: &'a Analysis, wl: &str, cfg: &str, phase: &str) -> &'a PhaseComparison {
+/// A comparison of the model with its verdict in words, as the exporters write it.
+#[derive(Debug)]
+struct Worded<'a> {
+    cmp: &'a PhaseComparison,
+    verdict: String,
+}
+
+impl std::ops::Deref for Worded<'_> {
+    type Target = PhaseComparison;
+    fn deref(&self) -> &PhaseComparison {
+        self.cmp
+    }
+}
+
+fn comparison<'a>(a: &'a Analysis, wl: &str, cfg: &str, phase: &str) -> Worded<'a> {
     let w = a.workloads.iter().find(|w| w.name == wl).unwrap();
     let c = w.comparisons.iter().find(|c| c.config == cfg).unwrap();
-    c.phases.iter().find(|p| p.phase == phase).unwrap()
+    let cmp = c.phases.iter().find(|p| p.phase == phase).unwrap();
+    let verdict = Wording::of(w, a).verdict(cmp);
+    Worded { cmp, verdict }
 }
 
 #[test]
@@ -644,9 +662,10 @@ fn every_trial_failed_is_said_and_verdicts_are_never_empty() {
     }
     let a = analyse(&some, &opts());
     assert!(every_trial_failed(&some).is_none());
+    let words = Wording::of(&a.workloads[0], &a);
     for c in &a.workloads[0].comparisons {
         for p in &c.phases {
-            assert_eq!(p.verdict, "too few trials");
+            assert_eq!(words.verdict(p), "too few trials");
         }
     }
 }
@@ -872,22 +891,26 @@ fn some_suspect_phases_are_grouped_by_phase() {
         );
 }
 
-fn phase_cmp(phase: &str, p: Option<f64>, verdict: &str, suspect: bool) -> PhaseComparison {
+fn phase_cmp(phase: &str, p: Option<f64>, outcome: Outcome, suspect: bool) -> PhaseComparison {
+    let significant = matches!(outcome, Outcome::Faster | Outcome::Slower);
     PhaseComparison {
         phase: phase.to_string(),
         n_baseline: 3,
         n_other: 3,
-        pct: None,
+        pct: significant.then_some(if outcome == Outcome::Faster {
+            12.3
+        } else {
+            -12.3
+        }),
         ci_low_pct: None,
         ci_high_pct: None,
         p,
         mann_whitney_p: None,
-        significant: verdict.contains("% "),
+        significant,
         within_noise_band: false,
         suspect,
-        verdict: verdict.to_string(),
         p_adjusted: p,
-        outcome: Outcome::NotComparable,
+        outcome,
     }
 }
 
@@ -929,45 +952,47 @@ fn mann_whitney_shows_with_four_trials_a_side_and_trial_counts_when_they_differ(
 
 #[test]
 fn verdict_line_groups_by_verdict() {
+    // "c"'s baseline rate is 0: not comparable for that reason.
+    let words = Wording {
+        noise_band: 0.02,
+        suspect_below_secs: 60.0,
+        zero_baseline_phases: vec!["c".to_string()],
+    };
     let c = Comparison {
         config: "ramdisk".to_string(),
         baseline: "same-disk".to_string(),
         phases: vec![
-            phase_cmp(
-                "a",
-                Some(0.01),
-                "12.3% slower (suspect: phase < 60 s)",
-                true,
-            ),
-            phase_cmp("b", None, "too few trials", false),
-            phase_cmp("c", None, "not comparable (baseline rate is 0)", false),
-            phase_cmp("d", None, "too few trials (suspect: phase < 60 s)", true),
-            phase_cmp(
-                "e",
-                Some(0.5),
-                "no significant difference (p = 0.50)",
-                false,
-            ),
+            phase_cmp("a", Some(0.01), Outcome::Slower, true),
+            phase_cmp("b", None, Outcome::TooFewTrials, false),
+            phase_cmp("c", None, Outcome::NotComparable, false),
+            phase_cmp("d", None, Outcome::TooFewTrials, true),
+            phase_cmp("e", Some(0.5), Outcome::NoSignificantDifference, false),
         ],
     };
     assert_eq!(
-            verdict_line(&c, 5, true),
+            verdict_line(&c, 5, true, &words),
             "a* 12.3% slower (p=0.010); too few trials in b, d*; not comparable in c (baseline rate is 0); no significant difference in e"
         );
     assert_eq!(
-            verdict_line(&c, 5, false),
+            verdict_line(&c, 5, false, &words),
             "a 12.3% slower (p=0.010); too few trials in b, d; not comparable in c (baseline rate is 0); no significant difference in e"
         );
     let few = Comparison {
         phases: vec![
-            phase_cmp("a", None, "too few trials", false),
-            phase_cmp("b", None, "too few trials (suspect: phase < 60 s)", true),
+            phase_cmp("a", None, Outcome::TooFewTrials, false),
+            phase_cmp("b", None, Outcome::TooFewTrials, true),
         ],
         ..c
     };
-    assert_eq!(verdict_line(&few, 2, false), "too few trials in all phases");
+    assert_eq!(
+        verdict_line(&few, 2, false, &words),
+        "too few trials in all phases"
+    );
     // A marker is never dropped with the names.
-    assert_eq!(verdict_line(&few, 2, true), "too few trials in a, b*");
+    assert_eq!(
+        verdict_line(&few, 2, true, &words),
+        "too few trials in a, b*"
+    );
 }
 
 #[test]
@@ -1291,4 +1316,37 @@ fn formatting_helpers() {
     assert_eq!(fmt_cv(0.1051), "11%");
     assert_eq!(fmt_alpha(1.0 - 0.95), "0.05");
     assert_eq!(fmt_alpha(1.0 - 0.995), "0.005");
+}
+
+/// The JSON export is the model, field for field and in the model's order, plus the
+/// verdict in words before each outcome: a field added to the model but not to the
+/// JSON view fails here.
+#[test]
+fn json_export_is_the_model_plus_verdicts() {
+    let mut recs = Vec::new();
+    series(&mut recs, 0, "same-disk", "small", &BASE);
+    series(&mut recs, 3, "ramdisk", "small", &FAST);
+    series(&mut recs, 6, "zram", "small", &[900.0]);
+    let a = analyse(&recs, &opts());
+    let json = render_json(&a);
+    let lines: Vec<&str> = json.lines().collect();
+    let mut verdicts = Vec::new();
+    let mut rest = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        match line.trim_start().strip_prefix("\"verdict\": ") {
+            Some(v) => {
+                assert!(
+                    lines[i + 1].trim_start().starts_with("\"outcome\": "),
+                    "{json}"
+                );
+                verdicts.push(v.trim_end_matches(','));
+            }
+            None => rest.push(*line),
+        }
+    }
+    let model = serde_json::to_string_pretty(&a).unwrap();
+    assert_eq!(rest.join("\n"), model);
+    assert_eq!(verdicts.len(), 2 * PHASES.len());
+    assert!(verdicts.contains(&"\"20.0% faster\""), "{verdicts:?}");
+    assert!(verdicts.contains(&"\"too few trials\""), "{verdicts:?}");
 }

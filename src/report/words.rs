@@ -1,37 +1,96 @@
-//! The words of verdicts: "12.3% faster", "no significant difference (p = 0.41)",
-//! "too few trials", the suspect suffix, and the p-value and level expressions the
-//! tables and verdict lines share.
+//! The words of verdicts, written only here: "12.3% faster", "no significant
+//! difference (p = 0.41)", "too few trials", the " (suspect: ...)" suffix, and the
+//! p-value and level expressions the tables and verdict lines share. The analysis
+//! decides the typed [`Outcome`] and its figures; every exporter words it through
+//! [`Wording`], so no code reads a verdict back from its text.
 
-use crate::analysis::{Ctx, Outcome, PhaseComparison};
+use crate::analysis::{Analysis, Outcome, PhaseComparison, WorkloadAnalysis};
 
-/// The verdict in words; never empty.
-pub(crate) fn verdict_of(cmp: &PhaseComparison, ctx: &Ctx, zero_baseline: bool) -> String {
-    let pct = cmp.pct.unwrap_or(0.0);
-    let p = cmp.p.unwrap_or(1.0);
-    let adj = cmp.p_adjusted.unwrap_or(p);
-    let verdict = match cmp.outcome {
-        Outcome::TooFewTrials => "too few trials".to_string(),
-        Outcome::NotComparable if zero_baseline => {
-            "not comparable (baseline rate is 0)".to_string()
+/// What the words of one workload's comparisons need besides each comparison's own
+/// figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Wording {
+    /// [`crate::analysis::ReportOptions::noise_band`].
+    pub noise_band: f64,
+    /// Phases shorter than this many seconds are suspect.
+    pub suspect_below_secs: f64,
+    /// Phases whose baseline mean rate is not above 0: their comparisons are not
+    /// comparable for that reason rather than for invalid values.
+    pub zero_baseline_phases: Vec<String>,
+}
+
+impl Wording {
+    /// The wording of workload `w`'s comparisons in `a`.
+    pub fn of(w: &WorkloadAnalysis, a: &Analysis) -> Self {
+        let base = w
+            .configs
+            .iter()
+            .find(|c| Some(&c.label) == w.baseline.as_ref());
+        let zero_baseline_phases = base
+            .map(|b| {
+                b.phases
+                    .iter()
+                    .filter(|p| p.rate.is_some_and(|r| r.mean <= 0.0))
+                    .map(|p| p.phase.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            noise_band: a.noise_band,
+            suspect_below_secs: a.suspect_below_secs,
+            zero_baseline_phases,
         }
-        Outcome::NotComparable => "not comparable (invalid values)".to_string(),
-        Outcome::WithinNoiseBand => format!(
-            "no meaningful difference ({pct:+.1}% is within the {}% noise band, {})",
-            fmt_num_short(ctx.opts.noise_band * 100.0),
-            p_pair(p, adj, true)
-        ),
-        Outcome::NoSignificantDifference => {
-            format!("no significant difference ({})", p_pair(p, adj, true))
+    }
+
+    /// The whole verdict, as the CSV and JSON exports carry it: the outcome in words,
+    /// with " (suspect: phase < 60 s)" appended when a side's phase is suspect.
+    pub fn verdict(&self, c: &PhaseComparison) -> String {
+        let words = self.outcome(c);
+        if c.suspect {
+            format!("{words} (suspect: phase < {} s)", self.suspect_below_secs)
+        } else {
+            words
         }
-        Outcome::Faster | Outcome::Slower => verdict_text(pct, adj, true),
-    };
-    if cmp.suspect {
-        format!(
-            "{verdict} (suspect: phase < {} s)",
-            ctx.opts.suspect_below_secs
-        )
-    } else {
-        verdict
+    }
+
+    /// The outcome in words, without the suspect suffix (a table cell carries a `*`
+    /// instead); never empty.
+    pub fn outcome(&self, c: &PhaseComparison) -> String {
+        let pct = c.pct.unwrap_or(0.0);
+        let p = c.p.unwrap_or(1.0);
+        let adj = c.p_adjusted.unwrap_or(p);
+        match c.outcome {
+            Outcome::Faster | Outcome::Slower => verdict_text(pct, adj, true),
+            Outcome::WithinNoiseBand => format!(
+                "no meaningful difference ({pct:+.1}% is within the {}% noise band, {})",
+                fmt_num_short(self.noise_band * 100.0),
+                p_pair(p, adj, true)
+            ),
+            Outcome::NoSignificantDifference => {
+                format!("no significant difference ({})", p_pair(p, adj, true))
+            }
+            Outcome::TooFewTrials | Outcome::NotComparable => {
+                let (head, why) = self.group(c);
+                format!("{head}{why}")
+            }
+        }
+    }
+
+    /// How a verdict line groups phases without a significant difference: the words
+    /// they share, and a reason that differs between groups of the same words
+    /// (" (baseline rate is 0)"). The figures are left out: they are in the table.
+    pub fn group(&self, c: &PhaseComparison) -> (&'static str, &'static str) {
+        match c.outcome {
+            Outcome::Faster => ("faster", ""),
+            Outcome::Slower => ("slower", ""),
+            Outcome::NoSignificantDifference => ("no significant difference", ""),
+            Outcome::WithinNoiseBand => ("no meaningful difference", ""),
+            Outcome::TooFewTrials => ("too few trials", ""),
+            Outcome::NotComparable if self.zero_baseline_phases.contains(&c.phase) => {
+                ("not comparable", " (baseline rate is 0)")
+            }
+            Outcome::NotComparable => ("not comparable", " (invalid values)"),
+        }
     }
 }
 

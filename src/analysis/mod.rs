@@ -1,5 +1,17 @@
 //! From trial records to figures: summaries, confidence intervals, significance tests
-//! and the comparison of two result sets.
+//! ([`stats`]), the [`Analysis`] of one run built once by [`analyse`] ([`model`] its
+//! types, `build` the construction, `significance` the comparisons and their typed
+//! outcomes, `warnings` what makes a figure untrustworthy), and the comparison of
+//! several result sets ([`compare`]). Words belong to `report/`: nothing here formats a
+//! verdict.
 
+mod build;
 pub mod compare;
+pub mod model;
+mod significance;
 pub mod stats;
+pub(crate) mod warnings;
+
+pub use build::{analyse, DURABLE_SUFFIX};
+pub use model::*;
+pub use warnings::every_trial_failed;

@@ -1,0 +1,310 @@
+//! Builds the [`Analysis`] from the trial records of one run: ordering of workloads,
+//! configurations and phases, the baseline, and per configuration and phase the
+//! summaries the exporters show.
+//!
+//! Ordering (deterministic, independent of the order of the input slice):
+//! - workloads and configurations: as [`ReportOptions::workload_order`] and
+//!   [`ReportOptions::config_order`] list them (the experiment's order; the first
+//!   configuration of the matrix is the default baseline); any not listed follow, by
+//!   the smallest `trial` index among their records, over the whole run (not per
+//!   workload), so every workload's table lists them in the same order;
+//! - phases: by first appearance in the records sorted by `trial`.
+
+use super::model::*;
+use super::significance::{adjust_family, compare_all};
+use super::warnings::{
+    all_failed_warning, config_warnings, excluded_warning, high_variance, suspect_phases,
+    suspect_warning, variance_warning,
+};
+use crate::analysis::stats::Summary;
+use crate::results::record::TrialRecord;
+
+/// Builds the report's data model from the trial records of one run.
+pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
+    let mut warnings = Vec::new();
+    let confidence = checked_confidence(opts.confidence, &mut warnings);
+    let with_durable = with_durable_phases(records);
+    let records = with_durable.as_slice();
+    let mut sorted: Vec<&TrialRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| r.trial);
+    if sorted.is_empty() {
+        warnings.push("no trial records: nothing to report".to_string());
+    }
+    warnings.extend(excluded_warning(&sorted));
+    warnings.extend(all_failed_warning(&sorted));
+    let config_order = preferred_first(
+        &opts.config_order,
+        first_appearance(&sorted, |r| r.config.label.as_str()),
+    );
+    let baseline = choose_baseline(opts.baseline.as_deref(), &config_order, &mut warnings);
+    let ctx = Ctx {
+        opts,
+        confidence,
+        config_order: &config_order,
+        baseline: baseline.as_deref(),
+        adaptive_looks: opts.adaptive_looks,
+    };
+    let workload_order = preferred_first(
+        &opts.workload_order,
+        first_appearance(&sorted, |r| r.workload.name.as_str()),
+    );
+    let workloads = workload_order
+        .into_iter()
+        .map(|name| {
+            let recs: Vec<&TrialRecord> = sorted
+                .iter()
+                .copied()
+                .filter(|r| r.workload.name == name)
+                .collect();
+            analyse_workload(&recs, &ctx)
+        })
+        .collect();
+    Analysis {
+        suspect_below_secs: opts.suspect_below_secs,
+        confidence,
+        baseline,
+        workloads,
+        warnings,
+        adaptive_looks: opts.adaptive_looks,
+        noise_band: opts.noise_band,
+    }
+}
+
+/// Suffix of the pseudo-phase holding a phase's time up to `syncfs`.
+pub const DURABLE_SUFFIX: &str = "+syncfs";
+
+/// A phase timed with `durable = true` gets a companion phase `<name>+syncfs` whose
+/// seconds are the durable figure, so every table, comparison and export shows the
+/// cost of getting the work onto the devices beside the plain figure.
+fn with_durable_phases(records: &[TrialRecord]) -> Vec<TrialRecord> {
+    records
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let durable: Vec<_> = r
+                .phases
+                .iter()
+                .filter_map(|p| {
+                    p.durable_seconds.map(|d| crate::workload::PhaseResult {
+                        name: format!("{}{DURABLE_SUFFIX}", p.name),
+                        seconds: d,
+                        durable_seconds: None,
+                        ..p.clone()
+                    })
+                })
+                .collect();
+            r.phases.extend(durable);
+            r
+        })
+        .collect()
+}
+
+/// Settings shared by the per-workload analysis.
+pub(crate) struct Ctx<'a> {
+    pub(crate) opts: &'a ReportOptions,
+    pub(crate) confidence: f64,
+    pub(crate) config_order: &'a [String],
+    pub(crate) baseline: Option<&'a str>,
+    pub(crate) adaptive_looks: Option<u32>,
+}
+
+fn checked_confidence(level: f64, warnings: &mut Vec<String>) -> f64 {
+    if level > 0.0 && level < 1.0 {
+        level
+    } else {
+        warnings.push(format!(
+            "confidence level {level} is not between 0 and 1; using {FALLBACK_CONFIDENCE}"
+        ));
+        FALLBACK_CONFIDENCE
+    }
+}
+
+/// Distinct keys in order of first appearance in `sorted` (records sorted by trial).
+fn first_appearance<'a>(
+    sorted: &[&'a TrialRecord],
+    key: impl Fn(&'a TrialRecord) -> &'a str,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in sorted {
+        let k = key(r);
+        if !out.iter().any(|o| o == k) {
+            out.push(k.to_string());
+        }
+    }
+    out
+}
+
+/// The `preferred` keys that occur in `seen`, in preferred order, then the rest of
+/// `seen` in its own order.
+fn preferred_first(preferred: &[String], seen: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = preferred
+        .iter()
+        .filter(|p| seen.contains(p))
+        .cloned()
+        .collect();
+    out.extend(seen.into_iter().filter(|s| !preferred.contains(s)));
+    out
+}
+
+fn choose_baseline(
+    wanted: Option<&str>,
+    config_order: &[String],
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    let first = config_order.first().cloned();
+    match wanted {
+        Some(label) if config_order.iter().any(|c| c == label) => Some(label.to_string()),
+        Some(label) => {
+            if let Some(f) = &first {
+                warnings.push(format!(
+                    "baseline configuration `{label}` has no trials; comparing with `{f}` instead"
+                ));
+            }
+            first
+        }
+        None => first,
+    }
+}
+
+fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
+    let first = recs[0];
+    let name = first.workload.name.clone();
+    let phases = phase_infos(recs);
+    let mut warnings = Vec::new();
+    let configs: Vec<ConfigAnalysis> = ctx
+        .config_order
+        .iter()
+        .filter_map(|label| {
+            let of_config: Vec<&TrialRecord> = recs
+                .iter()
+                .copied()
+                .filter(|r| &r.config.label == label)
+                .collect();
+            (!of_config.is_empty()).then(|| analyse_config(&of_config, &phases, ctx.opts))
+        })
+        .collect();
+    for c in &configs {
+        config_warnings(&name, c, recs, &mut warnings);
+    }
+    let baseline = ctx
+        .baseline
+        .filter(|b| configs.iter().any(|c| c.label == *b))
+        .map(str::to_string);
+    if let (None, Some(b)) = (&baseline, ctx.baseline) {
+        warnings.push(format!(
+            "{name}: baseline configuration `{b}` has no trials of this workload; no comparisons"
+        ));
+    }
+    let mut comparisons = baseline
+        .as_deref()
+        .map(|b| compare_all(recs, &configs, &phases, b, ctx))
+        .unwrap_or_default();
+    let family_size = adjust_family(&mut comparisons, ctx);
+    let suspect_phases = suspect_phases(&configs);
+    let high_variance = high_variance(&configs);
+    let threshold = ctx.opts.suspect_below_secs;
+    warnings.extend(suspect_warning(
+        &name,
+        &configs,
+        &phases,
+        &suspect_phases,
+        threshold,
+    ));
+    warnings.extend(variance_warning(&name, &high_variance));
+    WorkloadAnalysis {
+        name,
+        kind: first.workload.kind.clone(),
+        params: first.workload.params.clone(),
+        phases,
+        configs,
+        baseline,
+        family_size,
+        comparisons,
+        suspect_phases,
+        high_variance,
+        warnings,
+    }
+}
+
+/// Phases of a workload in order of first appearance. Failed trials count for the
+/// phase list (so a configuration whose trials all failed still gets its columns),
+/// but only successful ones decide whether a phase moves payload.
+fn phase_infos(recs: &[&TrialRecord]) -> Vec<PhaseInfo> {
+    let mut out: Vec<PhaseInfo> = Vec::new();
+    for r in recs {
+        for p in &r.phases {
+            let moves_bytes = r.is_ok() && p.bytes > 0;
+            match out.iter_mut().find(|i| i.name == p.name) {
+                Some(info) => info.has_bytes |= moves_bytes,
+                None => out.push(PhaseInfo {
+                    name: p.name.clone(),
+                    rate_unit: rate_unit(&p.op_unit),
+                    has_bytes: moves_bytes,
+                }),
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn rate_unit(op_unit: &str) -> String {
+    if op_unit.trim().is_empty() {
+        "ops/s".to_string()
+    } else {
+        format!("{}/s", op_unit.trim())
+    }
+}
+
+/// Per-trial values of one phase over the successful trials of one configuration.
+#[derive(Default)]
+pub(crate) struct Samples {
+    pub(crate) seconds: Vec<f64>,
+    pub(crate) rates: Vec<f64>,
+    pub(crate) kib: Vec<f64>,
+}
+
+pub(crate) fn samples(recs: &[&TrialRecord], phase: &str) -> Samples {
+    let mut s = Samples::default();
+    for r in recs.iter().filter(|r| r.is_ok()) {
+        if let Some(p) = r.phases.iter().find(|p| p.name == phase) {
+            s.seconds.push(p.seconds);
+            s.rates.push(p.ops_per_sec());
+            s.kib.push(p.kib_per_sec());
+        }
+    }
+    s
+}
+
+fn analyse_config(
+    recs: &[&TrialRecord],
+    phases: &[PhaseInfo],
+    opts: &ReportOptions,
+) -> ConfigAnalysis {
+    let ok = recs.iter().filter(|r| r.is_ok()).count();
+    let phase_stats = phases
+        .iter()
+        .map(|info| {
+            let s = samples(recs, &info.name);
+            let seconds = Summary::of(&s.seconds);
+            PhaseStats {
+                phase: info.name.clone(),
+                n: s.seconds.len(),
+                suspect: seconds.is_some_and(|t| t.mean < opts.suspect_below_secs),
+                seconds,
+                rate: Summary::of(&s.rates),
+                kib_per_sec: if info.has_bytes {
+                    Summary::of(&s.kib)
+                } else {
+                    None
+                },
+            }
+        })
+        .collect();
+    ConfigAnalysis {
+        label: recs[0].config.label.clone(),
+        config: recs[0].config.clone(),
+        ok,
+        failed: recs.len() - ok,
+        phases: phase_stats,
+    }
+}

@@ -1,0 +1,244 @@
+//! The data model of a report, built once by [`super::analyse`] and only formatted by
+//! the exporters of `report/`: per workload, the statistics of every configuration and
+//! phase, the comparisons with the baseline (typed [`Outcome`]s and their figures) and
+//! the warnings. Serialised as the JSON report.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::stats::Summary;
+use crate::results::record::ConfigRecord;
+
+/// Used when [`ReportOptions::confidence`] is not a usable level.
+pub(crate) const FALLBACK_CONFIDENCE: f64 = 0.95;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportOptions {
+    /// A phase whose mean elapsed time is below this many seconds is suspect
+    /// (the studies' rule: 60 s).
+    pub suspect_below_secs: f64,
+    /// Configuration label to compare against; `None`: the first configuration in
+    /// trial order.
+    pub baseline: Option<String>,
+    /// Confidence level of intervals; a difference is significant when p < 1 - level.
+    pub confidence: f64,
+    /// Configuration labels in the experiment's matrix order. An interleaved plan's
+    /// first trials are shuffled, so trial order alone would list configurations (and
+    /// pick the default baseline) at random.
+    #[serde(default)]
+    pub config_order: Vec<String>,
+    /// Workload names in the experiment's order.
+    #[serde(default)]
+    pub workload_order: Vec<String>,
+    /// Relative difference of means (0.02 = 2%) under which a significant difference
+    /// is still "no meaningful difference" (the spec's `noise_band`).
+    #[serde(default = "default_noise_band")]
+    pub noise_band: f64,
+    /// With adaptive repetitions: how many looks at the data the stopping rule could
+    /// take per (configuration, workload), `max - min + 1`. Each p-value is then
+    /// multiplied by it before Holm's correction ([`crate::analysis::stats::sequential_p`]), because a
+    /// run that stops when a comparison looks decided makes a plain p too small.
+    #[serde(default)]
+    pub adaptive_looks: Option<u32>,
+}
+
+fn default_noise_band() -> f64 {
+    crate::experiment::spec::DEFAULT_NOISE_BAND
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        Self {
+            suspect_below_secs: 60.0,
+            baseline: None,
+            confidence: FALLBACK_CONFIDENCE,
+            config_order: Vec::new(),
+            workload_order: Vec::new(),
+            noise_band: default_noise_band(),
+            adaptive_looks: None,
+        }
+    }
+}
+
+/// Everything the renderers show. Serialised as the JSON report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub suspect_below_secs: f64,
+    /// Confidence level actually used (after validation of the option).
+    pub confidence: f64,
+    /// Baseline configuration label, `None` when there are no records.
+    pub baseline: Option<String>,
+    pub workloads: Vec<WorkloadAnalysis>,
+    /// Run-wide warnings (unknown baseline, bad option, no records). Per-workload
+    /// warnings are in [`WorkloadAnalysis::warnings`]; [`Analysis::all_warnings`]
+    /// returns both.
+    pub warnings: Vec<String>,
+    /// Looks of the adaptive stopping rule the p-values were corrected for
+    /// ([`ReportOptions::adaptive_looks`]); `None` for a fixed number of repetitions.
+    #[serde(default)]
+    pub adaptive_looks: Option<u32>,
+    /// [`ReportOptions::noise_band`], for the words of verdicts. Not written to the
+    /// JSON report, whose `verdict` fields state it where it matters.
+    #[serde(skip_serializing, default = "default_noise_band")]
+    pub noise_band: f64,
+}
+
+impl Analysis {
+    /// Run-wide warnings followed by each workload's, in report order.
+    pub fn all_warnings(&self) -> Vec<String> {
+        let per_workload = self.workloads.iter().flat_map(|w| w.warnings.iter());
+        self.warnings.iter().chain(per_workload).cloned().collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadAnalysis {
+    /// Workload (scenario) name from the experiment file.
+    pub name: String,
+    /// Engine, e.g. `fdtree`.
+    pub kind: String,
+    pub params: serde_json::Value,
+    pub phases: Vec<PhaseInfo>,
+    pub configs: Vec<ConfigAnalysis>,
+    /// Baseline used for this workload's comparisons; `None` when the baseline
+    /// configuration has no trial of this workload.
+    pub baseline: Option<String>,
+    /// Comparisons with a p-value in this workload (every configuration x phase
+    /// against the baseline): the family Holm's correction is over.
+    #[serde(default)]
+    pub family_size: usize,
+    /// One per non-baseline configuration, in configuration order.
+    pub comparisons: Vec<Comparison>,
+    /// Every (configuration, phase) whose mean time is under the suspect threshold, in
+    /// configuration then phase order. [`WorkloadAnalysis::warnings`] sums them up in
+    /// one line.
+    #[serde(default)]
+    pub suspect_phases: Vec<SuspectPhase>,
+    /// Every (configuration, phase) whose rate's coefficient of variation exceeds 10%,
+    /// in configuration then phase order; summed up in one warning line.
+    #[serde(default)]
+    pub high_variance: Vec<HighVariance>,
+    /// Human-readable warnings, aggregated: at most one line per workload for
+    /// suspect phases and one for high variance (details in the two lists above).
+    pub warnings: Vec<String>,
+}
+
+/// A phase of one configuration whose mean elapsed time is under the threshold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuspectPhase {
+    pub config: String,
+    pub phase: String,
+    pub mean_seconds: f64,
+}
+
+/// A phase of one configuration whose rate varies too much between trials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HighVariance {
+    pub config: String,
+    pub phase: String,
+    /// Coefficient of variation of the rate, sd / mean (0.25 = 25%).
+    pub cv: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseInfo {
+    /// Phase identifier, e.g. `file_create`.
+    pub name: String,
+    /// Rate unit, e.g. `file creates/s`.
+    pub rate_unit: String,
+    /// Whether the phase moves payload (then KiB/s is reported too).
+    pub has_bytes: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigAnalysis {
+    pub label: String,
+    /// The configuration as recorded by its first trial (placement, sizes, mode...),
+    /// so charts can plot rate against journal size without re-parsing labels.
+    pub config: ConfigRecord,
+    /// Successful trials; only these enter the statistics.
+    pub ok: usize,
+    pub failed: usize,
+    /// One per workload phase, in [`WorkloadAnalysis::phases`] order.
+    pub phases: Vec<PhaseStats>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    pub phase: String,
+    /// Successful trials that recorded this phase.
+    pub n: usize,
+    /// Elapsed seconds.
+    pub seconds: Option<Summary>,
+    /// Operations per second (fdtree's units).
+    pub rate: Option<Summary>,
+    /// KiB per second, for phases that move payload.
+    pub kib_per_sec: Option<Summary>,
+    /// Mean elapsed time below the threshold: too short to trust.
+    pub suspect: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub config: String,
+    pub baseline: String,
+    pub phases: Vec<PhaseComparison>,
+}
+
+/// One configuration against the baseline on one phase's operation rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseComparison {
+    pub phase: String,
+    pub n_baseline: usize,
+    pub n_other: usize,
+    /// (mean_other - mean_base) / mean_base * 100; positive = faster.
+    pub pct: Option<f64>,
+    /// Welch confidence interval of the difference of means divided by the baseline
+    /// mean, in percent. This treats the baseline mean as exact (it ignores the
+    /// uncertainty of the denominator), which is a fair approximation when the
+    /// baseline's relative standard error is small; a Fieller interval would be exact.
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    /// Two-sided Welch p-value, as computed for this comparison alone.
+    pub p: Option<f64>,
+    /// The p the verdict uses: `p` adjusted with Holm–Bonferroni over the workload's
+    /// comparisons ([`WorkloadAnalysis::family_size`]), after a Bonferroni correction
+    /// over the adaptive looks when the run was adaptive.
+    #[serde(default)]
+    pub p_adjusted: Option<f64>,
+    /// Two-sided Mann-Whitney U p-value, when both sides have at least 4 trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mann_whitney_p: Option<f64>,
+    /// p < 1 - confidence and the difference of means is outside the noise band.
+    pub significant: bool,
+    /// p < 1 - confidence but the difference is inside the noise band: no
+    /// meaningful difference.
+    #[serde(default)]
+    pub within_noise_band: bool,
+    /// Either side's phase is suspect (too short).
+    pub suspect: bool,
+    /// What the comparison says. Its words ("12.3% faster", "no significant
+    /// difference (p = 0.41)", "too few trials", with " (suspect: phase < 60 s)"
+    /// appended when suspect) are written by the exporters
+    /// (`crate::report::words::Wording`); the JSON report carries them as `verdict`
+    /// just before this field.
+    #[serde(default)]
+    pub outcome: Outcome,
+}
+
+/// What a [`PhaseComparison`] found; decided by the analysis, put in words only by
+/// the exporters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Faster,
+    Slower,
+    /// Adjusted p not below alpha.
+    NoSignificantDifference,
+    /// Adjusted p below alpha, but the difference is inside the noise band.
+    WithinNoiseBand,
+    /// Fewer than 2 successful trials on a side.
+    TooFewTrials,
+    /// No test possible: zero baseline rate or unusable values.
+    #[default]
+    NotComparable,
+}

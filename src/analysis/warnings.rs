@@ -1,0 +1,304 @@
+//! The warnings of a report: failed, excluded and single trials, phases missing from
+//! some trials, emulated disks whose figures are partly the FUSE path's, and one line
+//! per workload each for suspect (too short) phases and high-variance rates.
+
+use super::model::*;
+use crate::results::record::TrialRecord;
+
+/// A rate whose coefficient of variation exceeds this is flagged: the studies' sd
+/// columns show such spread hides any but large differences.
+const HIGH_CV: f64 = 0.10;
+
+/// Records the reader refused to average ([`TrialRecord::is_excluded`]), in one line.
+pub(crate) fn excluded_warning(sorted: &[&TrialRecord]) -> Option<String> {
+    let why: Vec<&str> = sorted
+        .iter()
+        .filter(|r| r.is_excluded())
+        .filter_map(|r| r.error.as_deref())
+        .map(|e| e.trim_start_matches(crate::results::record::EXCLUDED))
+        .collect();
+    (!why.is_empty()).then(|| {
+        format!(
+            "{} invalid trial record(s) excluded from the statistics (counted as failed): {}",
+            why.len(),
+            why.join("; ")
+        )
+    })
+}
+
+/// "every trial failed (...): <first errors>" when no record is `ok`, else `None`.
+pub fn every_trial_failed(records: &[TrialRecord]) -> Option<String> {
+    all_failed_warning(&records.iter().collect::<Vec<_>>())
+}
+
+/// "every trial failed: ..." with the first distinct errors, so a run that measured
+/// nothing never shows only empty tables.
+pub(crate) fn all_failed_warning(sorted: &[&TrialRecord]) -> Option<String> {
+    if sorted.is_empty() || sorted.iter().any(|r| r.is_ok()) {
+        return None;
+    }
+    let mut firsts: Vec<String> = Vec::new();
+    for r in sorted {
+        let e = first_line(r.error.as_deref().unwrap_or("no error recorded")).to_string();
+        if !firsts.contains(&e) {
+            firsts.push(e);
+        }
+    }
+    let more = firsts.len().saturating_sub(3);
+    firsts.truncate(3);
+    let tail = if more > 0 {
+        format!(" (and {more} other error(s))")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "every trial failed ({} of {}): {}{tail}",
+        sorted.len(),
+        sorted.len(),
+        firsts.join("; ")
+    ))
+}
+
+/// Failed and single trials, and phases missing from some trials, of one
+/// configuration. Suspect phases and high variance are summed up per workload by
+/// [`suspect_warning`] and [`variance_warning`].
+pub(crate) fn config_warnings(
+    workload: &str,
+    c: &ConfigAnalysis,
+    recs: &[&TrialRecord],
+    out: &mut Vec<String>,
+) {
+    let at = format!("{workload}/{}", c.label);
+    // A configuration is listed only when it has trials, so with no successful trial
+    // this line already says "N of N trials failed".
+    if c.failed > 0 {
+        out.push(failed_warning(&at, c, recs));
+    }
+    if c.ok == 1 {
+        out.push(format!(
+            "{at}: only 1 successful trial: no spread and no comparison possible"
+        ));
+    }
+    for p in c.phases.iter().filter(|p| p.n < c.ok) {
+        out.push(format!(
+            "{at}/{}: recorded by only {} of {} successful trials",
+            p.phase, p.n, c.ok
+        ));
+    }
+    let ok: Vec<&TrialRecord> = recs
+        .iter()
+        .copied()
+        .filter(|r| r.is_ok() && r.config.label == c.label)
+        .collect();
+    out.extend(emulation_warnings(&at, &ok));
+}
+
+/// Emulated disks whose figures are partly the FUSE path's rather than the model's,
+/// or whose answers the host delivered late.
+fn emulation_warnings(at: &str, recs: &[&TrialRecord]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    #[derive(Default)]
+    struct Sum {
+        model: String,
+        requests: u64,
+        floor_bound: u64,
+        excess: f64,
+        response: f64,
+        late: u64,
+    }
+    let mut disks: BTreeMap<String, Sum> = BTreeMap::new();
+    for r in recs {
+        for d in r.emulation.iter().flat_map(|e| e.disks.iter()) {
+            let s = disks.entry(d.name.clone()).or_default();
+            s.model = d.model.clone();
+            s.requests += d.reads + d.writes + d.flushes + d.discards;
+            s.floor_bound += d.floor_bound;
+            s.excess += d.floor_excess_seconds;
+            s.response += d.response_seconds;
+            s.late += d.late;
+        }
+    }
+    let mut out = Vec::new();
+    for (name, s) in disks {
+        let share = s.excess / (s.excess + s.response).max(f64::MIN_POSITIVE);
+        if s.floor_bound > 0 && share > 0.10 {
+            out.push(format!(
+                "{at}: the emulated {name} disk ({}) answered {:.0}% of its requests faster than the FUSE path can; at least {:.0}% of its service time is the path's, not the model's (docs/devices.md)",
+                s.model,
+                100.0 * s.floor_bound as f64 / s.requests.max(1) as f64,
+                100.0 * share
+            ));
+        }
+        if s.late * 100 > s.requests {
+            out.push(format!(
+                "{at}: the emulated {name} disk's daemon answered {} of {} requests more than 1 ms late (a busy host): its times are longer than the model's",
+                s.late, s.requests
+            ));
+        }
+    }
+    out
+}
+
+fn failed_warning(at: &str, c: &ConfigAnalysis, recs: &[&TrialRecord]) -> String {
+    let first_error = recs
+        .iter()
+        .filter(|r| !r.is_ok() && r.config.label == c.label)
+        .find_map(|r| r.error.as_deref())
+        .map(|e| format!(" (first error: {})", first_line(e)))
+        .unwrap_or_default();
+    format!(
+        "{at}: {} of {} trials failed and are excluded from the statistics{first_error}",
+        c.failed,
+        c.failed + c.ok
+    )
+}
+
+pub(crate) fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("").trim()
+}
+
+pub(crate) fn suspect_phases(configs: &[ConfigAnalysis]) -> Vec<SuspectPhase> {
+    configs
+        .iter()
+        .flat_map(|c| c.phases.iter().map(move |p| (c, p)))
+        .filter_map(|(c, p)| {
+            let t = p.seconds.filter(|_| p.suspect)?;
+            Some(SuspectPhase {
+                config: c.label.clone(),
+                phase: p.phase.clone(),
+                mean_seconds: t.mean,
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn high_variance(configs: &[ConfigAnalysis]) -> Vec<HighVariance> {
+    configs
+        .iter()
+        .flat_map(|c| c.phases.iter().map(move |p| (c, p)))
+        .filter_map(|(c, p)| {
+            let r = p
+                .rate
+                .filter(|r| r.n >= 2 && r.mean > 0.0 && r.cv() > HIGH_CV)?;
+            Some(HighVariance {
+                config: c.label.clone(),
+                phase: p.phase.clone(),
+                cv: r.cv(),
+            })
+        })
+        .collect()
+}
+
+/// One line for all of a workload's suspect phases: when every measured phase is
+/// suspect, how many and the longest; otherwise the suspect ones grouped by phase,
+/// e.g. `dir_create (all configurations), file_remove (same-disk, ramdisk)`.
+pub(crate) fn suspect_warning(
+    workload: &str,
+    configs: &[ConfigAnalysis],
+    phases: &[PhaseInfo],
+    suspect: &[SuspectPhase],
+    threshold: f64,
+) -> Option<String> {
+    let longest = suspect
+        .iter()
+        .max_by(|a, b| a.mean_seconds.total_cmp(&b.mean_seconds))?;
+    let measured = configs
+        .iter()
+        .flat_map(|c| &c.phases)
+        .filter(|p| p.seconds.is_some())
+        .count();
+    let limit = format!("the {threshold} s suspect threshold");
+    let (verb, pronoun) = if suspect.len() == 1 {
+        ("is", "it")
+    } else {
+        ("are", "them")
+    };
+    let advice = format!("do not draw conclusions from {pronoun}");
+    if suspect.len() == measured {
+        let what = format!(
+            "{} on {}, {} s",
+            longest.phase,
+            longest.config,
+            fmt_num(longest.mean_seconds)
+        );
+        return Some(if measured == 1 {
+            format!("{workload}: the only phase mean ({what}) is under {limit}; {advice}")
+        } else {
+            format!(
+                "{workload}: all {measured} phase means are under {limit} (longest: {what}); {advice}"
+            )
+        });
+    }
+    let groups: Vec<String> = phases
+        .iter()
+        .filter_map(|info| {
+            let who: Vec<&str> = suspect
+                .iter()
+                .filter(|s| s.phase == info.name)
+                .map(|s| s.config.as_str())
+                .collect();
+            let who = match who.len() {
+                0 => return None,
+                n if n == configs.len() && n > 1 => "all configurations".to_string(),
+                _ => who.join(", "),
+            };
+            Some(format!("{} ({who})", info.name))
+        })
+        .collect();
+    Some(format!(
+        "{workload}: {} of {measured} phase means {verb} under {limit}: {}; {advice}",
+        suspect.len(),
+        groups.join(", ")
+    ))
+}
+
+/// One line for all of a workload's high-variance rates, grouped by configuration:
+/// `high variance (rate CV > 10%): same-disk dir_create 32%, file_create 24%; ...`.
+pub(crate) fn variance_warning(workload: &str, high: &[HighVariance]) -> Option<String> {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for h in high {
+        let item = format!("{} {}", h.phase, fmt_cv(h.cv));
+        match groups.last_mut() {
+            Some((config, items)) if *config == h.config => items.push(item),
+            _ => groups.push((&h.config, vec![item])),
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let groups: Vec<String> = groups
+        .iter()
+        .map(|(config, items)| format!("{config} {}", items.join(", ")))
+        .collect();
+    Some(format!(
+        "{workload}: high variance (rate CV > {:.0}%): {}",
+        HIGH_CV * 100.0,
+        groups.join("; ")
+    ))
+}
+
+/// A coefficient of variation in whole percent, or with one decimal when rounding
+/// would hide that it exceeds the threshold ("10.4%", not "10%").
+pub(crate) fn fmt_cv(cv: f64) -> String {
+    let pct = cv * 100.0;
+    if pct.round() <= (HIGH_CV * 100.0).round() {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.0}%")
+    }
+}
+
+/// Decimals for a figure of this magnitude: about four significant digits, never
+/// scientific notation (the studies' tables read 12345 and 0.123 alike).
+pub(crate) fn decimals(x: f64) -> usize {
+    match x.abs() {
+        a if a >= 1000.0 => 0,
+        a if a >= 100.0 => 1,
+        a if a >= 1.0 => 2,
+        _ => 3,
+    }
+}
+
+pub(crate) fn fmt_num(x: f64) -> String {
+    format!("{:.*}", decimals(x), x)
+}

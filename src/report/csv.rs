@@ -1,0 +1,127 @@
+//! The CSV export: one row per (workload, configuration, phase), RFC 4180 quoted.
+//! Columns added after the first release go last so readers by position keep working.
+
+use super::words::Wording;
+use super::Exporter;
+use crate::analysis::stats::Summary;
+use crate::analysis::{Analysis, ConfigAnalysis, PhaseComparison, PhaseStats, WorkloadAnalysis};
+
+/// One row per (workload, configuration, phase).
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn render(&self, a: &Analysis) -> String {
+        render_csv(a)
+    }
+}
+
+pub(crate) const CSV_HEADER: [&str; 22] = [
+    "workload",
+    "config",
+    "phase",
+    "n",
+    "failed",
+    "seconds_mean",
+    "seconds_sd",
+    "rate_unit",
+    "rate_mean",
+    "rate_sd",
+    "kib_per_s_mean",
+    "kib_per_s_sd",
+    "suspect",
+    "vs_baseline_pct",
+    "vs_baseline_ci_low",
+    "vs_baseline_ci_high",
+    "p_value",
+    "verdict",
+    // Added after the first release: new columns go last so readers by position keep
+    // working.
+    "p_adjusted",
+    "outcome",
+    "rate_ci95_low",
+    "rate_ci95_high",
+];
+
+fn render_csv(a: &Analysis) -> String {
+    let mut out = csv_line(CSV_HEADER.iter().map(|s| s.to_string()));
+    for w in &a.workloads {
+        let words = Wording::of(w, a);
+        for c in &w.configs {
+            let cmp = w.comparisons.iter().find(|x| x.config == c.label);
+            for (i, p) in c.phases.iter().enumerate() {
+                let is_base = w.baseline.as_deref() == Some(c.label.as_str());
+                out.push_str(&csv_line(csv_row(
+                    w,
+                    c,
+                    i,
+                    p,
+                    cmp.map(|x| &x.phases[i]),
+                    is_base,
+                    &words,
+                )));
+            }
+        }
+    }
+    out
+}
+
+fn csv_row(
+    w: &WorkloadAnalysis,
+    c: &ConfigAnalysis,
+    i: usize,
+    p: &PhaseStats,
+    cmp: Option<&PhaseComparison>,
+    is_base: bool,
+    words: &Wording,
+) -> Vec<String> {
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    // An sd from one trial is not a spread: leave it empty rather than print 0.
+    let sd = |s: Option<Summary>| num(s.and_then(|s| s.sd));
+    let mean = |s: Option<Summary>| num(s.map(|s| s.mean));
+    let verdict = match (is_base, cmp) {
+        (true, _) => "baseline".to_string(),
+        (false, Some(x)) => words.verdict(x),
+        (false, None) => String::new(),
+    };
+    vec![
+        w.name.clone(),
+        c.label.clone(),
+        p.phase.clone(),
+        p.n.to_string(),
+        c.failed.to_string(),
+        mean(p.seconds),
+        sd(p.seconds),
+        w.phases[i].rate_unit.clone(),
+        mean(p.rate),
+        sd(p.rate),
+        mean(p.kib_per_sec),
+        sd(p.kib_per_sec),
+        p.suspect.to_string(),
+        num(cmp.and_then(|x| x.pct)),
+        num(cmp.and_then(|x| x.ci_low_pct)),
+        num(cmp.and_then(|x| x.ci_high_pct)),
+        num(cmp.and_then(|x| x.p)),
+        verdict,
+        num(cmp.and_then(|x| x.p_adjusted)),
+        cmp.filter(|_| !is_base)
+            .map(|x| serde_json::to_value(x.outcome).ok())
+            .and_then(|v| v.and_then(|v| v.as_str().map(str::to_string)))
+            .unwrap_or_default(),
+        num(p.rate.and_then(|s| s.ci95_low)),
+        num(p.rate.and_then(|s| s.ci95_high)),
+    ]
+}
+
+fn csv_line(fields: impl IntoIterator<Item = String>) -> String {
+    let quoted: Vec<String> = fields.into_iter().map(|f| csv_field(&f)).collect();
+    format!("{}\n", quoted.join(","))
+}
+
+/// RFC 4180 quoting: labels such as `second-disk,256M` contain commas.
+pub(crate) fn csv_field(f: &str) -> String {
+    if f.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", f.replace('"', "\"\""))
+    } else {
+        f.to_string()
+    }
+}

@@ -1,0 +1,265 @@
+//! The terminal table and the Markdown report: per workload the times, rates and
+//! comparison tables, the verdict lines and the warnings, in plain or Markdown style.
+
+use std::fmt::Write as _;
+
+use super::grid::{comparison_grid, md_escape, rates_grid, times_grid, Style, Table};
+use super::words::{fmt_alpha, p_pair, Wording};
+use super::Exporter;
+use crate::analysis::{Analysis, Comparison, PhaseComparison, WorkloadAnalysis};
+
+/// Aligned plain text for a terminal.
+pub struct Text;
+
+impl Exporter for Text {
+    fn render(&self, a: &Analysis) -> String {
+        render_text(a, Style::Plain)
+    }
+}
+
+/// The tables [`super::render`] prints for workload `w` of `a`, in the same order: times,
+/// rates, then the comparison with the baseline when there is one.
+pub fn workload_tables(w: &WorkloadAnalysis, a: &Analysis) -> Vec<Table> {
+    let mut grids = vec![
+        times_grid(w, Style::Markdown),
+        rates_grid(w, Style::Markdown),
+    ];
+    if let Some(base) = &w.baseline {
+        if !w.comparisons.is_empty() {
+            grids.push(comparison_grid(w, base, a));
+        }
+    }
+    grids
+        .into_iter()
+        .map(|g| Table {
+            title: g.title,
+            headers: g.headers,
+            rows: g.rows,
+        })
+        .collect()
+}
+
+/// The verdict lines [`super::render`] prints for workload `w` (plain text), `None` without
+/// comparisons.
+pub fn workload_verdicts(w: &WorkloadAnalysis, a: &Analysis) -> Option<String> {
+    let base = w.baseline.as_ref()?;
+    (!w.comparisons.is_empty()).then(|| verdict_lines(w, base, a, Style::Plain))
+}
+
+pub(crate) fn render_text(a: &Analysis, style: Style) -> String {
+    let mut out = String::new();
+    if style == Style::Markdown {
+        out.push_str("# jbench report\n\n");
+    }
+    if !a.warnings.is_empty() {
+        out.push_str(&warning_block("Warnings", &a.warnings, style));
+    }
+    for w in &a.workloads {
+        out.push_str(&render_workload(w, a, style));
+    }
+    out
+}
+
+fn render_workload(w: &WorkloadAnalysis, a: &Analysis, style: Style) -> String {
+    let mut out = match style {
+        Style::Plain => format!("== Workload {} ({}) ==\n\n", w.name, w.kind),
+        Style::Markdown => format!("## Workload `{}` ({})\n\n", w.name, w.kind),
+    };
+    let marked = w.configs.iter().flat_map(|c| &c.phases).any(|p| p.suspect);
+    let legend = marked.then(|| suspect_legend(a.suspect_below_secs, style));
+    for grid in [times_grid(w, style), rates_grid(w, style)] {
+        out.push_str(&grid.render(style));
+        if let Some(l) = &legend {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    if let Some(line) = trials_needed_line(w, style) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if let Some(base) = &w.baseline {
+        if !w.comparisons.is_empty() {
+            out.push_str(&comparison_grid(w, base, a).render(style));
+            out.push('\n');
+            out.push_str(&verdict_lines(w, base, a, style));
+            out.push('\n');
+        }
+    }
+    if !w.warnings.is_empty() {
+        out.push_str(&warning_block("Warnings", &w.warnings, style));
+    }
+    out
+}
+
+/// "Trials per configuration: same-disk 3, ramdisk 7": shown when configurations ran
+/// different numbers of trials (adaptive repetitions, failures, a merged comparison).
+fn trials_needed_line(w: &WorkloadAnalysis, style: Style) -> Option<String> {
+    let counts: Vec<usize> = w.configs.iter().map(|c| c.ok + c.failed).collect();
+    if counts.windows(2).all(|p| p[0] == p[1]) {
+        return None;
+    }
+    let items: Vec<String> = w
+        .configs
+        .iter()
+        .zip(&counts)
+        .map(|(c, n)| match style {
+            Style::Plain => format!("{} {n}", c.label),
+            Style::Markdown => format!("`{}` {n}", md_escape(&c.label)),
+        })
+        .collect();
+    Some(format!("Trials per configuration: {}\n", items.join(", ")))
+}
+
+fn suspect_legend(threshold: f64, style: Style) -> String {
+    let text =
+        format!("suspect: mean phase time under {threshold} s, too short to draw conclusions from");
+    match style {
+        Style::Plain => format!("* {text}\n"),
+        Style::Markdown => format!("\n\\* {text}\n"),
+    }
+}
+
+fn warning_block(title: &str, warnings: &[String], style: Style) -> String {
+    let mut out = match style {
+        Style::Plain => format!("{title}:\n"),
+        Style::Markdown => format!("### {title}\n\n"),
+    };
+    for w in warnings {
+        let _ = match style {
+            Style::Plain => writeln!(out, "  - {w}"),
+            Style::Markdown => writeln!(out, "- {}", md_escape(w)),
+        };
+    }
+    out.push('\n');
+    out
+}
+
+/// One line per configuration: significant differences one by one with their p,
+/// then the other phases grouped by verdict ("no significant difference in
+/// dir_create, file_create"). The suspect condition is stated once: above the lines
+/// when every comparison involves a suspect phase, otherwise as a `*` on the phases
+/// that do, explained below the lines.
+pub(crate) fn verdict_lines(
+    w: &WorkloadAnalysis,
+    base: &str,
+    a: &Analysis,
+    style: Style,
+) -> String {
+    let words = Wording::of(w, a);
+    let alpha = fmt_alpha(1.0 - a.confidence);
+    let rule = significance_rule(&alpha, w.family_size, a.adaptive_looks);
+    let mut out = match style {
+        Style::Plain => format!("Verdicts (rate vs {base}, {rule}):\n"),
+        Style::Markdown => format!("Verdicts (rate vs `{}`, {rule}):\n\n", md_escape(base)),
+    };
+    let all = || w.comparisons.iter().flat_map(|c| &c.phases);
+    let n_suspect = all().filter(|p| p.suspect).count();
+    let every = n_suspect > 0 && n_suspect == all().count();
+    let threshold = a.suspect_below_secs;
+    let note = format!("mean phase time under {threshold} s");
+    if every {
+        let _ = match style {
+            Style::Plain => writeln!(
+                out,
+                "  (all comparisons below involve suspect phases: {note})"
+            ),
+            Style::Markdown => writeln!(
+                out,
+                "All comparisons below involve suspect phases: {note}.\n"
+            ),
+        };
+    }
+    for c in &w.comparisons {
+        let line = verdict_line(c, w.phases.len(), !every, &words);
+        let _ = match style {
+            Style::Plain => writeln!(out, "  {}: {line}", c.config),
+            Style::Markdown => writeln!(out, "- `{}`: {}", c.config, md_escape(&line)),
+        };
+    }
+    if n_suspect > 0 && !every {
+        let _ = match style {
+            Style::Plain => writeln!(out, "* involves a suspect phase: {note}"),
+            Style::Markdown => writeln!(out, "\n\\* involves a suspect phase: {note}"),
+        };
+    }
+    out
+}
+
+/// "significant when p < 0.05", plus the corrections the p-values went through: Holm
+/// over a family of more than one comparison, Bonferroni over adaptive looks.
+fn significance_rule(alpha: &str, family: usize, looks: Option<u32>) -> String {
+    let mut out = format!("significant when p < {alpha}");
+    let mut how = Vec::new();
+    if let Some(k) = looks.filter(|k| *k > 1) {
+        how.push(format!(
+            "adaptive: p from a sequentially stopped run, multiplied by its {k} possible looks"
+        ));
+    }
+    if family > 1 {
+        how.push(format!(
+            "adjusted with Holm over the {family} comparisons of this workload"
+        ));
+    }
+    if !how.is_empty() {
+        out.push_str(" after correction; ");
+        out.push_str(&how.join("; then "));
+    }
+    out
+}
+
+/// `file_remove 43.8% faster (p=0.007), dir_remove 30.3% faster (p=0.002); no
+/// significant difference in dir_create, file_create`. With `mark`, suspect phases
+/// carry a `*`.
+pub(crate) fn verdict_line(c: &Comparison, n_phases: usize, mark: bool, words: &Wording) -> String {
+    let name = |p: &PhaseComparison| {
+        let marker = if mark && p.suspect { "*" } else { "" };
+        format!("{}{marker}", p.phase)
+    };
+    let significant: Vec<String> = c
+        .phases
+        .iter()
+        .filter(|p| p.significant)
+        .map(|p| {
+            let p_value =
+                p.p.map(|x| format!(" ({})", p_pair(x, p.p_adjusted.unwrap_or(x), false)));
+            format!(
+                "{} {}{}",
+                name(p),
+                words.outcome(p),
+                p_value.unwrap_or_default()
+            )
+        })
+        .collect();
+    // The other phases, grouped by outcome in order of first appearance; "no
+    // significant difference (p = 0.41)" groups as "no significant difference" (the
+    // p-values are in the comparison table), a reason without figures stays.
+    let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    for p in c.phases.iter().filter(|p| !p.significant) {
+        let (head, tail) = words.group(p);
+        match groups.iter_mut().find(|g| g.0 == head && g.1 == tail) {
+            Some(g) => g.2.push(name(p)),
+            None => groups.push((head, tail, vec![name(p)])),
+        }
+    }
+    let mut parts = Vec::new();
+    if !significant.is_empty() {
+        parts.push(significant.join(", "));
+    }
+    for (head, tail, phases) in groups {
+        // Names are dropped only when none carries a marker.
+        let whole =
+            phases.len() == n_phases && n_phases > 1 && !phases.iter().any(|p| p.ends_with('*'));
+        let which = match (whole, head) {
+            (true, "no significant difference") => "any phase".to_string(),
+            (true, _) => "all phases".to_string(),
+            (false, _) => phases.join(", "),
+        };
+        parts.push(format!("{head} in {which}{tail}"));
+    }
+    if parts.is_empty() {
+        // No phase at all: every trial of both sides failed before measuring.
+        return "nothing to compare: no phase was measured by a successful trial".to_string();
+    }
+    parts.join("; ")
+}

@@ -1,0 +1,162 @@
+//! The words of verdicts, written only here: "12.3% faster", "no significant
+//! difference (p = 0.41)", "too few trials", the " (suspect: ...)" suffix, and the
+//! p-value and level expressions the tables and verdict lines share. The analysis
+//! decides the typed [`Outcome`] and its figures; every exporter words it through
+//! [`Wording`], so no code reads a verdict back from its text.
+
+use crate::analysis::{Analysis, Outcome, PhaseComparison, WorkloadAnalysis};
+
+/// What the words of one workload's comparisons need besides each comparison's own
+/// figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Wording {
+    /// [`crate::analysis::ReportOptions::noise_band`].
+    pub noise_band: f64,
+    /// Phases shorter than this many seconds are suspect.
+    pub suspect_below_secs: f64,
+    /// Phases whose baseline mean rate is not above 0: their comparisons are not
+    /// comparable for that reason rather than for invalid values.
+    pub zero_baseline_phases: Vec<String>,
+}
+
+impl Wording {
+    /// The wording of workload `w`'s comparisons in `a`.
+    pub fn of(w: &WorkloadAnalysis, a: &Analysis) -> Self {
+        let base = w
+            .configs
+            .iter()
+            .find(|c| Some(&c.label) == w.baseline.as_ref());
+        let zero_baseline_phases = base
+            .map(|b| {
+                b.phases
+                    .iter()
+                    .filter(|p| p.rate.is_some_and(|r| r.mean <= 0.0))
+                    .map(|p| p.phase.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            noise_band: a.noise_band,
+            suspect_below_secs: a.suspect_below_secs,
+            zero_baseline_phases,
+        }
+    }
+
+    /// The whole verdict, as the CSV and JSON exports carry it: the outcome in words,
+    /// with " (suspect: phase < 60 s)" appended when a side's phase is suspect.
+    pub fn verdict(&self, c: &PhaseComparison) -> String {
+        let words = self.outcome(c);
+        if c.suspect {
+            format!("{words} (suspect: phase < {} s)", self.suspect_below_secs)
+        } else {
+            words
+        }
+    }
+
+    /// The outcome in words, without the suspect suffix (a table cell carries a `*`
+    /// instead); never empty.
+    pub fn outcome(&self, c: &PhaseComparison) -> String {
+        let pct = c.pct.unwrap_or(0.0);
+        let p = c.p.unwrap_or(1.0);
+        let adj = c.p_adjusted.unwrap_or(p);
+        match c.outcome {
+            Outcome::Faster | Outcome::Slower => verdict_text(pct, adj, true),
+            Outcome::WithinNoiseBand => format!(
+                "no meaningful difference ({pct:+.1}% is within the {}% noise band, {})",
+                fmt_num_short(self.noise_band * 100.0),
+                p_pair(p, adj, true)
+            ),
+            Outcome::NoSignificantDifference => {
+                format!("no significant difference ({})", p_pair(p, adj, true))
+            }
+            Outcome::TooFewTrials | Outcome::NotComparable => {
+                let (head, why) = self.group(c);
+                format!("{head}{why}")
+            }
+        }
+    }
+
+    /// How a verdict line groups phases without a significant difference: the words
+    /// they share, and a reason that differs between groups of the same words
+    /// (" (baseline rate is 0)"). The figures are left out: they are in the table.
+    pub fn group(&self, c: &PhaseComparison) -> (&'static str, &'static str) {
+        match c.outcome {
+            Outcome::Faster => ("faster", ""),
+            Outcome::Slower => ("slower", ""),
+            Outcome::NoSignificantDifference => ("no significant difference", ""),
+            Outcome::WithinNoiseBand => ("no meaningful difference", ""),
+            Outcome::TooFewTrials => ("too few trials", ""),
+            Outcome::NotComparable if self.zero_baseline_phases.contains(&c.phase) => {
+                ("not comparable", " (baseline rate is 0)")
+            }
+            Outcome::NotComparable => ("not comparable", " (invalid values)"),
+        }
+    }
+}
+
+/// "p = 0.03, adjusted p = 0.21", or just "p = 0.03" when the adjustment changed
+/// nothing (a family of one).
+pub(crate) fn p_pair(p: f64, adjusted: f64, spaced: bool) -> String {
+    if p_expr(p, spaced) == p_expr(adjusted, spaced) {
+        p_expr(p, spaced)
+    } else {
+        format!(
+            "{}, adjusted {}",
+            p_expr(p, spaced),
+            p_expr(adjusted, spaced)
+        )
+    }
+}
+
+/// 2, 2.5: a percentage without trailing zeros.
+pub(crate) fn fmt_num_short(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+pub(crate) fn verdict_text(pct: f64, p: f64, significant: bool) -> String {
+    if !significant {
+        return format!("no significant difference ({})", p_expr(p, true));
+    }
+    let direction = if pct > 0.0 { "faster" } else { "slower" };
+    let magnitude = pct.abs();
+    // Keep a tiny but significant difference from printing as "0.0% faster".
+    if magnitude < 0.1 {
+        format!("{magnitude:.2}% {direction}")
+    } else {
+        format!("{magnitude:.1}% {direction}")
+    }
+}
+
+/// The significance level as a short decimal: 0.05, 0.01, 0.005.
+pub(crate) fn fmt_alpha(alpha: f64) -> String {
+    let s = format!("{alpha:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// "p = 0.41" (`spaced`) or "p=0.41": two decimals for ordinary p-values, three near
+/// and below 0.05 so significance is visible, and a floor below which digits mean
+/// nothing.
+pub(crate) fn p_expr(p: f64, spaced: bool) -> String {
+    let (rel, value) = if p >= 0.1 {
+        ("=", format!("{p:.2}"))
+    } else if p >= 0.001 {
+        ("=", format!("{p:.3}"))
+    } else {
+        ("<", "0.001".to_string())
+    };
+    if spaced {
+        format!("p {rel} {value}")
+    } else {
+        format!("p{rel}{value}")
+    }
+}
+
+pub(crate) fn fmt_level(level: f64) -> String {
+    let pct = level * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}")
+    } else {
+        format!("{pct}")
+    }
+}

@@ -206,6 +206,8 @@ pub(super) struct RawEmulation {
     pub(super) pin_cpus: Key<bool>,
 }
 
+/// The `[filesystem]` table: every key is a factor of the matrix, read, checked and
+/// given its default by its entry in `factors::FACTORS`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFilesystem {
@@ -218,6 +220,7 @@ pub(super) struct RawFilesystem {
     pub(super) device_model: Key<OneOrMany<String>>,
 }
 
+/// The `[journal]` table: every key is a factor of the matrix, like `[filesystem]`'s.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawJournal {

@@ -1729,4 +1729,15 @@ commit = ["5s", "30s"]
             listed_keys[0]
         );
     }
+
+    #[test]
+    fn of_several_bad_keys_the_sections_are_named_before_the_top_level() {
+        let bad_memory = BASE.replace("repetitions = 2", "repetitions = 2\nmemory_limit = \"1M\"");
+        assert_eq!(err_of(&bad_memory).key, "memory_limit");
+        // memory_limit comes before journal.size in the matrix, but is read after it.
+        let both = bad_memory.replace("size = \"16M\"", "size = \"1M\"");
+        let e = err_of(&both);
+        assert_eq!(e.key, "journal.size", "{e}");
+        assert_eq!(e.line, Some(line_of(&both, "size = \"1M\"")));
+    }
 }

@@ -9,12 +9,13 @@ use serde::{Deserialize, Serialize};
 use crate::results::record::ConfigRecord;
 
 /// Where the journal lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {
     /// No journal at all (ext4 `-O ^has_journal`): the non-journaled baseline.
     None,
     /// The classic journal inside the file system (`mke2fs -J size=`).
+    #[default]
     Internal,
     /// A region after the file system on the same image: the study's "partition 2 of
     /// the same drive".
@@ -77,9 +78,10 @@ impl fmt::Display for Placement {
 }
 
 /// The file system under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FsType {
+    #[default]
     Ext4,
     Ext3,
     Xfs,
@@ -119,9 +121,10 @@ impl fmt::Display for FsType {
 }
 
 /// ext3/ext4 `data=` journaling mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DataMode {
+    #[default]
     Ordered,
     Journal,
     Writeback,
@@ -154,7 +157,9 @@ impl fmt::Display for DataMode {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// `Default` is only a blank to fill: every field is set from the spec's factors
+/// (`spec::factors`), whose defaults are the ones that count.
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Config {
     /// Made of the factor values that vary across the matrix; unique within a spec.
     pub label: String,

@@ -206,6 +206,8 @@ pub(super) struct RawEmulation {
     pub(super) pin_cpus: Key<bool>,
 }
 
+/// The `[filesystem]` table: every key is a factor of the matrix, read, checked and
+/// given its default by its entry in `factors::FACTORS`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFilesystem {
@@ -218,28 +220,7 @@ pub(super) struct RawFilesystem {
     pub(super) device_model: Key<OneOrMany<String>>,
 }
 
-impl RawFilesystem {
-    pub(super) fn merged_over(&self, base: &RawFilesystem) -> RawFilesystem {
-        RawFilesystem {
-            fs_type: self.fs_type.clone().or_else(|| base.fs_type.clone()),
-            size: self.size.clone().or_else(|| base.size.clone()),
-            device: self.device.clone().or_else(|| base.device.clone()),
-            mkfs_options: self
-                .mkfs_options
-                .clone()
-                .or_else(|| base.mkfs_options.clone()),
-            mount_options: self
-                .mount_options
-                .clone()
-                .or_else(|| base.mount_options.clone()),
-            device_model: self
-                .device_model
-                .clone()
-                .or_else(|| base.device_model.clone()),
-        }
-    }
-}
-
+/// The `[journal]` table: every key is a factor of the matrix, like `[filesystem]`'s.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawJournal {
@@ -253,30 +234,4 @@ pub(super) struct RawJournal {
     pub(super) fast_commit: Key<OneOrMany<bool>>,
     pub(super) commit: Key<OneOrMany<String>>,
     pub(super) device_model: Key<OneOrMany<String>>,
-}
-
-impl RawJournal {
-    pub(super) fn merged_over(&self, base: &RawJournal) -> RawJournal {
-        let pick = |a: &Key<OneOrMany<String>>, b: &Key<OneOrMany<String>>| {
-            a.clone().or_else(|| b.clone())
-        };
-        RawJournal {
-            placement: pick(&self.placement, &base.placement),
-            size: self.size.clone().or_else(|| base.size.clone()),
-            mode: pick(&self.mode, &base.mode),
-            device: pick(&self.device, &base.device),
-            second_disk_dir: pick(&self.second_disk_dir, &base.second_disk_dir),
-            ramdisk_dir: pick(&self.ramdisk_dir, &base.ramdisk_dir),
-            ramdisk_size: self
-                .ramdisk_size
-                .clone()
-                .or_else(|| base.ramdisk_size.clone()),
-            fast_commit: self
-                .fast_commit
-                .clone()
-                .or_else(|| base.fast_commit.clone()),
-            commit: pick(&self.commit, &base.commit),
-            device_model: pick(&self.device_model, &base.device_model),
-        }
-    }
 }

@@ -23,54 +23,29 @@ pub(super) struct Resolved<'a> {
 }
 
 /// One configuration as a `[[config]]` table with every key explicit, so the resolved
-/// spec lists exactly the configurations that ran, under their labels.
+/// spec lists exactly the configurations that ran, under their labels. Each factor
+/// writes its own key, in the table its key names (`journal.size` in `journal`).
 pub(super) fn config_table(c: &Config) -> toml::Table {
-    let s = |x: &str| toml::Value::String(x.to_string());
-    let strs = |v: &[String]| toml::Value::Array(v.iter().map(|x| s(x)).collect());
-    let mut fs = toml::Table::new();
-    fs.insert("type".into(), s(c.fs_type.as_str()));
-    fs.insert("size".into(), s(&format_size(c.fs_size)));
-    if let Some(d) = &c.fs_device {
-        fs.insert("device".into(), s(&d.display().to_string()));
-    }
-    fs.insert("mkfs_options".into(), strs(&c.mkfs_options));
-    fs.insert("mount_options".into(), strs(&c.mount_options));
-    if let Some(m) = &c.fs_model {
-        fs.insert("device_model".into(), s(&m.name));
-    }
-    let mut j = toml::Table::new();
-    j.insert("placement".into(), s(c.placement.as_str()));
-    j.insert("size".into(), s(&format_size(c.journal_size)));
-    j.insert("mode".into(), s(c.mode.as_str()));
-    if let Some(d) = &c.journal_device {
-        j.insert("device".into(), s(&d.display().to_string()));
-    }
-    if let Some(d) = &c.second_disk_dir {
-        j.insert("second_disk_dir".into(), s(&d.display().to_string()));
-    }
-    j.insert(
-        "ramdisk_dir".into(),
-        s(&c.ramdisk_dir.display().to_string()),
-    );
-    if let Some(r) = c.ramdisk_size {
-        j.insert("ramdisk_size".into(), s(&format_size(r)));
-    }
-    j.insert("fast_commit".into(), toml::Value::Boolean(c.fast_commit));
-    if let Some(secs) = c.commit_seconds {
-        j.insert("commit".into(), s(&format!("{secs}s")));
-    }
-    // Only where the journal has a disk of its own: an internal or same-disk journal is
-    // on the file system's (emulated) disk.
-    if let Some(m) = &c.journal_model {
-        j.insert("device_model".into(), s(&m.name));
-    }
     let mut t = toml::Table::new();
-    t.insert("label".into(), s(&c.label));
-    if let Some(m) = c.memory_limit {
-        t.insert("memory_limit".into(), s(&format_size(m)));
+    t.insert("label".into(), toml::Value::String(c.label.clone()));
+    for f in &FACTORS {
+        let Some(value) = (f.store)(c) else {
+            continue;
+        };
+        let (table, name) = match f.key.split_once('.') {
+            Some((table, name)) => {
+                let sub = t
+                    .entry(table)
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                (
+                    sub.as_table_mut().expect("a factor's table is a table"),
+                    name,
+                )
+            }
+            None => (&mut t, f.key),
+        };
+        table.insert(name.into(), value);
     }
-    t.insert("filesystem".into(), toml::Value::Table(fs));
-    t.insert("journal".into(), toml::Value::Table(j));
     t
 }
 

@@ -15,35 +15,35 @@ pub(super) fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), 
     };
     if in_mount("data") {
         return Err(ctx.err(
-            s.mount.clone(),
+            s.of("filesystem.mount_options"),
             "filesystem.mount_options",
             "set the data mode with journal.mode, not a data= mount option",
         ));
     }
     if in_mount("journal_path") || in_mount("journal_dev") {
         return Err(ctx.err(
-            s.mount.clone(),
+            s.of("filesystem.mount_options"),
             "filesystem.mount_options",
             "jbench sets journal_path itself; name the journal with journal.placement/journal.device",
         ));
     }
     if in_mount("noload") || in_mount("norecovery") {
         return Err(ctx.err(
-            s.mount.clone(),
+            s.of("filesystem.mount_options"),
             "filesystem.mount_options",
             "noload/norecovery cannot be combined with a data= mode (the kernel refuses to mount)",
         ));
     }
     if c.mode == DataMode::Journal && (in_mount("delalloc") || in_mount("dax")) {
         return Err(ctx.err(
-            s.mount.clone().or(s.mode.clone()),
+            s.of("filesystem.mount_options").or(s.of("journal.mode")),
             "filesystem.mount_options",
             "journal.mode = \"journal\" cannot be combined with delalloc or dax (the kernel refuses to mount)",
         ));
     }
     if c.mode == DataMode::Ordered && in_mount("journal_async_commit") {
         return Err(ctx.err(
-            s.mount.clone().or(s.mode.clone()),
+            s.of("filesystem.mount_options").or(s.of("journal.mode")),
             "filesystem.mount_options",
             "journal_async_commit cannot be combined with journal.mode = \"ordered\" (the kernel refuses to mount)",
         ));
@@ -54,7 +54,7 @@ pub(super) fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), 
         .find(|o| o.starts_with("-J") || o.starts_with("-b") || o.contains("journal_dev"));
     if let Some(flag) = owned {
         return Err(ctx.err(
-            s.mkfs.clone(),
+            s.of("filesystem.mkfs_options"),
             "filesystem.mkfs_options",
             format!("jbench sets `{flag}` itself (journal and block size come from [journal]); remove it"),
         ));
@@ -62,7 +62,7 @@ pub(super) fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), 
     match c.placement {
         Placement::Device if c.journal_device.is_none() => {
             return Err(ctx.err(
-                s.placement.clone(),
+                s.of("journal.placement"),
                 "journal.placement",
                 "placement \"device\" needs journal.device = \"/dev/...\"",
             ))
@@ -70,7 +70,7 @@ pub(super) fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), 
         Placement::Device => {}
         _ if c.journal_device.is_some() => {
             return Err(ctx.err(
-                s.jdevice.clone(),
+                s.of("journal.device"),
                 "journal.device",
                 format!(
                     "a journal device only goes with placement \"device\", not \"{}\"",
@@ -82,21 +82,21 @@ pub(super) fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), 
     }
     if c.placement == Placement::SameDisk && c.fs_device.is_some() {
         return Err(ctx.err(
-            s.fs_device.clone(),
+            s.of("filesystem.device"),
             "filesystem.device",
             "same-disk carves the journal out of an image; with a real file-system device, name a partition of the same disk as journal.device (placement \"device\")",
         ));
     }
     if c.fs_device.is_some() && c.fs_device == c.journal_device {
         return Err(ctx.err(
-            s.jdevice.clone(),
+            s.of("journal.device"),
             "journal.device",
             "the journal device is the file-system device; use placement \"internal\" for that",
         ));
     }
     if c.placement == Placement::Internal && c.journal_size * 2 > c.fs_size {
         return Err(ctx.err(
-            s.jsize.clone().or(s.fs_size.clone()),
+            s.of("journal.size").or(s.of("filesystem.size")),
             "journal.size",
             format!(
                 "an internal journal of {} is bigger than half the {} file system",
@@ -113,7 +113,7 @@ pub(super) fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), 
 pub(super) fn check_models(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
     if let (Some(m), Some(d)) = (&c.fs_model, &c.fs_device) {
         return Err(ctx.err(
-            s.fs_model.clone().or(s.fs_device.clone()),
+            s.of("filesystem.device_model").or(s.of("filesystem.device")),
             "filesystem.device_model",
             format!(
                 "`{}` cannot emulate the real device {}: a real device is timed by itself, and an emulated disk serves an image file; drop filesystem.device or filesystem.device_model",
@@ -125,7 +125,8 @@ pub(super) fn check_models(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecE
     let Some(asked) = &s.journal_model_asked else {
         return Ok(());
     };
-    let fail = |msg: String| Err(ctx.err(s.journal_model.clone(), "journal.device_model", msg));
+    let fail =
+        |msg: String| Err(ctx.err(s.of("journal.device_model"), "journal.device_model", msg));
     match c.placement {
         Placement::Zram => fail(
             "a zram device is timed by itself; to emulate a RAM disk use placement = \"ramdisk\" with journal.device_model = \"ram\"".into(),
@@ -158,20 +159,20 @@ pub(super) fn check_models(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecE
 pub(super) fn check_type_rules(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
     let fail =
         |span: &Option<Range<usize>>, key: &str, msg: String| Err(ctx.err(span.clone(), key, msg));
-    let mode_set = s.mode.is_some() && c.mode != DataMode::Ordered;
+    let mode_set = s.of("journal.mode").is_some() && c.mode != DataMode::Ordered;
     if c.fast_commit && c.fs_type != FsType::Ext4 {
         return fail(
-            &s.fast_commit,
+            &s.of("journal.fast_commit"),
             "journal.fast_commit",
             format!("fast_commit is an ext4 feature, not {}", c.fs_type),
         );
     }
     if c.fast_commit && c.mode == DataMode::Journal {
-        return fail(&s.fast_commit, "journal.fast_commit", "data=journal turns fast_commit off silently; measure fast_commit with ordered or writeback".into());
+        return fail(&s.of("journal.fast_commit"), "journal.fast_commit", "data=journal turns fast_commit off silently; measure fast_commit with ordered or writeback".into());
     }
     if c.ramdisk_size.is_some() && c.placement != Placement::Ramdisk {
         return fail(
-            &s.ramdisk_size,
+            &s.of("journal.ramdisk_size"),
             "journal.ramdisk_size",
             format!(
                 "applies to placement \"ramdisk\" only, not \"{}\"",
@@ -182,7 +183,7 @@ pub(super) fn check_type_rules(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), S
     if let Some(total) = c.ramdisk_size {
         if total < c.journal_size {
             return fail(
-                &s.ramdisk_size,
+                &s.of("journal.ramdisk_size"),
                 "journal.ramdisk_size",
                 format!(
                     "the {} RAM disk cannot hold a {} journal",
@@ -193,14 +194,14 @@ pub(super) fn check_type_rules(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), S
         }
     }
     if c.fs_type.is_ext() && c.placement.is_external() && c.journal_size < MIN_EXTERNAL_JOURNAL {
-        return fail(&s.jsize, "journal.size", format!(
+        return fail(&s.of("journal.size"), "journal.size", format!(
             "an external journal of {} is too short for jbd2, which needs 1024 journal blocks besides the journal device's superblock; use at least 4100K",
             format_size(c.journal_size)));
     }
     if c.placement == Placement::None {
         if c.fs_type != FsType::Ext4 {
             return fail(
-                &s.placement.clone().or(s.fs_type.clone()),
+                &s.of("journal.placement").or(s.of("filesystem.type")),
                 "journal.placement",
                 format!(
                     "placement \"none\" (no journal) is for ext4 only; {} always has one{}",
@@ -214,25 +215,25 @@ pub(super) fn check_type_rules(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), S
             );
         }
         if mode_set || c.fast_commit || c.commit_seconds.is_some() {
-            return fail(&s.placement, "journal.placement", "without a journal, journal.mode, fast_commit and commit do not apply; use [[config]] tables to combine a no-journal baseline with journaled modes".into());
+            return fail(&s.of("journal.placement"), "journal.placement", "without a journal, journal.mode, fast_commit and commit do not apply; use [[config]] tables to combine a no-journal baseline with journaled modes".into());
         }
     }
     if c.fs_type != FsType::Xfs {
         return Ok(());
     }
     if mode_set {
-        return fail(&s.mode, "journal.mode", "XFS has no data= modes (its log holds metadata only); use [[config]] tables to combine XFS with ext4 modes".into());
+        return fail(&s.of("journal.mode"), "journal.mode", "XFS has no data= modes (its log holds metadata only); use [[config]] tables to combine XFS with ext4 modes".into());
     }
     if c.commit_seconds.is_some() {
         return fail(
-            &s.commit,
+            &s.of("journal.commit"),
             "journal.commit",
             "commit= is an ext3/ext4 option; XFS has none".into(),
         );
     }
     if c.fs_size < XFS_MIN_FS && c.fs_device.is_none() {
         return fail(
-            &s.fs_size,
+            &s.of("filesystem.size"),
             "filesystem.size",
             format!(
                 "XFS needs at least {} (mkfs.xfs refuses smaller)",
@@ -242,7 +243,7 @@ pub(super) fn check_type_rules(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), S
     }
     if !(XFS_MIN_LOG..=XFS_MAX_LOG).contains(&c.journal_size) {
         return fail(
-            &s.jsize,
+            &s.of("journal.size"),
             "journal.size",
             format!(
                 "an XFS log must be {} to {}, not {}",
@@ -257,7 +258,7 @@ pub(super) fn check_type_rules(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), S
         .any(|o| o.starts_with("-l") || o.starts_with("-b"))
     {
         return fail(
-            &s.mkfs,
+            &s.of("filesystem.mkfs_options"),
             "filesystem.mkfs_options",
             "jbench sets the XFS log (-l) and block size itself; remove them".into(),
         );

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
 
+use super::sys::{self, SysError};
 use super::{Interrupted, PhaseResult, RunControl, Workload};
 
 /// fdtree's `-s` unit: `dd bs=4096`.
@@ -114,29 +114,7 @@ impl Phase {
     }
 }
 
-/// A failed system call, naming the call, the path and the errno so that the report
-/// says e.g. `mkdir /mnt/x/LEVEL0.h.1/L3D2: No space left on device`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{op} {}: {}", path.display(), errno.desc())]
-pub struct FsOpError {
-    pub op: &'static str,
-    pub path: PathBuf,
-    pub errno: Errno,
-}
-
-impl FsOpError {
-    /// Captures `errno` right after the failed call; must run before anything else
-    /// that could overwrite it.
-    #[cold]
-    fn last(op: &'static str, path: &TreePath) -> Self {
-        let errno = Errno::last();
-        FsOpError {
-            op,
-            path: path.to_path_buf(),
-            errno,
-        }
-    }
-}
+pub use super::sys::FsOpError;
 
 /// A NUL-terminated path that grows and shrinks one component at a time, so that
 /// every operation of a phase reuses one buffer and hands the kernel a pointer to it
@@ -537,11 +515,7 @@ fn apply(op: Op, path: &TreePath, blocks: u32) -> Result<(), FsOpError> {
 
 #[inline]
 fn check(rc: libc::c_int, op: &'static str, path: &TreePath) -> Result<(), FsOpError> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(FsOpError::last(op, path))
-    }
+    sys::check(rc, op).map_err(|e| e.at(path.to_path_buf()))
 }
 
 /// What `dd if=/dev/zero bs=4096 count=blocks of=path` does to the file system.
@@ -552,38 +526,16 @@ fn create_file(path: &TreePath, blocks: u32) -> Result<(), FsOpError> {
     let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
     let fd = unsafe { libc::open(path.as_ptr(), flags, 0o666 as libc::c_uint) };
     if fd < 0 {
-        return Err(FsOpError::last("open", path));
+        return Err(SysError::last("open").at(path.to_path_buf()));
     }
     for _ in 0..blocks {
-        if let Err(e) = write_block(fd, path) {
+        // One 4096-byte block; short writes and EINTR are resumed as dd does.
+        if let Err(e) = sys::write_all(fd, &ZEROS) {
             unsafe { libc::close(fd) };
-            return Err(e);
+            return Err(e.at(path.to_path_buf()));
         }
     }
     check(unsafe { libc::close(fd) }, "close", path)
-}
-
-/// One 4096-byte block; resumes short writes and EINTR as dd does.
-#[inline]
-fn write_block(fd: libc::c_int, path: &TreePath) -> Result<(), FsOpError> {
-    let mut done = 0;
-    while done < ZEROS.len() {
-        let rest = &ZEROS[done..];
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n > 0 {
-            done += n as usize;
-        } else if n == 0 {
-            // A regular file accepting nothing is out of space without saying so.
-            return Err(FsOpError {
-                op: "write",
-                path: path.to_path_buf(),
-                errno: Errno::ENOSPC,
-            });
-        } else if Errno::last() != Errno::EINTR {
-            return Err(FsOpError::last("write", path));
-        }
-    }
-    Ok(())
 }
 
 impl Fdtree {
@@ -894,6 +846,7 @@ pub fn plan_ops(tree: &Fdtree, phase: Phase, root: &str) -> anyhow::Result<Vec<(
 mod tests {
     use super::*;
     use crate::workload::testutil::{snapshot, stop_at, SmallFs};
+    use nix::errno::Errno;
     use std::collections::BTreeSet;
     use std::os::unix::fs::MetadataExt;
 

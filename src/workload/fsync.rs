@@ -32,7 +32,7 @@ use anyhow::{bail, Context};
 use hdrhistogram::Histogram;
 use nix::errno::Errno;
 
-use super::fdtree::FsOpError;
+use super::sys::{self, FsOpError, SysError};
 use super::{
     reject_unknown, table_bool, table_size, table_u64, Interrupted, Latency, ParamError,
     PhaseResult, RunControl, Workload,
@@ -315,7 +315,8 @@ impl FsyncSpec {
             let writes = create_one(dirfd, &name, buffer, self.size, self.write_size)
                 .map_err(|e| e.at(t.file_path(d, i)))?;
             if self.fsync_dir {
-                sys(unsafe { libc::fsync(dirfd) }, "fsync").map_err(|e| e.at(t.subdir_path(d)))?;
+                sys::check(unsafe { libc::fsync(dirfd) }, "fsync")
+                    .map_err(|e| e.at(t.subdir_path(d)))?;
                 tally.dir_fsyncs += 1;
             }
             tally.record(op_started);
@@ -342,7 +343,7 @@ impl FsyncSpec {
             let op_started = Instant::now();
             // SAFETY: the fd is open for the tree's lifetime; `name` is NUL-terminated.
             let rc = unsafe { libc::unlinkat(t.subdirs[d].as_raw_fd(), name.as_ptr(), 0) };
-            sys(rc, "unlink").map_err(|e| e.at(t.file_path(d, i)))?;
+            sys::check(rc, "unlink").map_err(|e| e.at(t.file_path(d, i)))?;
             tally.record(op_started);
         }
         let mut dname = NameBuf::new(b'd');
@@ -351,7 +352,7 @@ impl FsyncSpec {
             // SAFETY: as above.
             let rc =
                 unsafe { libc::unlinkat(t.fd.as_raw_fd(), dname.as_ptr(), libc::AT_REMOVEDIR) };
-            sys(rc, "rmdir").map_err(|e| e.at(t.subdir_path(d as usize)))?;
+            sys::check(rc, "rmdir").map_err(|e| e.at(t.subdir_path(d as usize)))?;
             tally.rmdirs += 1;
         }
         Ok(())
@@ -508,39 +509,6 @@ fn merge(tallies: Vec<Tally>) -> anyhow::Result<Tally> {
     Ok(total)
 }
 
-/// A failed system call before its path is known: the path is built only on
-/// failure, so the timed loop formats nothing.
-#[derive(Debug, Clone, Copy)]
-struct SysError {
-    op: &'static str,
-    errno: Errno,
-}
-
-impl SysError {
-    #[cold]
-    fn at(self, path: PathBuf) -> anyhow::Error {
-        FsOpError {
-            op: self.op,
-            path,
-            errno: self.errno,
-        }
-        .into()
-    }
-}
-
-/// `Errno::last()` must be read right after the call, before anything else runs.
-#[inline]
-fn sys(rc: libc::c_int, op: &'static str) -> Result<(), SysError> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(SysError {
-            op,
-            errno: Errno::last(),
-        })
-    }
-}
-
 /// `f<n>` (or `d<n>`) and its NUL in a fixed buffer: u64 has at most 20 digits.
 struct NameBuf {
     buf: [u8; 22],
@@ -583,15 +551,12 @@ fn create_one(
     // SAFETY: `name` is NUL-terminated and outlives the call.
     let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags, 0o644 as libc::c_uint) };
     if fd < 0 {
-        return Err(SysError {
-            op: "open",
-            errno: Errno::last(),
-        });
+        return Err(SysError::last("open"));
     }
     let written = write_file(fd, buffer, size, write_size)
-        .and_then(|writes| sys(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
+        .and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
     // close even after a failure; its own error (e.g. a deferred EIO) counts too.
-    let closed = sys(unsafe { libc::close(fd) }, "close");
+    let closed = sys::check(unsafe { libc::close(fd) }, "close");
     let writes = written?;
     closed.map(|()| writes)
 }
@@ -604,34 +569,8 @@ fn write_file(fd: RawFd, buffer: &[u8], size: u64, write_size: u64) -> Result<u6
     let mut calls = 0;
     while left > 0 {
         let chunk = left.min(write_size) as usize;
-        calls += write_all(fd, &buffer[..chunk])?;
+        calls += sys::write_all(fd, &buffer[..chunk])?;
         left -= chunk as u64;
-    }
-    Ok(calls)
-}
-
-/// Resumes short writes and EINTR; returns the number of write calls made.
-#[inline]
-fn write_all(fd: RawFd, mut data: &[u8]) -> Result<u64, SysError> {
-    let mut calls = 0;
-    while !data.is_empty() {
-        // SAFETY: `data` is a live slice of the length passed.
-        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
-        calls += 1;
-        if n > 0 {
-            data = &data[n as usize..];
-        } else if n == 0 {
-            // A regular file accepting nothing is out of space without saying so.
-            return Err(SysError {
-                op: "write",
-                errno: Errno::ENOSPC,
-            });
-        } else if Errno::last() != Errno::EINTR {
-            return Err(SysError {
-                op: "write",
-                errno: Errno::last(),
-            });
-        }
     }
     Ok(calls)
 }
@@ -710,19 +649,11 @@ fn make_dir(path: &Path) -> anyhow::Result<OwnedFd> {
 }
 
 fn fs_error(op: &'static str, path: &Path, errno: Errno) -> anyhow::Error {
-    FsOpError {
-        op,
-        path: path.to_path_buf(),
-        errno,
-    }
-    .into()
+    FsOpError::new(op, path, errno).into()
 }
 
 fn io_error(op: &'static str, path: &Path, e: std::io::Error) -> anyhow::Error {
-    match e.raw_os_error() {
-        Some(raw) => fs_error(op, path, Errno::from_raw(raw)),
-        None => anyhow::anyhow!("{op} {}: {e}", path.display()),
-    }
+    FsOpError::from_io(op, path, e)
 }
 
 /// Every subdirectory's descriptor stays open for the whole run, so raise the soft

@@ -42,9 +42,8 @@ use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use nix::errno::Errno;
 
-use super::fdtree::FsOpError;
+use super::sys::{self, FsOpError, SysError};
 use super::{table_bool, table_size, Interrupted, ParamError, PhaseResult, RunControl, Workload};
 use crate::units::{format_size, parse_size};
 
@@ -633,20 +632,10 @@ fn close_out(job: &Job, fd: OwnedFd, path: &Path) -> Result<(), FsOpError> {
 /// must be, and EINTR retried.
 #[inline]
 fn write_record(fd: libc::c_int, buf: &[u8], path: &Path) -> Result<(), FsOpError> {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &buf[done..];
-        // SAFETY: `rest` is a live buffer of the length passed.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n > 0 {
-            done += n as usize;
-        } else if n == 0 {
-            return Err(fs_error("write", path, Errno::ENOSPC));
-        } else if Errno::last() != Errno::EINTR {
-            return Err(fs_error("write", path, Errno::last()));
-        }
+    match sys::write_all(fd, buf) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(e.at(path.to_path_buf())),
     }
-    Ok(())
 }
 
 /// One record; the file was written whole, so an early end of file is an error.
@@ -654,30 +643,16 @@ fn write_record(fd: libc::c_int, buf: &[u8], path: &Path) -> Result<(), FsOpErro
 fn read_record(fd: libc::c_int, buf: &mut [u8], path: &Path) -> anyhow::Result<()> {
     let mut done = 0;
     while done < buf.len() {
-        let rest = &mut buf[done..];
-        // SAFETY: `rest` is a live, writable buffer of the length passed.
-        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
-        if n > 0 {
-            done += n as usize;
-        } else if n == 0 {
-            bail!(
+        match sys::read_once(fd, &mut buf[done..]) {
+            Ok(0) => bail!(
                 "read {}: unexpected end of file (the file is shorter than written)",
                 path.display()
-            );
-        } else if Errno::last() != Errno::EINTR {
-            return Err(fs_error("read", path, Errno::last()).into());
+            ),
+            Ok(n) => done += n,
+            Err(e) => return Err(e.at(path.to_path_buf()).into()),
         }
     }
     Ok(())
-}
-
-#[cold]
-fn fs_error(op: &'static str, path: &Path, errno: Errno) -> FsOpError {
-    FsOpError {
-        op,
-        path: path.to_path_buf(),
-        errno,
-    }
 }
 
 fn sys_open(
@@ -689,7 +664,7 @@ fn sys_open(
     // SAFETY: `cpath` is NUL-terminated and outlives the call.
     let fd = unsafe { libc::open(cpath.as_ptr(), flags, 0o640 as libc::c_uint) };
     if fd < 0 {
-        return Err(fs_error(op, path, Errno::last()));
+        return Err(SysError::last(op).at(path.to_path_buf()));
     }
     // SAFETY: `fd` was just returned by open and is owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -698,7 +673,7 @@ fn sys_open(
 fn sys_fsync(fd: libc::c_int, path: &Path) -> Result<(), FsOpError> {
     // SAFETY: plain system call on a descriptor we hold.
     if unsafe { libc::fsync(fd) } != 0 {
-        return Err(fs_error("fsync", path, Errno::last()));
+        return Err(SysError::last("fsync").at(path.to_path_buf()));
     }
     Ok(())
 }
@@ -708,7 +683,7 @@ fn sys_fsync(fd: libc::c_int, path: &Path) -> Result<(), FsOpError> {
 fn sys_close(fd: OwnedFd, path: &Path) -> Result<(), FsOpError> {
     // SAFETY: we own the descriptor and give it up here.
     if unsafe { libc::close(fd.into_raw_fd()) } != 0 {
-        return Err(fs_error("close", path, Errno::last()));
+        return Err(SysError::last("close").at(path.to_path_buf()));
     }
     Ok(())
 }
@@ -1111,6 +1086,7 @@ fn throughput_block(io: &Iozone, results: &[PhaseResult], out: &mut String) {
 mod tests {
     use super::*;
     use crate::workload::testutil::{snapshot, stop_at, SmallFs};
+    use nix::errno::Errno;
     use std::os::unix::fs::MetadataExt;
 
     fn io(record: u64, size: u64, threads: u32) -> Iozone {

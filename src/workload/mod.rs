@@ -8,6 +8,7 @@ pub mod fdtree;
 pub mod fsync;
 pub mod iozone;
 pub mod postmark;
+pub mod sys;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -677,7 +677,8 @@ pub fn simulate(cfg: &Postmark) -> Tally {
 // System calls
 // ---------------------------------------------------------------------------------
 
-pub use super::fdtree::FsOpError;
+pub use crate::workload::sys::FsOpError;
+use crate::workload::sys::{self, SysError};
 
 /// A NUL-terminated path rebuilt in place for every operation, so no operation
 /// allocates.
@@ -728,12 +729,8 @@ impl NameBuf {
 
     #[cold]
     fn error(&self, op: &'static str) -> FsOpError {
-        let errno = Errno::last(); // before anything else can overwrite it
-        FsOpError {
-            op,
-            path: self.path(),
-            errno,
-        }
+        // `last` reads errno before anything else can overwrite it.
+        SysError::last(op).at(self.path())
     }
 }
 
@@ -867,46 +864,19 @@ impl Drop for Fd {
     }
 }
 
-/// One `write` as PostMark or stdio issues it, resumed after short writes and
-/// EINTR as stdio does.
+/// One `write` as PostMark or stdio issues it (even of nothing), resumed after short
+/// writes and EINTR as stdio does.
 #[inline]
-fn write_all(fd: &Fd, mut data: &[u8], name: &NameBuf) -> Result<(), FsOpError> {
-    loop {
-        // SAFETY: `data` is a live slice of the length passed.
-        let n = unsafe { libc::write(fd.0, data.as_ptr().cast(), data.len()) };
-        if n < 0 {
-            if Errno::last() == Errno::EINTR {
-                continue;
-            }
-            return Err(name.error("write"));
-        }
-        data = &data[n as usize..];
-        if data.is_empty() {
-            return Ok(());
-        }
-        if n == 0 {
-            // A regular file accepting nothing is out of space without saying so.
-            return Err(FsOpError {
-                op: "write",
-                path: name.path(),
-                errno: Errno::ENOSPC,
-            });
-        }
+fn write_all(fd: &Fd, data: &[u8], name: &NameBuf) -> Result<(), FsOpError> {
+    match sys::write_at_least_once(fd.0, data) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(e.at(name.path())),
     }
 }
 
 #[inline]
 fn sys_read(fd: &Fd, buf: &mut [u8], name: &NameBuf) -> Result<usize, FsOpError> {
-    loop {
-        // SAFETY: `buf` is a live, writable slice of the length passed.
-        let n = unsafe { libc::read(fd.0, buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        if Errno::last() != Errno::EINTR {
-            return Err(name.error("read"));
-        }
-    }
+    sys::read_once(fd.0, buf).map_err(|e| e.at(name.path()))
 }
 
 /// The write side of a glibc `FILE` (`_IO_new_file_xsputn`): data is copied into

@@ -3,11 +3,15 @@
 //! An engine runs its phases in a directory it is given and reports, per phase, the
 //! elapsed time from a monotonic clock, the operation count and the bytes moved. It
 //! knows nothing of devices or file systems: the rig prepares the directory.
+//!
+//! One folder per engine (its spec, timed loop, system calls, command line and
+//! reports apart); `sys.rs` holds the system-call loops and the error type they share.
 
 pub mod fdtree;
 pub mod fsync;
 pub mod iozone;
 pub mod postmark;
+pub mod sys;
 
 use std::collections::BTreeMap;
 use std::path::Path;

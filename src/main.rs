@@ -596,9 +596,9 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         let mut exec = executor::RigExecutor::new(&spec, args.destroy.clone())?
             .with_write_logs(layout::write_log_dir(&dir))
             .with_monitor_dir(layout::monitor_dir(&dir));
-        runner::run(
-            &spec, &trials, &existing, &mut store, &mut exec, &ctl, args.quiet,
-        )?
+        runner::Run::new(&spec, &mut store, &mut exec, &ctl)
+            .quiet(args.quiet)
+            .execute(&trials, &existing)?
     };
     let records = store::load_records(&dir)?;
     let opts = report_options(&spec, None, None)?;

@@ -140,6 +140,21 @@ pub struct RunArgs {
     /// No progress output (the final report is still printed).
     #[arg(long, short)]
     pub quiet: bool,
+    // Hidden, for tests: `--executor scripted` runs every trial through
+    // `run::scripted::ScriptedExecutor` (made-up, deterministic phase times; no devices,
+    // no root), so the whole path run -> store -> report -> report.html is tested
+    // without root (tests/cli_scripted.rs). Not in `--help`.
+    #[arg(long, value_enum, default_value = "rig", hide = true)]
+    pub executor: ExecutorKind,
+}
+
+/// What runs each trial of `jbench run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExecutorKind {
+    /// Real file systems on real, loop, zram or emulated devices.
+    Rig,
+    /// Made-up, deterministic phase times; nothing is provisioned (tests only).
+    Scripted,
 }
 
 #[derive(Args)]

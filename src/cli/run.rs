@@ -7,30 +7,37 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::args::RunArgs;
+use crate::cli::args::{ExecutorKind, RunArgs};
 use crate::cli::exit::is_broken_pipe;
 use crate::cli::report::report_options;
 use crate::experiment::{plan, spec};
 use crate::report::{self, Format, ReportOptions};
 use crate::results::record::TrialRecord;
 use crate::results::{layout, store};
-use crate::run::executor::RigExecutor;
+use crate::run::executor::{Executor, RigExecutor};
 use crate::run::runner::{Run, RunOutcome};
+use crate::run::scripted::ScriptedExecutor;
 use crate::run::{interrupt, preflight};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
     let spec = spec::parse(&original, &origin)?;
-    preflight::require_root("jbench run")?;
-    for w in preflight::check(&spec, &args.destroy)? {
-        eprintln!("jbench: warning: {w}");
+    // The scripted executor provisions nothing: no root, tools or directories needed.
+    let real = args.executor == ExecutorKind::Rig;
+    if real {
+        preflight::require_root("jbench run")?;
+        for w in preflight::check(&spec, &args.destroy)? {
+            eprintln!("jbench: warning: {w}");
+        }
     }
     let results_dir = match (&args.resume, &args.results) {
         (Some(dir), _) | (None, Some(dir)) => dir.clone(),
         (None, None) => default_results_dir(&spec.name),
     };
     preflight::check_results_dir_trusted(&results_dir)?;
-    preflight::create_dirs(&spec)?;
+    if real {
+        preflight::create_dirs(&spec)?;
+    }
     let trials = plan::plan(&spec);
     let (mut store, existing) = match &args.resume {
         Some(dir) => store::Store::resume(dir, &spec)?,
@@ -52,10 +59,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let ctl = interrupt::install()?;
     let outcome = {
-        let mut exec = RigExecutor::new(&spec, args.destroy.clone())?
-            .with_write_logs(layout::write_log_dir(&dir))
-            .with_monitor_dir(layout::monitor_dir(&dir));
-        Run::new(&spec, &mut store, &mut exec, &ctl)
+        let mut exec: Box<dyn Executor> = match args.executor {
+            ExecutorKind::Rig => Box::new(
+                RigExecutor::new(&spec, args.destroy.clone())?
+                    .with_write_logs(layout::write_log_dir(&dir))
+                    .with_monitor_dir(layout::monitor_dir(&dir)),
+            ),
+            ExecutorKind::Scripted => Box::new(ScriptedExecutor),
+        };
+        Run::new(&spec, &mut store, exec.as_mut(), &ctl)
             .quiet(args.quiet)
             .execute(&trials, &existing)?
     };

@@ -1,5 +1,6 @@
 //! Carrying out a plan: preflight checks, the runner that walks the trials, the
-//! `Executor` that does one trial (rig + workload + monitors), adaptive extra rounds, progress output, Ctrl-C handling and the
+//! `Executor` that does one trial (rig + workload + monitors) and its scripted
+//! stand-in for tests, adaptive extra rounds, progress output, Ctrl-C handling and the
 //! clean-up of what an interrupted run left behind.
 
 pub mod adaptive;
@@ -9,3 +10,4 @@ pub mod interrupt;
 pub mod preflight;
 pub(crate) mod progress;
 pub mod runner;
+pub mod scripted;

@@ -182,3 +182,67 @@ fn without_the_scripted_executor_a_run_still_needs_root() {
     );
     assert!(!tmp.path().join("results").exists(), "nothing was written");
 }
+
+#[test]
+fn adaptive_extra_rounds_run_through_the_command_line_up_to_max() {
+    let (tmp, _spec) = scratch();
+    // The scripted times vary about 1.2% (CV): a 1% target asks for every trial up to max.
+    let adaptive = SPEC.replace(
+        "repetitions = 3",
+        "repetitions = { min = 3, max = 6, target_cv = 0.01 }",
+    );
+    let spec = tmp.path().join("adaptive.toml");
+    std::fs::write(&spec, adaptive).unwrap();
+    if is_root() {
+        chown(&spec, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+    let args = [
+        "run",
+        "adaptive.toml",
+        "--executor",
+        "scripted",
+        "--results",
+        "results",
+    ];
+    let out = jbench(tmp.path(), &args);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("trial 4 of at most 6"), "{stderr}");
+    let results = tmp.path().join("results");
+    let records = trial_lines(&results);
+    let count = |label: &str| {
+        records
+            .iter()
+            .filter(|r| r["config"]["label"] == label)
+            .count()
+    };
+    assert_eq!((count("internal"), count("ramdisk")), (6, 6));
+    let mut indices: Vec<u64> = records
+        .iter()
+        .map(|r| r["trial"].as_u64().unwrap())
+        .collect();
+    indices.sort();
+    assert_eq!(
+        indices,
+        (0..12).collect::<Vec<u64>>(),
+        "extra trials follow the plan's"
+    );
+
+    let out = jbench(
+        tmp.path(),
+        &[
+            "run",
+            "adaptive.toml",
+            "--executor",
+            "scripted",
+            "--resume",
+            "results",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        trial_lines(&results).len(),
+        12,
+        "every pair is at max: nothing more"
+    );
+}

@@ -6,8 +6,15 @@
 //! The rule is a pure function of the recorded trials ([`needs_more`]), so a resumed
 //! run recomputes the same decisions from `trials.jsonl` and continues where it
 //! stopped, and `jbench selftest adaptive` can replay it on a recorded run.
+//! [`next_round`] turns the rule's answer into the trials the runner runs next.
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 use crate::analysis::stats::{self, Summary};
+use crate::experiment::plan::Trial;
+use crate::experiment::spec::Spec;
 use crate::results::record::TrialRecord;
 
 /// The decision rule's parameters.
@@ -24,7 +31,7 @@ pub struct Rule {
 }
 
 impl Rule {
-    pub fn of(spec: &crate::experiment::spec::Spec) -> Option<Rule> {
+    pub fn of(spec: &Spec) -> Option<Rule> {
         spec.adaptive.map(|a| Rule {
             target_cv: a.target_cv,
             max: a.max,
@@ -171,6 +178,61 @@ pub fn needs_more(records: &[TrialRecord], baseline: Option<&str>, rule: &Rule) 
         }
     }
     out
+}
+
+/// One extra trial of an adaptive round, and why it is run (the progress line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtraTrial {
+    pub trial: Trial,
+    pub why: String,
+}
+
+/// The next round of extra trials the rule asks for after `records` (every trial of
+/// this results directory so far), one per (configuration, workload) that needs
+/// more; empty when the run is done. Extra trials take the indices after the plan's
+/// `planned` trials and after every recorded one. The round is shuffled with the
+/// spec's seed and the round's first index, so a resumed run makes the same order
+/// from the same records.
+pub fn next_round(
+    spec: &Spec,
+    rule: &Rule,
+    records: &[TrialRecord],
+    planned: usize,
+) -> Vec<ExtraTrial> {
+    let baseline = spec
+        .baseline
+        .clone()
+        .or_else(|| spec.configs.first().map(|c| c.label.clone()));
+    let needs = needs_more(records, baseline.as_deref(), rule);
+    let mut next = records
+        .iter()
+        .map(|r| r.trial.saturating_add(1))
+        .max()
+        .unwrap_or(0)
+        .max(planned);
+    let mut order: Vec<&Need> = needs.iter().collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ (next as u64).rotate_left(32));
+    order.shuffle(&mut rng);
+    let mut round = Vec::new();
+    for need in order {
+        let config = spec.configs.iter().position(|c| c.label == need.config);
+        let workload = spec.workloads.iter().position(|w| w.name == need.workload);
+        let (Some(config), Some(workload)) = (config, workload) else {
+            continue; // records of another experiment: not ours to extend
+        };
+        let trial = Trial {
+            index: next,
+            config,
+            workload,
+            rep: need.trials + 1,
+        };
+        next += 1;
+        round.push(ExtraTrial {
+            trial,
+            why: need.message(rule.max),
+        });
+    }
+    round
 }
 
 /// One configuration of a replay: trials the adaptive rule would have run against

@@ -1,10 +1,13 @@
 //! Carrying out a plan: preflight checks, the runner that walks the trials, the
-//! `Executor` that does one trial (rig + workload + monitors), adaptive extra rounds,
-//! Ctrl-C handling and the clean-up of what an interrupted run left behind.
+//! `Executor` that does one trial (rig + workload + monitors) and its scripted
+//! stand-in for tests, adaptive extra rounds, progress output, Ctrl-C handling and the
+//! clean-up of what an interrupted run left behind.
 
 pub mod adaptive;
 pub mod cleanup;
 pub mod executor;
 pub mod interrupt;
 pub mod preflight;
+pub(crate) mod progress;
 pub mod runner;
+pub mod scripted;

@@ -1,20 +1,18 @@
 //! Runs the plan: skips trials already recorded (`--resume`), records each trial the
-//! moment it ends, reports progress, and stops cleanly when asked.
+//! moment it ends, reports progress, adds the adaptive rule's extra rounds, and stops
+//! cleanly when asked. A [`Run`] owns one run's state; the [`Executor`] does each trial.
 
-use std::io::IsTerminal;
 use std::time::Instant;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 
 use crate::experiment::plan::Trial;
 use crate::experiment::spec::Spec;
 use crate::results::record::{Status, TrialRecord, WorkloadRecord, SCHEMA_VERSION};
 use crate::results::store::Store;
-use crate::run::executor::{Executor, TrialError, TrialOutcome};
+use crate::run::adaptive::{self, Rule};
+use crate::run::executor::{Executor, FailedTrial, TrialError, TrialOutcome};
+use crate::run::progress::Progress;
 use crate::workload::RunControl;
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -27,239 +25,163 @@ pub struct RunOutcome {
     pub extra: Vec<String>,
 }
 
-/// Progress output: a bar on a terminal, plain lines otherwise (logs, CI).
-enum Progress {
-    Bar(ProgressBar),
-    Lines {
-        total: usize,
-        started: Instant,
-        done_at_start: usize,
-    },
-    Quiet,
-}
-
-impl Progress {
-    fn new(total: usize, done: usize, quiet: bool) -> Self {
-        if quiet {
-            return Progress::Quiet;
-        }
-        if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::new(total as u64);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} trials, ETA {eta}  {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            bar.set_position(done as u64);
-            bar.reset_eta();
-            Progress::Bar(bar)
-        } else {
-            Progress::Lines {
-                total,
-                started: Instant::now(),
-                done_at_start: done,
-            }
-        }
-    }
-
-    fn say(&self, line: &str) {
-        match self {
-            Progress::Bar(b) => b.println(line),
-            Progress::Lines { .. } => eprintln!("{line}"),
-            Progress::Quiet => {}
-        }
-    }
-
-    fn start(&self, n: usize, what: &str) {
-        match self {
-            Progress::Bar(b) => b.set_message(what.to_string()),
-            Progress::Lines {
-                total,
-                started,
-                done_at_start,
-            } => {
-                // ETA from the trials this process ran, like the bar's.
-                let ran = n.saturating_sub(done_at_start + 1);
-                let eta = if ran > 0 {
-                    let per = started.elapsed().as_secs_f64() / ran as f64;
-                    format!(", ETA {}", format_eta(per * (total + 1 - n) as f64))
-                } else {
-                    String::new()
-                };
-                eprintln!("[{n}/{total}{eta}] {what} ...")
-            }
-            Progress::Quiet => {}
-        }
-    }
-
-    fn finish_one(&self, line: &str) {
-        match self {
-            Progress::Bar(b) => {
-                b.println(line);
-                b.inc(1);
-            }
-            Progress::Lines { .. } => eprintln!("{line}"),
-            Progress::Quiet => {}
-        }
-    }
-
-    fn finish(&self) {
-        if let Progress::Bar(b) = self {
-            b.finish_and_clear();
-        }
-    }
-
-    /// Adaptive extra trials make the run longer than planned.
-    fn grow(&mut self, by: usize) {
-        match self {
-            Progress::Bar(b) => b.inc_length(by as u64),
-            Progress::Lines { total, .. } => *total += by,
-            Progress::Quiet => {}
-        }
-    }
-}
-
-/// Runs the planned trials not yet recorded, then, with adaptive repetitions, extra
-/// rounds for the (configuration, workload) pairs that still need them.
-pub fn run(
-    spec: &Spec,
-    trials: &[Trial],
-    existing: &[TrialRecord],
-    store: &mut Store,
-    executor: &mut dyn Executor,
-    ctl: &RunControl,
+/// One run of an experiment: what it needs (the spec, the store its trials go to,
+/// the executor that does each trial, the stop control) and what it has done so far.
+/// Built with [`Run::new`], then [`Run::execute`]d once.
+pub struct Run<'a> {
+    spec: &'a Spec,
+    store: &'a mut Store,
+    executor: &'a mut dyn Executor,
+    ctl: &'a RunControl,
     quiet: bool,
-) -> Result<RunOutcome> {
-    let done = crate::results::store::done_indices(existing);
-    let todo: Vec<Trial> = trials
-        .iter()
-        .filter(|t| !done.contains(&t.index))
-        .copied()
-        .collect();
-    let mut outcome = RunOutcome {
-        skipped: trials.len() - todo.len(),
-        ..RunOutcome::default()
-    };
-    let extra_done = existing.len().saturating_sub(outcome.skipped);
-    let mut progress = Progress::new(
-        trials.len() + extra_done,
-        outcome.skipped + extra_done,
-        quiet,
-    );
-    if outcome.skipped > 0 {
-        progress.say(&format!(
-            "resuming: {} of {} trials already recorded",
-            outcome.skipped + extra_done,
-            trials.len() + extra_done
-        ));
-    }
-    let mut all: Vec<TrialRecord> = existing.to_vec();
-    let mut n = outcome.skipped + extra_done;
-    for trial in &todo {
-        n += 1;
-        match run_one(
+    progress: Progress,
+    outcome: RunOutcome,
+    /// Every trial of the results directory: those recorded before and those run now.
+    records: Vec<TrialRecord>,
+    /// Position of the current trial in the whole run, for the progress output.
+    n: usize,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(
+        spec: &'a Spec,
+        store: &'a mut Store,
+        executor: &'a mut dyn Executor,
+        ctl: &'a RunControl,
+    ) -> Self {
+        Self {
             spec,
-            trial,
-            n,
             store,
             executor,
             ctl,
-            &progress,
-            &mut outcome,
-        )? {
-            Some(r) => all.push(r),
-            None => break,
+            quiet: false,
+            progress: Progress::Quiet,
+            outcome: RunOutcome::default(),
+            records: Vec::new(),
+            n: 0,
         }
     }
-    if let (Some(rule), false) = (crate::run::adaptive::Rule::of(spec), outcome.interrupted) {
-        let baseline = spec
-            .baseline
-            .clone()
-            .or_else(|| spec.configs.first().map(|c| c.label.clone()));
-        'rounds: loop {
-            let needs = crate::run::adaptive::needs_more(&all, baseline.as_deref(), &rule);
-            let mut round: Vec<(Trial, String)> = Vec::new();
-            let mut next = all
-                .iter()
-                .map(|r| r.trial.saturating_add(1))
-                .max()
-                .unwrap_or(0)
-                .max(trials.len());
-            // Shuffled with the seed and the round's first index, so a resumed run
-            // makes the same order from the same records.
-            let mut order: Vec<&crate::run::adaptive::Need> = needs.iter().collect();
-            let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ (next as u64).rotate_left(32));
-            order.shuffle(&mut rng);
-            for need in order {
-                let config = spec.configs.iter().position(|c| c.label == need.config);
-                let workload = spec.workloads.iter().position(|w| w.name == need.workload);
-                let (Some(config), Some(workload)) = (config, workload) else {
-                    continue; // records of another experiment: not ours to extend
-                };
-                let trial = Trial {
-                    index: next,
-                    config,
-                    workload,
-                    rep: need.trials + 1,
-                };
-                next += 1;
-                round.push((trial, need.message(rule.max)));
-            }
-            if round.is_empty() {
+
+    /// No progress output.
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    /// Runs the planned trials not yet among `existing` (the records of a resumed
+    /// run), then, with adaptive repetitions, the extra rounds the adaptive rule asks
+    /// for.
+    pub fn execute(mut self, trials: &[Trial], existing: &[TrialRecord]) -> Result<RunOutcome> {
+        let done = crate::results::store::done_indices(existing);
+        let todo: Vec<Trial> = trials
+            .iter()
+            .filter(|t| !done.contains(&t.index))
+            .copied()
+            .collect();
+        self.outcome.skipped = trials.len() - todo.len();
+        let extra_done = existing.len().saturating_sub(self.outcome.skipped);
+        let already = self.outcome.skipped + extra_done;
+        self.progress = Progress::new(trials.len() + extra_done, already, self.quiet);
+        if self.outcome.skipped > 0 {
+            self.progress.say(&format!(
+                "resuming: {already} of {} trials already recorded",
+                trials.len() + extra_done
+            ));
+        }
+        self.records = existing.to_vec();
+        self.n = already;
+        for trial in &todo {
+            if !self.run_one(trial)? {
                 break;
             }
-            progress.grow(round.len());
-            for (trial, why) in &round {
-                progress.say(why);
-                outcome.extra.push(why.clone());
-                n += 1;
-                match run_one(
-                    spec,
-                    trial,
-                    n,
-                    store,
-                    executor,
-                    ctl,
-                    &progress,
-                    &mut outcome,
-                )? {
-                    Some(r) => all.push(r),
-                    None => break 'rounds,
+        }
+        if let (Some(rule), false) = (Rule::of(self.spec), self.outcome.interrupted) {
+            self.run_extra_rounds(&rule, trials.len())?;
+        }
+        self.progress.finish();
+        Ok(self.outcome)
+    }
+
+    /// Rounds of extra trials until the adaptive rule asks for none or the run stops.
+    fn run_extra_rounds(&mut self, rule: &Rule, planned: usize) -> Result<()> {
+        loop {
+            let round = adaptive::next_round(self.spec, rule, &self.records, planned);
+            if round.is_empty() {
+                return Ok(());
+            }
+            self.progress.grow(round.len());
+            for extra in &round {
+                self.progress.say(&extra.why);
+                self.outcome.extra.push(extra.why.clone());
+                if !self.run_one(&extra.trial)? {
+                    return Ok(());
                 }
             }
         }
     }
-    progress.finish();
-    Ok(outcome)
+
+    /// Runs and records one trial; `false` when the run must stop (interrupted).
+    fn run_one(&mut self, trial: &Trial) -> Result<bool> {
+        self.n += 1;
+        if self.ctl.stop_requested() {
+            self.outcome.interrupted = true;
+            return Ok(false);
+        }
+        let config = &self.spec.configs[trial.config];
+        let workload = &self.spec.workloads[trial.workload];
+        let what = format!("{} / {} / rep {}", config.label, workload.name, trial.rep);
+        self.progress.start(self.n, &what);
+        let started_at = chrono::Local::now().to_rfc3339();
+        let clock = Instant::now();
+        let progress = &self.progress;
+        let mut say = |line: &str| progress.say(line);
+        let result = self
+            .executor
+            .run_trial(self.spec, trial, self.ctl, &mut say);
+        let wall_seconds = clock.elapsed().as_secs_f64();
+        let result = match result {
+            Ok(done) => Ok(done),
+            Err(TrialError::Failed(failed)) => Err(failed),
+            Err(TrialError::Interrupted) => {
+                self.progress.finish();
+                self.outcome.interrupted = true;
+                return Ok(false);
+            }
+            Err(TrialError::Fatal(e)) => {
+                self.progress.finish();
+                return Err(e.context(format!(
+                    "trial {} ({what}) could not be torn down; stopping the run",
+                    trial.index
+                )));
+            }
+        };
+        let mut record = trial_record(self.spec, trial, result, started_at, wall_seconds);
+        // An engine that reports a zero or non-finite phase time measured nothing: the
+        // trial is recorded as failed with the reason, never as a figure to average.
+        if let Some(why) = record.exclude_if_invalid() {
+            self.progress.say(&format!("trial {}: {why}", trial.index));
+        }
+        self.store.append(&record)?;
+        self.outcome.ran += 1;
+        if record.status == Status::Failed {
+            self.outcome.failed += 1;
+        }
+        self.progress.finish_one(&summary_line(&record, &what));
+        self.records.push(record);
+        Ok(true)
+    }
 }
 
-/// Runs and records one trial; `None` when the run must stop (interrupted).
-#[allow(clippy::too_many_arguments)]
-fn run_one(
+/// The record of a trial that ran to its end, successfully or not.
+fn trial_record(
     spec: &Spec,
     trial: &Trial,
-    n: usize,
-    store: &mut Store,
-    executor: &mut dyn Executor,
-    ctl: &RunControl,
-    progress: &Progress,
-    outcome: &mut RunOutcome,
-) -> Result<Option<TrialRecord>> {
-    if ctl.stop_requested() {
-        outcome.interrupted = true;
-        return Ok(None);
-    }
+    result: Result<TrialOutcome, Box<FailedTrial>>,
+    started_at: String,
+    wall_seconds: f64,
+) -> TrialRecord {
     let config = &spec.configs[trial.config];
     let workload = &spec.workloads[trial.workload];
-    let what = format!("{} / {} / rep {}", config.label, workload.name, trial.rep);
-    progress.start(n, &what);
-    let started_at = chrono::Local::now().to_rfc3339();
-    let clock = Instant::now();
-    let mut say = |line: &str| progress.say(line);
-    let result = executor.run_trial(spec, trial, ctl, &mut say);
-    let wall_seconds = clock.elapsed().as_secs_f64();
     let base = |status: Status| TrialRecord {
         schema_version: SCHEMA_VERSION,
         trial: trial.index,
@@ -282,7 +204,7 @@ fn run_one(
         started_at: started_at.clone(),
         wall_seconds,
     };
-    let record = match result {
+    match result {
         Ok(TrialOutcome {
             layout,
             verified,
@@ -299,7 +221,7 @@ fn run_one(
             monitor,
             ..base(Status::Ok)
         },
-        Err(TrialError::Failed(failed)) => TrialRecord {
+        Err(failed) => TrialRecord {
             layout: failed.layout,
             verified: failed.verified,
             emulation: failed.emulation,
@@ -307,40 +229,6 @@ fn run_one(
             error: Some(failed.error),
             ..base(Status::Failed)
         },
-        Err(TrialError::Interrupted) => {
-            progress.finish();
-            outcome.interrupted = true;
-            return Ok(None);
-        }
-        Err(TrialError::Fatal(e)) => {
-            progress.finish();
-            return Err(e.context(format!(
-                "trial {} ({what}) could not be torn down; stopping the run",
-                trial.index
-            )));
-        }
-    };
-    let mut record = record;
-    // An engine that reports a zero or non-finite phase time measured nothing: the
-    // trial is recorded as failed with the reason, never as a figure to average.
-    if let Some(why) = record.exclude_if_invalid() {
-        progress.say(&format!("trial {}: {why}", trial.index));
-    }
-    store.append(&record)?;
-    outcome.ran += 1;
-    if record.status == Status::Failed {
-        outcome.failed += 1;
-    }
-    progress.finish_one(&summary_line(&record, &what));
-    Ok(Some(record))
-}
-
-fn format_eta(seconds: f64) -> String {
-    let s = seconds.round() as u64;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
     }
 }
 
@@ -458,15 +346,9 @@ mod tests {
             existing: &[TrialRecord],
             ctl: &RunControl,
         ) -> Result<RunOutcome> {
-            run(
-                &self.spec,
-                &self.trials,
-                existing,
-                &mut self.store,
-                exec,
-                ctl,
-                true,
-            )
+            Run::new(&self.spec, &mut self.store, exec, ctl)
+                .quiet(true)
+                .execute(&self.trials, existing)
         }
 
         fn recorded(&self) -> Vec<TrialRecord> {
@@ -609,7 +491,10 @@ mod tests {
             interrupt_at: Some(7),
         };
         let ctl = RunControl::new();
-        let out = run(&spec, &trials, &[], &mut store, &mut exec, &ctl, true).unwrap();
+        let out = Run::new(&spec, &mut store, &mut exec, &ctl)
+            .quiet(true)
+            .execute(&trials, &[])
+            .unwrap();
         assert!(out.interrupted);
         assert_eq!(out.ran, 7);
         assert_eq!(
@@ -622,7 +507,10 @@ mod tests {
             seen: vec![],
             interrupt_at: None,
         };
-        let out = run(&spec, &trials, &existing, &mut store, &mut exec, &ctl, true).unwrap();
+        let out = Run::new(&spec, &mut store, &mut exec, &ctl)
+            .quiet(true)
+            .execute(&trials, &existing)
+            .unwrap();
         assert!(!out.interrupted);
         assert_eq!(
             exec.seen,
@@ -645,13 +533,6 @@ mod tests {
         );
         let reps: Vec<u32> = recs[6..].iter().map(|r| r.rep).collect();
         assert_eq!(reps, [4, 5, 6]);
-    }
-
-    #[test]
-    fn eta_is_human_readable() {
-        assert_eq!(format_eta(42.4), "42s");
-        assert_eq!(format_eta(125.0), "2m05s");
-        assert_eq!(format_eta(7380.0), "2h03m");
     }
 
     #[test]

@@ -1,0 +1,332 @@
+//! The `jbench` command line's grammar: every command, argument and help text, as
+//! clap derives them. What each command does is in the sibling module of its name.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use crate::experiment::spec;
+use crate::report::Format;
+
+pub const ABOUT: &str =
+    "Measures what a file system's journal placement, size and mode cost in speed.
+
+jbench builds real ext4, ext3 and XFS file systems on loop images, RAM disks, emulated
+disks (7200 rpm, SSD, NVRAM models served in user space) or named devices, with the
+journal placed, sized and moded as an experiment file says, runs native
+re-implementations of classic workloads (fdtree, PostMark, iozone, fsync) on a fresh file
+system for every trial, verifies each configuration before measuring it, and reports
+mean, spread, confidence and significance.";
+
+pub const AFTER: &str = "Examples:
+  jbench run                                 the built-in quick preset: a few minutes
+  jbench run presets/quick.toml              the same, from its file
+  jbench plan presets/study1-journal-device.toml   what the full study would run
+  jbench report results/quick-20261123-101500 --format markdown
+  jbench compare results/hdd-run results/ssd-run   two runs side by side
+  jbench report results/quick-20261123-101500 --html report.html   charts, tables, timelines
+  jbench run presets/quick.toml --resume results/quick-20261123-101500
+  jbench workload fdtree --dir /mnt/test -d 3 -f 4 -s 1 -l 5
+  jbench run --preset study1-hdd             Study 1 on emulated 7200 rpm disks
+  jbench device calibrate hdd-7200           measure an emulated disk against its model
+  jbench cleanup                             after a run was killed with SIGKILL
+
+The experiment file format, the results schema and the presets are described in README.md;
+emulated disks in docs/devices.md.";
+
+#[derive(Parser)]
+#[command(name = "jbench", version, about = ABOUT, long_about = ABOUT, after_help = AFTER)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run an experiment: provision, verify and measure every trial of the plan (root).
+    Run(RunArgs),
+    /// Print the configurations and the ordered trial plan of an experiment; runs nothing.
+    Plan {
+        #[command(flatten)]
+        source: SpecSource,
+    },
+    /// Tables of times, rates and comparisons from a results directory.
+    Report(ReportArgs),
+    /// Configurations of several results directories side by side, labelled
+    /// `<dir-name>:<label>`, with the same statistics and verdicts as `report`.
+    Compare(CompareArgs),
+    /// Run one workload in an existing directory, without provisioning anything.
+    #[command(subcommand)]
+    Workload(WorkloadCmd),
+    /// Release mounts, loop and zram devices left by a jbench that was killed (root).
+    Cleanup {
+        /// Also scan this work directory for session directories (repeatable);
+        /// registered sessions and those loop devices point into are always found.
+        #[arg(long = "work-dir")]
+        work_dirs: Vec<PathBuf>,
+        /// Say what would be released without releasing it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Benchmarks of jbench itself.
+    #[command(subcommand)]
+    Selftest(SelftestCmd),
+    /// Emulated disks: list the models, calibrate one, read a write log.
+    #[command(subcommand)]
+    Device(DeviceCmd),
+    /// Serves emulated disks over FUSE; started by `jbench run` and `jbench device`,
+    /// not by hand.
+    #[command(hide = true)]
+    DeviceDaemon {
+        /// The daemon's JSON configuration, written by the rig.
+        config: PathBuf,
+    },
+}
+
+/// Where the experiment comes from: a file, or a preset built into jbench.
+#[derive(Args)]
+pub struct SpecSource {
+    /// Experiment file (TOML) [default: the built-in `quick` preset].
+    pub spec: Option<PathBuf>,
+    /// Use a built-in experiment instead of a file: quick, study1-journal-device,
+    /// study2-journal-size, study3-nvram-postmark, study4-journaling-modes-iozone,
+    /// study1-hdd, study2-hdd (the files in presets/ are the same).
+    #[arg(long, conflicts_with = "spec")]
+    pub preset: Option<String>,
+}
+
+impl SpecSource {
+    /// The experiment text and the name errors should point at.
+    pub fn read(&self) -> Result<(String, String)> {
+        match (&self.spec, &self.preset) {
+            (Some(path), _) => Ok((
+                spec::read_text(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+                path.display().to_string(),
+            )),
+            (None, name) => {
+                let name = name.as_deref().unwrap_or("quick");
+                let text = crate::experiment::presets::find(name).with_context(|| {
+                    format!(
+                        "no preset `{name}` (built in: {})",
+                        crate::experiment::presets::names().join(", ")
+                    )
+                })?;
+                Ok((text.to_string(), format!("preset {name}")))
+            }
+        }
+    }
+
+    pub fn load(&self) -> Result<spec::Spec> {
+        let (text, origin) = self.read()?;
+        Ok(spec::parse(&text, &origin)?)
+    }
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub source: SpecSource,
+    /// Results directory [default: results/<name>-<timestamp>].
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// Finish an interrupted run: only the trials missing from DIR/trials.jsonl are run.
+    #[arg(long, value_name = "DIR", conflicts_with = "results")]
+    pub resume: Option<PathBuf>,
+    /// Allow formatting this exact real device named by filesystem.device or
+    /// journal.device; ALL DATA ON IT IS LOST. Repeat for each device.
+    #[arg(long = "destroy-data-on", value_name = "DEV")]
+    pub destroy: Vec<PathBuf>,
+    /// No progress output (the final report is still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
+    // Hidden, for tests: `--executor scripted` runs every trial through
+    // `run::scripted::ScriptedExecutor` (made-up, deterministic phase times; no devices,
+    // no root), so the whole path run -> store -> report -> report.html is tested
+    // without root (tests/cli_scripted.rs). Not in `--help`.
+    #[arg(long, value_enum, default_value = "rig", hide = true)]
+    pub executor: ExecutorKind,
+}
+
+/// What runs each trial of `jbench run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExecutorKind {
+    /// Real file systems on real, loop, zram or emulated devices.
+    Rig,
+    /// Made-up, deterministic phase times; nothing is provisioned (tests only).
+    Scripted,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Results directory of a run.
+    pub dir: PathBuf,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Configuration label to compare the others with [default: the spec's baseline,
+    /// else the first configuration].
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Phases shorter than this are marked suspect [default: the spec's suspect_below].
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::cli::suspect_below)]
+    pub suspect_below: Option<String>,
+    /// Write the self-contained HTML report (charts, tables, timelines) to FILE
+    /// instead of printing the text report.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// Results directories (two or more); their configurations are shown in this order.
+    #[arg(required = true, num_args = 2..)]
+    pub dirs: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Configuration to compare the others with: `<dir-name>:<label>`, or a label of
+    /// the first run that has it [default: the first run's baseline, else its first
+    /// configuration].
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Also write the comparison as one self-contained HTML page (charts, tables,
+    /// warnings) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum WorkloadCmd {
+    /// fdtree 1.0.2: create a directory tree, fill it with files, remove both; prints
+    /// fdtree's own report and precise figures.
+    Fdtree(FdtreeArgs),
+    /// PostMark 1.53: a pool of files of random sizes, then transactions pairing a
+    /// create or delete with a read or append; reads PostMark's own config files.
+    Postmark(crate::workload::postmark::CliArgs),
+    /// iozone-style sequential write/rewrite and read/re-read, optionally O_SYNC,
+    /// flush-timed, or with N workers on N files.
+    Iozone(crate::workload::iozone::CliArgs),
+    /// Create files, write and fsync each before close (fs_mark -S 1 style): the
+    /// workload where journal placement shows most. Per-operation latency percentiles.
+    Fsync(crate::workload::fsync::CliArgs),
+}
+
+#[derive(Args)]
+pub struct FdtreeArgs {
+    /// Directory to work in (must exist; the tree is made in LEVEL0.<host>.<pid> inside).
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// Subdirectories per directory (fdtree -d).
+    #[arg(short = 'd', default_value_t = 10)]
+    pub dirs: u32,
+    /// Files per directory (fdtree -f).
+    #[arg(short = 'f', default_value_t = 10)]
+    pub files: u32,
+    /// File size in 4 KiB blocks (fdtree -s).
+    #[arg(short = 's', default_value_t = 10)]
+    pub blocks: u32,
+    /// Levels below the root (fdtree -l).
+    #[arg(short = 'l', default_value_t = 4)]
+    pub levels: u32,
+    /// Print the phases as JSON instead of the reports.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum DeviceCmd {
+    /// The built-in device models with their default parameters (the keys a
+    /// `[models.NAME]` table can override) and the figures they predict.
+    Models,
+    /// Measure a model through the whole emulation path (loop device, FUSE, daemon):
+    /// QD1 random 4K reads and writes, sequential 1 MiB, fsync'ed 4K appends, each
+    /// beside what the model predicts for the same requests plus the measured FUSE
+    /// floor (root).
+    Calibrate(CalibrateArgs),
+    /// Summarise a write log (docs/write-log.md): records per kind, markers.
+    Log {
+        /// A `.wlog` file from a results directory's write-logs/.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// hdd-7200, ssd-sata, nvme, nvram or ram.
+    pub model: String,
+    /// Override a model parameter, e.g. --set write_cache=false (repeatable; the value
+    /// is TOML).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Size of the emulated disk; an hdd's geometry spans it.
+    #[arg(long, default_value = "8G", value_parser = crate::units::cli::disk_size)]
+    pub size: String,
+    /// Where the (sparse) images and the session directory go.
+    #[arg(long, default_value = "/var/tmp/jbench")]
+    pub work_dir: PathBuf,
+    /// Predicted seconds each pattern may take; request counts are cut to fit.
+    #[arg(long, default_value_t = 8.0, value_parser = crate::units::cli::pattern_seconds)]
+    pub seconds: f64,
+    /// Also run every pattern with the write log on and show what it costs.
+    #[arg(long)]
+    pub write_log: bool,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum SelftestCmd {
+    /// Panics on purpose, to show what a bug looks like to the user: one
+    /// `jbench: internal error` line (tests/cli_output.rs checks it).
+    #[command(hide = true)]
+    Panic,
+    /// Replay the adaptive-repetitions rule on a recorded fixed-N run: trials each
+    /// configuration would have needed, and whether the verdicts stay the same.
+    Adaptive {
+        /// Results directory of a run with a fixed number of repetitions.
+        dir: PathBuf,
+        /// Target coefficient of variation [default: the run's, else 0.03].
+        #[arg(long, value_parser = crate::units::cli::target_cv)]
+        target_cv: Option<f64>,
+        /// Trials every configuration gets first [default: the run's, else 3].
+        #[arg(long, value_parser = crate::units::cli::adaptive_min)]
+        min: Option<u32>,
+    },
+    /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio.
+    Overhead {
+        /// Directory on tmpfs to build the trees in.
+        #[arg(long, default_value = "/dev/shm")]
+        dir: PathBuf,
+        /// Alternating engine/raw rounds; the median is reported.
+        #[arg(long, default_value_t = 5, value_parser = crate::units::cli::rounds)]
+        rounds: u32,
+        #[arg(short = 'd', value_parser = crate::units::cli::tree_count)]
+        dirs: Option<u32>,
+        #[arg(short = 'f', value_parser = crate::units::cli::tree_count)]
+        files: Option<u32>,
+        #[arg(short = 's', value_parser = crate::units::cli::tree_count)]
+        blocks: Option<u32>,
+        #[arg(short = 'l', value_parser = crate::units::cli::tree_count)]
+        levels: Option<u32>,
+    },
+    /// What the trial monitor costs: µs per sample, CPU share at 1 s, and the fdtree
+    /// engine's rate on tmpfs with a monitor sampling vs none.
+    Monitor {
+        /// Directory on tmpfs to build the trees in.
+        #[arg(long, default_value = "/dev/shm")]
+        dir: PathBuf,
+        /// Alternating with/without rounds; the median is reported.
+        #[arg(long, default_value_t = 5, value_parser = crate::units::cli::rounds)]
+        rounds: u32,
+        /// The monitor's interval during the engine runs (shorter than the default
+        /// 1 s, so a disturbance would show).
+        #[arg(long, default_value = "10ms", value_parser = crate::units::cli::monitor_interval)]
+        interval: String,
+        /// Samples timed for the per-sample cost.
+        #[arg(long, default_value_t = 2000, value_parser = crate::units::cli::samples)]
+        samples: usize,
+    },
+}

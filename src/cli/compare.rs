@@ -1,0 +1,51 @@
+//! `jbench compare`: several results directories side by side, as text or HTML.
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+use crate::analysis::compare;
+use crate::cli::args::CompareArgs;
+use crate::report::{html, Format};
+
+pub fn compare(args: CompareArgs) -> Result<ExitCode> {
+    for d in &args.dirs {
+        if !compare::is_results_dir(d) {
+            bail!(
+                "{} is not a jbench results directory (no trials.jsonl)",
+                d.display()
+            );
+        }
+    }
+    let merged = compare::merge(&args.dirs)?;
+    let opts = merged.report_options(args.baseline.as_deref())?;
+    if matches!(args.format, Format::Csv | Format::Json) {
+        for w in &merged.warnings {
+            eprintln!("jbench: warning: {w}");
+        }
+    }
+    out!("{}", compare::render(&merged, &opts, args.format));
+    if let Some(path) = &args.html {
+        let names: Vec<String> = args
+            .dirs
+            .iter()
+            .map(|d| {
+                d.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let title = format!("compare {}", names.join(" / "));
+        let page = html::render_page(&html::Page {
+            records: &merged.records,
+            env: None,
+            title: &title,
+            opts: &opts,
+            results_dir: None,
+            extra_warnings: &merged.warnings,
+        })?;
+        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("HTML comparison: {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,109 @@
+//! `jbench device ...`: the emulated disks' models, their calibration, write logs.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::cli::args::DeviceCmd;
+use crate::run::{interrupt, preflight};
+
+pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
+    use crate::emu::{calibrate, model, writelog};
+    match cmd {
+        DeviceCmd::Models => {
+            for name in crate::emu::MODEL_NAMES {
+                outln!("{name}");
+                let params = model::default_params(name).unwrap_or_default();
+                if params.is_empty() {
+                    outln!("  (no parameters)");
+                }
+                for (k, v) in &params {
+                    outln!("  {k} = {v}");
+                }
+                for (label, p) in model::predicted_set(name, None).map_err(anyhow::Error::msg)? {
+                    outln!(
+                        "  predicted {label}: {:.1} IOPS, {:.1} MB/s",
+                        p.iops,
+                        p.mb_per_s
+                    );
+                }
+                outln!();
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DeviceCmd::Calibrate(a) => {
+            preflight::require_root("jbench device calibrate")?;
+            // Its images are attached and served like a run's: the same trust rules.
+            crate::trust::create_trusted_dir(&a.work_dir)?;
+            let mut params = toml::Table::new();
+            for kv in &a.set {
+                let (k, v) = kv
+                    .split_once('=')
+                    .with_context(|| format!("--set {kv}: expected KEY=VALUE"))?;
+                let value: toml::Value = format!("v = {v}")
+                    .parse::<toml::Table>()
+                    .ok()
+                    .and_then(|mut t| t.remove("v"))
+                    .unwrap_or_else(|| toml::Value::String(v.to_string()));
+                params.insert(k.trim().to_string(), value);
+            }
+            crate::emu::model_by_name(&a.model, Some(&params)).map_err(anyhow::Error::msg)?;
+            let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
+            let opts = calibrate::CalibrateOptions {
+                model: a.model,
+                params,
+                size,
+                work_dir: a.work_dir,
+                seconds_per_pattern: a.seconds,
+                write_log: a.write_log,
+            };
+            let ctl = interrupt::install()?;
+            let c = calibrate::calibrate(&opts, &ctl, &mut |line| eprintln!("jbench: {line}"))?;
+            if a.json {
+                outln!("{}", serde_json::to_string_pretty(&c)?);
+            } else {
+                out!("{}", calibrate::render(&c));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DeviceCmd::Log { file, json } => {
+            let (header, summary) = writelog::summarize(&file)?;
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "header": header,
+                        "summary": summary,
+                    }))?
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            for d in &header.disks {
+                outln!(
+                    "disk {}: {} ({}, {})",
+                    d.index,
+                    d.name,
+                    d.model,
+                    crate::units::format_size(d.size)
+                );
+            }
+            outln!(
+                "{} records: {} writes ({}), {} zero writes, {} discards, {} flushes, {} markers",
+                summary.records,
+                summary.writes,
+                crate::units::format_size(summary.write_bytes),
+                summary.zero_writes,
+                summary.discards,
+                summary.flushes,
+                summary.markers.len()
+            );
+            for (seq, label) in summary.markers.iter().take(20) {
+                outln!("  #{seq}: {label}");
+            }
+            if summary.markers.len() > 20 {
+                outln!("  ... {} more markers", summary.markers.len() - 20);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

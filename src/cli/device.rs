@@ -20,7 +20,7 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                 for (k, v) in &params {
                     outln!("  {k} = {v}");
                 }
-                for (label, p) in model::predicted_set(name, None).map_err(anyhow::Error::msg)? {
+                for (label, p) in model::predicted_set(name, None)? {
                     outln!(
                         "  predicted {label}: {:.1} IOPS, {:.1} MB/s",
                         p.iops,
@@ -47,7 +47,7 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                     .unwrap_or_else(|| toml::Value::String(v.to_string()));
                 params.insert(k.trim().to_string(), value);
             }
-            crate::emu::model_by_name(&a.model, Some(&params)).map_err(anyhow::Error::msg)?;
+            crate::emu::model_by_name(&a.model, Some(&params))?;
             let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
             let opts = calibrate::CalibrateOptions {
                 model: a.model,

@@ -94,6 +94,18 @@ impl Wording {
     }
 }
 
+/// What an outcome says without its figures, for comparing verdicts across runs
+/// (adaptive replay): a difference inside the noise band counts as no difference.
+pub fn outcome_class(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Faster => "faster",
+        Outcome::Slower => "slower",
+        Outcome::NoSignificantDifference | Outcome::WithinNoiseBand => "no difference",
+        Outcome::TooFewTrials => "too few trials",
+        Outcome::NotComparable => "not comparable",
+    }
+}
+
 /// "p = 0.03, adjusted p = 0.21", or just "p = 0.03" when the adjustment changed
 /// nothing (a family of one).
 pub(crate) fn p_pair(p: f64, adjusted: f64, spaced: bool) -> String {

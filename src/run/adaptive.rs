@@ -251,15 +251,7 @@ pub struct ReplayRow {
 /// What a verdict says, without its figures: faster, slower, no difference, or the
 /// reason there is none. Read from the typed outcome, never from the verdict text.
 fn verdict_class(c: &crate::report::PhaseComparison) -> String {
-    use crate::report::Outcome;
-    match c.outcome {
-        Outcome::Faster => "faster",
-        Outcome::Slower => "slower",
-        Outcome::NoSignificantDifference | Outcome::WithinNoiseBand => "no difference",
-        Outcome::TooFewTrials => "too few trials",
-        Outcome::NotComparable => "not comparable",
-    }
-    .to_string()
+    crate::report::words::outcome_class(c.outcome).to_string()
 }
 
 fn verdict_classes(

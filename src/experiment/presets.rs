@@ -1,8 +1,9 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 7] = [
+pub const PRESETS: [(&str, &str); 8] = [
     ("quick", include_str!("../../presets/quick.toml")),
+    ("quick-host", include_str!("../../presets/quick-host.toml")),
     (
         "study1-journal-device",
         include_str!("../../presets/study1-journal-device.toml"),

@@ -20,7 +20,8 @@ system for every trial, verifies each configuration before measuring it, and rep
 mean, spread, confidence and significance.";
 
 pub const AFTER: &str = "Examples:
-  jbench run                                 the built-in quick preset: a few minutes
+  jbench run                                 the built-in quick preset (emulated 7200 rpm disks): a few minutes
+  jbench run --preset quick-host             the same question on this machine's own disk
   jbench run presets/quick.toml              the same, from its file
   jbench plan presets/study1-journal-device.toml   what the full study would run
   jbench report results/quick-20261123-101500 --format markdown
@@ -89,7 +90,7 @@ pub enum Command {
 pub struct SpecSource {
     /// Experiment file (TOML) [default: the built-in `quick` preset].
     pub spec: Option<PathBuf>,
-    /// Use a built-in experiment instead of a file: quick, study1-journal-device,
+    /// Use a built-in experiment instead of a file: quick, quick-host, study1-journal-device,
     /// study2-journal-size, study3-nvram-postmark, study4-journaling-modes-iozone,
     /// study1-hdd, study2-hdd (the files in presets/ are the same).
     #[arg(long, conflicts_with = "spec")]

@@ -82,6 +82,56 @@ mod tests {
     }
 
     #[test]
+    fn the_default_quick_preset_compares_every_placement_on_emulated_spindles() {
+        use crate::experiment::config::Placement;
+        assert_eq!(
+            PRESETS[0].0, "quick",
+            "`jbench run` with no spec runs the first"
+        );
+        let q = crate::experiment::spec::parse(find("quick").unwrap(), "quick").unwrap();
+        let model = |m: &Option<crate::experiment::config::DeviceModelSpec>| {
+            m.as_ref().map(|m| m.name.clone())
+        };
+        let got: Vec<_> = q
+            .configs
+            .iter()
+            .map(|c| (c.placement, model(&c.fs_model), model(&c.journal_model)))
+            .collect();
+        let hdd = Some("hdd-7200".to_string());
+        assert_eq!(
+            got,
+            [
+                (Placement::Internal, hdd.clone(), None),
+                (Placement::SameDisk, hdd.clone(), None),
+                (Placement::SecondDisk, hdd.clone(), hdd.clone()),
+                (Placement::Ramdisk, hdd.clone(), Some("ram".to_string())),
+            ]
+        );
+        let kinds: Vec<_> = q
+            .workloads
+            .iter()
+            .map(|w| (w.engine.kind(), w.durable))
+            .collect();
+        assert_eq!(kinds, [("fsync", false), ("fdtree", true)]);
+        // The fsync phase (seconds per trial) must not be flagged suspect wholesale.
+        assert!(q.suspect_below <= std::time::Duration::from_secs(2));
+        assert!(
+            q.repetitions >= 3,
+            "enough trials for a confidence interval"
+        );
+    }
+
+    #[test]
+    fn quick_host_measures_this_machines_own_disk() {
+        let h = crate::experiment::spec::parse(find("quick-host").unwrap(), "h").unwrap();
+        assert_eq!(h.configs.len(), 4);
+        assert!(h
+            .configs
+            .iter()
+            .all(|c| c.fs_model.is_none() && c.journal_model.is_none()));
+    }
+
+    #[test]
     fn study3_keeps_the_ram_taken_equal_across_journal_sizes() {
         let s =
             crate::experiment::spec::parse(find("study3-nvram-postmark").unwrap(), "s3").unwrap();

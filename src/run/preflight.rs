@@ -94,6 +94,7 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
             warnings.extend(check_ramdisk(c)?);
         }
     }
+    check_fuse(spec, Path::new(DEV_FUSE))?;
     if spec.configs.iter().any(|c| c.memory_limit.is_some()) {
         crate::rig::memcg::check_available()
             .map_err(|e| anyhow::anyhow!("memory_limit needs a memory cgroup: {e:#}"))?;
@@ -110,6 +111,43 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
     check_work_dir_space(spec)?;
     warnings.extend(crate::experiment::plan::size_warnings(spec));
     Ok(warnings)
+}
+
+/// The device every emulated disk's daemon serves its requests through.
+pub const DEV_FUSE: &str = "/dev/fuse";
+
+/// Refuses a spec with emulated disks (`device_model`) when `dev_fuse` cannot be opened,
+/// pointing at the host-disk preset, which needs no FUSE. Opening it loads the module
+/// where the kernel can (its node triggers the autoload), so only a real lack fails.
+pub fn check_fuse(spec: &Spec, dev_fuse: &Path) -> Result<()> {
+    let emulated = spec
+        .configs
+        .iter()
+        .any(|c| c.fs_model.is_some() || c.journal_model.is_some());
+    if !emulated {
+        return Ok(());
+    }
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(dev_fuse)
+    {
+        Ok(_) => Ok(()),
+        Err(e) => Err(anyhow::anyhow!(fuse_missing_message(
+            &spec.name, dev_fuse, &e
+        ))),
+    }
+}
+
+/// What a machine without FUSE is told: what is missing, how to get it, and the preset
+/// that measures this machine's own disk without it.
+pub fn fuse_missing_message(spec_name: &str, dev_fuse: &Path, err: &std::io::Error) -> String {
+    format!(
+        "experiment `{spec_name}` runs on emulated disks, and emulated disks need FUSE ({}: {err}): \
+         load it with `modprobe fuse` (in a container, pass the device in, e.g. `--device /dev/fuse`), \
+         or run `jbench run --preset quick-host` to measure this machine's own disk instead",
+        dev_fuse.display()
+    )
 }
 
 /// The directories a run writes images and session directories in, each with the spec
@@ -309,6 +347,34 @@ mod tests {
             std::env::temp_dir().join(format!("jbench-preflight-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn emulated_disks_without_fuse_are_refused_naming_quick_host() {
+        let missing = scratch("nofuse").join("fuse");
+        let quick = crate::experiment::spec::parse(
+            crate::experiment::presets::find("quick").unwrap(),
+            "quick",
+        )
+        .unwrap();
+        let e = check_fuse(&quick, &missing).unwrap_err().to_string();
+        for part in [
+            "experiment `quick`",
+            "emulated disks need FUSE",
+            &missing.display().to_string(),
+            "modprobe fuse",
+            "jbench run --preset quick-host",
+            "this machine's own disk",
+        ] {
+            assert!(e.contains(part), "`{part}` missing from: {e}");
+        }
+        // The preset the message points at must itself run without FUSE.
+        let host = crate::experiment::spec::parse(
+            crate::experiment::presets::find("quick-host").unwrap(),
+            "quick-host",
+        )
+        .unwrap();
+        check_fuse(&host, &missing).unwrap();
     }
 
     #[test]

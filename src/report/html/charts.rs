@@ -206,9 +206,26 @@ fn entry_w(label: &str, px: u32) -> i32 {
     MARK_W + 6 + text_px(label, px) as i32 + ENTRY_GAP
 }
 
+/// Room for one row of legend entries.
+fn legend_room() -> i32 {
+    WIDTH as i32 - 2 * LEGEND_LEFT - 2 * LEGEND_PAD
+}
+
+/// `label`, cut with "…" if even alone on its row it would run past the chart's edge.
+fn fit_label(label: &str, px: u32) -> String {
+    let n = label.chars().count();
+    let over = entry_w(label, px) - legend_room();
+    if over <= 0 {
+        return label.to_string();
+    }
+    let per_char = (px as f64 * 0.5).max(1.0);
+    let keep = n.saturating_sub((over as f64 / per_char).ceil() as usize + 1);
+    format!("{}…", label.chars().take(keep).collect::<String>())
+}
+
 /// Legend entries laid out in rows that fit the chart's width.
 fn legend_rows(entries: &[(String, Mark)], px: u32) -> Vec<Vec<usize>> {
-    let room = WIDTH as i32 - 2 * LEGEND_LEFT - 2 * LEGEND_PAD;
+    let room = legend_room();
     let mut rows: Vec<Vec<usize>> = Vec::new();
     let mut used = 0;
     for (i, (label, _)) in entries.iter().enumerate() {
@@ -227,7 +244,11 @@ fn legend_rows(entries: &[(String, Mark)], px: u32) -> Vec<Vec<usize>> {
 
 /// Pixels a legend band under the chart takes (0 when there is no entry).
 pub(crate) fn legend_height(entries: &[(String, Mark)], px: u32) -> u32 {
-    match legend_rows(entries, px).len() {
+    let fitted: Vec<(String, Mark)> = entries
+        .iter()
+        .map(|(l, m)| (fit_label(l, px), *m))
+        .collect();
+    match legend_rows(&fitted, px).len() {
         0 => 0,
         n => (n as i32 * LEGEND_ROW + 2 * LEGEND_PAD + 8) as u32,
     }
@@ -241,6 +262,11 @@ pub(crate) fn draw_legend(
     top: i32,
     px: u32,
 ) -> Result<Option<Px>> {
+    let entries: Vec<(String, Mark)> = entries
+        .iter()
+        .map(|(l, m)| (fit_label(l, px), *m))
+        .collect();
+    let entries = &entries[..];
     let rows = legend_rows(entries, px);
     if rows.is_empty() {
         return Ok(None);

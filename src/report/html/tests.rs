@@ -94,3 +94,47 @@ fn legends_cover_no_bar_or_point() {
     let d = timeline_chart_drawn("t", "MiB/s", &series, &[(0.0, "a".into())], 190, None).unwrap();
     assert_legend_hides_nothing("timeline", &d);
 }
+
+#[test]
+fn legends_stay_inside_the_chart_and_charts_without_data_have_none() {
+    let none = vec![Bar {
+        label: "a".into(),
+        value: None,
+        suspect: false,
+    }];
+    assert_eq!(
+        bar_chart_drawn("t", "x/s", &none, 60.0).unwrap().legend,
+        None
+    );
+    assert_eq!(line_chart_drawn("t", "x/s", &[]).unwrap().legend, None);
+    // Names too long for a row are cut; many names wrap onto more rows, and the
+    // chart grows to hold them.
+    let lines: Vec<Line> = (0..12)
+        .map(|k| Line {
+            name: format!("line {k} {}", "x".repeat(k * 20)),
+            points: vec![(1 << 24, 10.0 + k as f64, 1.0), (1 << 30, 20.0, 0.0)],
+        })
+        .collect();
+    let d = line_chart_drawn("t", "x/s", &lines).unwrap();
+    let legend = d.legend.unwrap();
+    let height: i32 = d
+        .svg
+        .split("height=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        legend.r < WIDTH as i32 && legend.b < height,
+        "{legend:?} in {WIDTH}x{height}"
+    );
+    assert!(
+        d.svg.contains("line 11 xxx") && d.svg.contains('…'),
+        "{}",
+        d.svg
+    );
+    assert_legend_hides_nothing("many long lines", &d);
+}

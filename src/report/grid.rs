@@ -8,7 +8,10 @@ use super::words::fmt_level;
 use super::words::{p_expr, p_pair, Wording};
 use crate::analysis::stats::Summary;
 use crate::analysis::warnings::decimals;
-use crate::analysis::{Analysis, ConfigAnalysis, PhaseComparison, PhaseStats, WorkloadAnalysis};
+use crate::analysis::{
+    Analysis, ConfigAnalysis, PhaseComparison, PhaseInfo, PhaseStats, WorkloadAnalysis,
+    DURABLE_SUFFIX,
+};
 
 /// One table of the text report (times, rates or the comparison with the baseline),
 /// cells formatted as the Markdown report shows them, for other renderers (HTML).
@@ -241,10 +244,35 @@ pub(crate) fn times_grid(w: &WorkloadAnalysis, style: Style) -> Grid {
     config_grid("Times (s), mean ± sd".to_string(), w, columns)
 }
 
+/// The header of a phase's rate column. A durable companion phase shares its plain
+/// phase's unit, so it says "(+syncfs)"; two phases that still share a header (two
+/// phases counting the same operation) name their phase in parentheses.
+pub(crate) fn rate_headers(phases: &[PhaseInfo]) -> Vec<String> {
+    let first: Vec<String> = phases
+        .iter()
+        .map(|p| match p.name.strip_suffix(DURABLE_SUFFIX) {
+            Some(_) => format!("{} ({DURABLE_SUFFIX})", p.rate_unit),
+            None => p.rate_unit.clone(),
+        })
+        .collect();
+    first
+        .iter()
+        .zip(phases)
+        .map(|(h, p)| {
+            if first.iter().filter(|o| *o == h).count() > 1 {
+                format!("{} ({})", p.rate_unit, p.name)
+            } else {
+                h.clone()
+            }
+        })
+        .collect()
+}
+
 pub(crate) fn rates_grid(w: &WorkloadAnalysis, style: Style) -> Grid {
     let mut columns = Vec::new();
-    for (i, p) in w.phases.iter().enumerate() {
-        columns.push((p.rate_unit.clone(), column_of(w, i, |s| s.rate, style)));
+    let headers = rate_headers(&w.phases);
+    for (i, (p, header)) in w.phases.iter().zip(headers).enumerate() {
+        columns.push((header, column_of(w, i, |s| s.rate, style)));
         if p.has_bytes {
             let header = format!("{} KiB/s", p.name);
             columns.push((header, column_of(w, i, |s| s.kib_per_sec, style)));

@@ -1350,3 +1350,85 @@ fn json_export_is_the_model_plus_verdicts() {
     assert!(verdicts.contains(&"\"20.0% faster\""), "{verdicts:?}");
     assert!(verdicts.contains(&"\"too few trials\""), "{verdicts:?}");
 }
+
+/// A `durable` workload doubles every phase with a `+syncfs` companion: each table
+/// column must still say which phase it holds, in every format.
+#[test]
+fn every_column_of_a_durable_workload_names_its_phase() {
+    let mut recs = Vec::new();
+    series(&mut recs, 0, "same-disk", "small", &BASE);
+    series(&mut recs, 3, "ramdisk", "small", &FAST);
+    for r in &mut recs {
+        r.workload.durable = true;
+        for p in &mut r.phases {
+            p.durable_seconds = Some(p.seconds * 1.5);
+        }
+    }
+    let a = analyse(&recs, &opts());
+    let w = &a.workloads[0];
+    // (phase, operation, moves bytes) as the records name them, then the durable
+    // companions the analysis derives from them.
+    let plain: Vec<(String, String, bool)> = recs[0]
+        .phases
+        .iter()
+        .map(|p| (p.name.clone(), p.op_unit.clone(), p.bytes > 0))
+        .collect();
+    let durable = plain
+        .iter()
+        .map(|(n, u, b)| (format!("{n}{DURABLE_SUFFIX}"), u.clone(), *b));
+    let all: Vec<(String, String, bool)> = plain.iter().cloned().chain(durable).collect();
+    let tables = text::workload_tables(w, &a);
+    assert_eq!(tables.len(), 3, "times, rates, comparison");
+    for t in &tables {
+        let distinct: std::collections::BTreeSet<&String> = t.headers.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            t.headers.len(),
+            "{}: {:?}",
+            t.title,
+            t.headers
+        );
+    }
+    let (times, rates, compared) = (&tables[0].headers, &tables[1].headers, &tables[2].headers);
+    for (name, unit, bytes) in &all {
+        assert!(times.contains(name), "times lack {name}: {times:?}");
+        assert!(
+            compared.contains(name),
+            "comparison lacks {name}: {compared:?}"
+        );
+        // The rate column speaks the phase's operation and says whether it is timed
+        // up to syncfs; exactly one column fits each phase.
+        let is_durable = name.ends_with(DURABLE_SUFFIX);
+        let fits: Vec<&String> = rates
+            .iter()
+            .filter(|h| h.starts_with(&format!("{unit}/s")))
+            .filter(|h| h.contains(DURABLE_SUFFIX) == is_durable)
+            .collect();
+        assert_eq!(fits.len(), 1, "{name}: {fits:?} in {rates:?}");
+        let kib = format!("{name} KiB/s");
+        assert_eq!(rates.contains(&kib), *bytes, "{kib} in {rates:?}");
+    }
+    let payload = all.iter().filter(|p| p.2).count();
+    assert_eq!(rates.len(), 2 + all.len() + payload, "{rates:?}");
+    // Text and Markdown print the very headers the HTML page gets.
+    let md = render(&recs, &opts(), Format::Markdown);
+    let text = render(&recs, &opts(), Format::Table);
+    for t in &tables {
+        assert!(
+            md.contains(&format!("| {} |", t.headers.join(" | "))),
+            "{md}"
+        );
+        let line = text
+            .lines()
+            .skip_while(|l| !l.starts_with(t.title.as_str()))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {} in\n{text}", t.title));
+        let words: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let want: Vec<&str> = t.headers.iter().map(String::as_str).collect();
+        assert_eq!(words, want, "{text}");
+    }
+}

@@ -147,12 +147,191 @@ pub(crate) fn rate_axes(
     Ok(())
 }
 
+/// A rectangle in SVG pixels, edges included: (left, top, right, bottom).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Px {
+    pub(crate) l: i32,
+    pub(crate) t: i32,
+    pub(crate) r: i32,
+    pub(crate) b: i32,
+}
+
+impl Px {
+    /// The rectangle spanning two corners given in any order.
+    pub(crate) fn span((x0, y0): (i32, i32), (x1, y1): (i32, i32)) -> Px {
+        Px {
+            l: x0.min(x1),
+            t: y0.min(y1),
+            r: x0.max(x1),
+            b: y0.max(y1),
+        }
+    }
+
+    pub(crate) fn around((x, y): (i32, i32), radius: i32) -> Px {
+        Px::span((x - radius, y - radius), (x + radius, y + radius))
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn overlaps(&self, o: &Px) -> bool {
+        self.l <= o.r && o.l <= self.r && self.t <= o.b && o.t <= self.b
+    }
+}
+
+/// A chart and where it put things, so tests can check that the legend hides no data.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct Drawn {
+    pub(crate) svg: String,
+    /// The legend's frame; `None` when there is nothing to explain.
+    pub(crate) legend: Option<Px>,
+    /// Bars, points and error bars.
+    pub(crate) data: Vec<Px>,
+}
+
+/// How a legend entry shows its series.
+#[derive(Clone, Copy)]
+pub(crate) enum Mark {
+    Swatch(RGBColor),
+    Line(RGBColor),
+    ErrorBar,
+}
+
+const LEGEND_ROW: i32 = 20;
+const LEGEND_PAD: i32 = 6;
+const LEGEND_LEFT: i32 = 12;
+/// Mark, gap before the label, gap after it.
+const MARK_W: i32 = 18;
+const ENTRY_GAP: i32 = 22;
+
+fn entry_w(label: &str, px: u32) -> i32 {
+    MARK_W + 6 + text_px(label, px) as i32 + ENTRY_GAP
+}
+
+/// Room for one row of legend entries.
+fn legend_room() -> i32 {
+    WIDTH as i32 - 2 * LEGEND_LEFT - 2 * LEGEND_PAD
+}
+
+/// `label`, cut with "…" if even alone on its row it would run past the chart's edge.
+fn fit_label(label: &str, px: u32) -> String {
+    let n = label.chars().count();
+    let over = entry_w(label, px) - legend_room();
+    if over <= 0 {
+        return label.to_string();
+    }
+    let per_char = (px as f64 * 0.5).max(1.0);
+    let keep = n.saturating_sub((over as f64 / per_char).ceil() as usize + 1);
+    format!("{}…", label.chars().take(keep).collect::<String>())
+}
+
+/// Legend entries laid out in rows that fit the chart's width.
+fn legend_rows(entries: &[(String, Mark)], px: u32) -> Vec<Vec<usize>> {
+    let room = legend_room();
+    let mut rows: Vec<Vec<usize>> = Vec::new();
+    let mut used = 0;
+    for (i, (label, _)) in entries.iter().enumerate() {
+        let w = entry_w(label, px);
+        match rows.last_mut() {
+            Some(row) if used + w <= room => row.push(i),
+            _ => {
+                rows.push(vec![i]);
+                used = 0;
+            }
+        }
+        used += w;
+    }
+    rows
+}
+
+/// Pixels a legend band under the chart takes (0 when there is no entry).
+pub(crate) fn legend_height(entries: &[(String, Mark)], px: u32) -> u32 {
+    let fitted: Vec<(String, Mark)> = entries
+        .iter()
+        .map(|(l, m)| (fit_label(l, px), *m))
+        .collect();
+    match legend_rows(&fitted, px).len() {
+        0 => 0,
+        n => (n as i32 * LEGEND_ROW + 2 * LEGEND_PAD + 8) as u32,
+    }
+}
+
+/// Draws the legend in the band starting at `top`, below the plot and its axis labels,
+/// so it can never cover a bar or a point (inside the plot it hid the tallest ones).
+pub(crate) fn draw_legend(
+    root: &DrawingArea<SVGBackend, Shift>,
+    entries: &[(String, Mark)],
+    top: i32,
+    px: u32,
+) -> Result<Option<Px>> {
+    let entries: Vec<(String, Mark)> = entries
+        .iter()
+        .map(|(l, m)| (fit_label(l, px), *m))
+        .collect();
+    let entries = &entries[..];
+    let rows = legend_rows(entries, px);
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let widest = rows
+        .iter()
+        .map(|r| r.iter().map(|&i| entry_w(&entries[i].0, px)).sum::<i32>() - ENTRY_GAP)
+        .max()
+        .unwrap_or(0);
+    let frame = Px {
+        l: LEGEND_LEFT,
+        t: top,
+        r: LEGEND_LEFT + widest + 2 * LEGEND_PAD,
+        b: top + rows.len() as i32 * LEGEND_ROW + 2 * LEGEND_PAD,
+    };
+    root.draw(&Rectangle::new(
+        [(frame.l, frame.t), (frame.r, frame.b)],
+        BLACK.mix(0.4),
+    ))
+    .map_err(draw_err)?;
+    for (k, row) in rows.iter().enumerate() {
+        let y = top + LEGEND_PAD + k as i32 * LEGEND_ROW + LEGEND_ROW / 2;
+        let mut x = frame.l + LEGEND_PAD;
+        for &i in row {
+            let (label, mark) = &entries[i];
+            draw_mark(root, *mark, (x, y))?;
+            let style = label_style(px).pos(Pos::new(HPos::Left, VPos::Center));
+            root.draw(&Text::new(label.clone(), (x + MARK_W + 6, y), style))
+                .map_err(draw_err)?;
+            x += entry_w(label, px);
+        }
+    }
+    Ok(Some(frame))
+}
+
+fn draw_mark(root: &DrawingArea<SVGBackend, Shift>, mark: Mark, (x, y): (i32, i32)) -> Result<()> {
+    match mark {
+        Mark::Swatch(c) => root.draw(&Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())),
+        Mark::Line(c) => root.draw(&PathElement::new(
+            vec![(x, y), (x + MARK_W, y)],
+            c.stroke_width(3),
+        )),
+        Mark::ErrorBar => root.draw(&PathElement::new(
+            vec![(x + 7, y - 6), (x + 7, y + 6)],
+            ERROR_BAR.stroke_width(2),
+        )),
+    }
+    .map_err(draw_err)
+}
+
 pub(crate) fn bar_chart(
     title: &str,
     unit: &str,
     bars: &[Bar],
     suspect_below: f64,
 ) -> Result<String> {
+    Ok(bar_chart_drawn(title, unit, bars, suspect_below)?.svg)
+}
+
+pub(crate) fn bar_chart_drawn(
+    title: &str,
+    unit: &str,
+    bars: &[Bar],
+    suspect_below: f64,
+) -> Result<Drawn> {
     let n = bars.len().max(1);
     let labels: Vec<String> = bars
         .iter()
@@ -171,17 +350,31 @@ pub(crate) fn bar_chart(
         .unwrap_or(0);
     let rotate = longest as f64 > slot * 0.9;
     let x_area = if rotate { longest + 40 } else { 55 };
-    let height = 320 + x_area;
+    let mut entries = Vec::new();
+    if bars.iter().any(|b| b.value.is_some() && !b.suspect) {
+        entries.push(("mean rate".to_string(), Mark::Swatch(BAR)));
+    }
+    if bars.iter().any(|b| b.value.is_some() && b.suspect) {
+        let label = format!("suspect: mean phase time under {suspect_below} s");
+        entries.push((label, Mark::Swatch(SUSPECT_BAR)));
+    }
+    if bars.iter().any(|b| b.value.is_some_and(|v| v.1 > 0.0)) {
+        entries.push(("± 1 standard deviation".to_string(), Mark::ErrorBar));
+    }
+    let chart_h = 320 + x_area;
+    let height = chart_h + legend_height(&entries, LABEL_PX);
     let top = bars
         .iter()
         .filter_map(|b| b.value.map(|(m, sd, _)| m + sd))
         .fold(0.0, f64::max);
-    let y_max = nice_max(top * 1.25);
+    let y_max = nice_max(top * 1.1);
     let mut svg = String::new();
+    let (legend, data);
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (upper, _) = root.split_vertically(chart_h);
+        let mut chart = ChartBuilder::on(&upper)
             .caption(title, (FONT, font_size(16)))
             .margin(12)
             .margin_right(20)
@@ -191,72 +384,47 @@ pub(crate) fn bar_chart(
             .map_err(draw_err)?;
         rate_axes(&mut chart, unit, "configuration")?;
         let half = 0.34;
-        let normal: Vec<(usize, f64)> = bars
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| b.value.filter(|_| !b.suspect).map(|v| (i, v.0)))
-            .collect();
-        let suspect: Vec<(usize, f64)> = bars
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| b.value.filter(|_| b.suspect).map(|v| (i, v.0)))
-            .collect();
-        let rect = |(i, m): (usize, f64), c: RGBColor| {
+        let px = |p: (f64, f64)| chart.backend_coord(&p);
+        let mut rects = Vec::new();
+        let mut marks = Vec::new();
+        for (i, b) in bars.iter().enumerate() {
+            let Some((m, sd, _)) = b.value else { continue };
             let x = i as f64;
-            Rectangle::new([(x - half, 0.0), (x + half, m)], c.filled())
-        };
-        if !normal.is_empty() {
-            chart
-                .draw_series(normal.iter().map(|v| rect(*v, BAR)))
-                .map_err(draw_err)?
-                .label("mean rate")
-                .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], BAR.filled()));
+            let color = if b.suspect { SUSPECT_BAR } else { BAR };
+            rects.push(Rectangle::new(
+                [(x - half, 0.0), (x + half, m)],
+                color.filled(),
+            ));
+            marks.push(Px::span(px((x - half, 0.0)), px((x + half, m))));
+            if sd > 0.0 {
+                let cap = 0.1;
+                marks.push(Px::span(
+                    px((x - cap, (m - sd).max(0.0))),
+                    px((x + cap, m + sd)),
+                ));
+            }
         }
-        if !suspect.is_empty() {
-            chart
-                .draw_series(suspect.iter().map(|v| rect(*v, SUSPECT_BAR)))
-                .map_err(draw_err)?
-                .label(format!("suspect: mean phase time under {suspect_below} s"))
-                .legend(|(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 14, y + 5)], SUSPECT_BAR.filled())
-                });
-        }
-        let with_sd: Vec<(f64, f64, f64)> = bars
+        chart.draw_series(rects).map_err(draw_err)?;
+        let with_sd = bars
             .iter()
             .enumerate()
-            .filter_map(|(i, b)| b.value.filter(|v| v.1 > 0.0).map(|v| (i as f64, v.0, v.1)))
-            .collect();
-        if !with_sd.is_empty() {
-            chart
-                .draw_series(
-                    with_sd
-                        .iter()
-                        .map(|&(x, m, sd)| error_bar(x, m, sd, 0.1, ERROR_BAR)),
-                )
-                .map_err(draw_err)?
-                .label("± 1 standard deviation")
-                .legend(|(x, y)| {
-                    PathElement::new(
-                        vec![(x + 7, y - 6), (x + 7, y + 6)],
-                        ERROR_BAR.stroke_width(2),
-                    )
-                });
-        }
+            .filter_map(|(i, b)| b.value.filter(|v| v.1 > 0.0).map(|v| (i as f64, v.0, v.1)));
         chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.4))
-            .label_font(label_style(LABEL_PX))
-            .draw()
+            .draw_series(with_sd.map(|(x, m, sd)| error_bar(x, m, sd, 0.1, ERROR_BAR)))
             .map_err(draw_err)?;
         let at: Vec<(i32, i32)> = (0..bars.len())
             .map(|i| chart.backend_coord(&(i as f64, 0.0)))
             .collect();
         x_category_labels(&root, &at, &labels, rotate)?;
+        legend = draw_legend(&root, &entries, chart_h as i32, LABEL_PX)?;
+        data = marks;
         root.present().map_err(draw_err)?;
     }
-    Ok(inline_svg(svg))
+    Ok(Drawn {
+        svg: inline_svg(svg),
+        legend,
+        data,
+    })
 }
 
 /// A vertical error bar: line from mean - sd to mean + sd with caps `cap` wide (data
@@ -283,6 +451,10 @@ pub(crate) fn error_bar(
 }
 
 pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<String> {
+    Ok(line_chart_drawn(title, unit, lines)?.svg)
+}
+
+pub(crate) fn line_chart_drawn(title: &str, unit: &str, lines: &[Line]) -> Result<Drawn> {
     let sizes: BTreeSet<u64> = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
@@ -297,13 +469,21 @@ pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<Stri
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1 + p.2))
         .fold(0.0, f64::max);
-    let y_max = nice_max(top * 1.35);
-    let height = 400;
+    let y_max = nice_max(top * 1.1);
+    let entries: Vec<(String, Mark)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name.clone(), Mark::Line(PALETTE[i % PALETTE.len()])))
+        .collect();
+    let chart_h = 400;
+    let height = chart_h + legend_height(&entries, LABEL_PX);
     let mut svg = String::new();
+    let (legend, data);
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (upper, _) = root.split_vertically(chart_h);
+        let mut chart = ChartBuilder::on(&upper)
             .caption(title, (FONT, font_size(16)))
             .margin(12)
             .margin_right(20)
@@ -321,36 +501,33 @@ pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<Stri
             )
             .map_err(draw_err)?;
         let cap = (hi - lo + 2.0 * pad) * 0.012;
+        let mut marks = Vec::new();
         for (i, line) in lines.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let pts: Vec<(f64, f64)> = line.points.iter().map(|p| (lx(p.0), p.1)).collect();
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(draw_err)?
-                .label(line.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
+                .map_err(draw_err)?;
             chart
                 .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))
                 .map_err(draw_err)?;
+            let spread = line.points.iter().filter(|p| p.2 > 0.0);
             chart
                 .draw_series(
-                    line.points
-                        .iter()
-                        .filter(|p| p.2 > 0.0)
+                    spread
+                        .clone()
                         .map(|p| error_bar(lx(p.0), p.1, p.2, cap, color)),
                 )
                 .map_err(draw_err)?;
+            marks.extend(pts.iter().map(|p| Px::around(chart.backend_coord(p), 4)));
+            marks.extend(spread.map(|p| {
+                let x = lx(p.0);
+                Px::span(
+                    chart.backend_coord(&(x - cap, (p.1 - p.2).max(0.0))),
+                    chart.backend_coord(&(x + cap, p.1 + p.2)),
+                )
+            }));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.4))
-            .label_font(label_style(LABEL_PX))
-            .draw()
-            .map_err(draw_err)?;
         let at: Vec<(i32, i32)> = sizes
             .iter()
             .map(|s| chart.backend_coord(&(lx(*s), 0.0)))
@@ -360,9 +537,15 @@ pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<Stri
             .map(|s| crate::units::format_size(*s))
             .collect();
         x_category_labels(&root, &at, &labels, false)?;
+        legend = draw_legend(&root, &entries, chart_h as i32, LABEL_PX)?;
+        data = marks;
         root.present().map_err(draw_err)?;
     }
-    Ok(inline_svg(svg))
+    Ok(Drawn {
+        svg: inline_svg(svg),
+        legend,
+        data,
+    })
 }
 
 pub(crate) struct Series {
@@ -370,6 +553,7 @@ pub(crate) struct Series {
     pub(crate) points: Vec<(f64, f64)>,
 }
 
+/// A timeline `height` pixels tall plus the legend band under it.
 pub(crate) fn timeline_chart(
     title: &str,
     y_desc: &str,
@@ -378,6 +562,17 @@ pub(crate) fn timeline_chart(
     height: u32,
     fixed_max: Option<f64>,
 ) -> Result<String> {
+    Ok(timeline_chart_drawn(title, y_desc, series, phases, height, fixed_max)?.svg)
+}
+
+pub(crate) fn timeline_chart_drawn(
+    title: &str,
+    y_desc: &str,
+    series: &[Series],
+    phases: &[(f64, String)],
+    chart_h: u32,
+    fixed_max: Option<f64>,
+) -> Result<Drawn> {
     let t_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -387,11 +582,19 @@ pub(crate) fn timeline_chart(
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
     let y_max = fixed_max.unwrap_or_else(|| nice_max(top * 1.3));
+    let entries: Vec<(String, Mark)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), Mark::Line(PALETTE[i % PALETTE.len()])))
+        .collect();
+    let height = chart_h + legend_height(&entries, 12);
     let mut svg = String::new();
+    let (legend, data);
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (upper, _) = root.split_vertically(chart_h);
+        let mut chart = ChartBuilder::on(&upper)
             .caption(title, (FONT, font_size(14)))
             .margin(10)
             .margin_right(20)
@@ -427,25 +630,25 @@ pub(crate) fn timeline_chart(
                 )))
                 .map_err(draw_err)?;
         }
+        let mut marks = Vec::new();
         for (i, s) in series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             chart
                 .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))
-                .map_err(draw_err)?
-                .label(s.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
+                .map_err(draw_err)?;
+            marks.extend(
+                s.points
+                    .iter()
+                    .map(|p| Px::around(chart.backend_coord(p), 1)),
+            );
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.4))
-            .label_font(label_style(12))
-            .draw()
-            .map_err(draw_err)?;
+        legend = draw_legend(&root, &entries, chart_h as i32, 12)?;
+        data = marks;
         root.present().map_err(draw_err)?;
     }
-    Ok(inline_svg(svg))
+    Ok(Drawn {
+        svg: inline_svg(svg),
+        legend,
+        data,
+    })
 }

@@ -36,3 +36,105 @@ fn svg_is_inlined_without_namespace_url() {
     assert!(svg.starts_with("<svg"));
     assert!(!svg.contains("http"), "{svg}");
 }
+
+/// The legend of `d` is drawn (its frame is in the SVG) and covers no bar, point or
+/// error bar.
+fn assert_legend_hides_nothing(what: &str, d: &Drawn) {
+    let legend = d.legend.unwrap_or_else(|| panic!("{what}: no legend"));
+    let frame = format!(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"",
+        legend.l,
+        legend.t,
+        legend.r - legend.l,
+        legend.b - legend.t
+    );
+    assert!(d.svg.contains(&frame), "{what}: no {frame} in\n{}", d.svg);
+    assert!(!d.data.is_empty(), "{what}: no data marks");
+    for m in &d.data {
+        assert!(
+            !legend.overlaps(m),
+            "{what}: legend {legend:?} covers {m:?}"
+        );
+    }
+}
+
+#[test]
+fn legends_cover_no_bar_or_point() {
+    // The tallest bar at the right, under where an upper-right legend would sit, like
+    // a 1G journal's among smaller ones; one suspect bar for a longer legend.
+    let bars: Vec<Bar> = (0..7)
+        .map(|i| Bar {
+            label: format!("same-disk,{}M", 16 << i),
+            value: Some((100.0 * (i + 1) as f64, 12.0, 3)),
+            suspect: i == 2,
+        })
+        .collect();
+    let d = bar_chart_drawn("t", "dir creates/s", &bars, 60.0).unwrap();
+    assert_legend_hides_nothing("bar chart", &d);
+    assert_eq!(d.data.len(), 14, "7 bars and their error bars");
+
+    let lines: Vec<Line> = (0..5)
+        .map(|k| Line {
+            name: format!("placement {k}, a rather long series name"),
+            points: (0..4)
+                .map(|i| (16u64 << (20 + 2 * i), 50.0 * (i + k + 1) as f64, 5.0))
+                .collect(),
+        })
+        .collect();
+    let d = line_chart_drawn("t", "file creates/s", &lines).unwrap();
+    assert_legend_hides_nothing("line chart", &d);
+
+    let series: Vec<Series> = ["file-system device", "journal device"]
+        .iter()
+        .map(|n| Series {
+            name: n.to_string(),
+            points: (0..50).map(|t| (t as f64, 100.0 + t as f64)).collect(),
+        })
+        .collect();
+    let d = timeline_chart_drawn("t", "MiB/s", &series, &[(0.0, "a".into())], 190, None).unwrap();
+    assert_legend_hides_nothing("timeline", &d);
+}
+
+#[test]
+fn legends_stay_inside_the_chart_and_charts_without_data_have_none() {
+    let none = vec![Bar {
+        label: "a".into(),
+        value: None,
+        suspect: false,
+    }];
+    assert_eq!(
+        bar_chart_drawn("t", "x/s", &none, 60.0).unwrap().legend,
+        None
+    );
+    assert_eq!(line_chart_drawn("t", "x/s", &[]).unwrap().legend, None);
+    // Names too long for a row are cut; many names wrap onto more rows, and the
+    // chart grows to hold them.
+    let lines: Vec<Line> = (0..12)
+        .map(|k| Line {
+            name: format!("line {k} {}", "x".repeat(k * 20)),
+            points: vec![(1 << 24, 10.0 + k as f64, 1.0), (1 << 30, 20.0, 0.0)],
+        })
+        .collect();
+    let d = line_chart_drawn("t", "x/s", &lines).unwrap();
+    let legend = d.legend.unwrap();
+    let height: i32 = d
+        .svg
+        .split("height=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        legend.r < WIDTH as i32 && legend.b < height,
+        "{legend:?} in {WIDTH}x{height}"
+    );
+    assert!(
+        d.svg.contains("line 11 xxx") && d.svg.contains('…'),
+        "{}",
+        d.svg
+    );
+    assert_legend_hides_nothing("many long lines", &d);
+}

@@ -81,7 +81,7 @@ fn ratio_words(v: &Ratio, a: &Analysis) -> String {
     }
     let p = v.p.map(|p| match v.p_source {
         PSource::BaselineHolm => format!("Holm-adjusted {}", p_expr(p, true)),
-        _ => p_expr(p, true),
+        _ => format!("Welch {}", p_expr(p, true)),
     });
     match (p, v.significant, v.within_noise_band) {
         (None, _, _) => out.push_str(", too few trials to tell"),
@@ -125,7 +125,7 @@ fn trust_line(s: &WorkloadSummary) -> String {
 
 /// Two decimals, three when the ratio is within 1% of 1 (so 1.004 does not read as
 /// "1.00× as fast").
-fn fmt_ratio(r: f64) -> String {
+pub(crate) fn fmt_ratio(r: f64) -> String {
     if (r - 1.0).abs() < 0.01 {
         format!("{r:.3}")
     } else {

@@ -263,7 +263,7 @@ pub fn fieller(num: &[f64], den: &[f64], level: f64) -> Option<(f64, f64)> {
     let t = stats::t_quantile(level, w.df);
     let t2 = t * t;
     let denom = b * b - t2 * vb;
-    if !(denom > 0.0) || b <= 0.0 {
+    if denom.is_nan() || denom <= 0.0 || b <= 0.0 {
         return None;
     }
     let disc = (a * a * vb + b * b * va - t2 * va * vb).max(0.0);

@@ -211,6 +211,17 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         threshold,
     ));
     warnings.extend(variance_warning(&name, &high_variance));
+    let inputs = super::summary::Inputs {
+        name: &name,
+        kind: &first.workload.kind,
+        recs,
+        phases: &phases,
+        configs: &configs,
+        baseline: baseline.as_deref(),
+        comparisons: &comparisons,
+        suspect_phases: suspect_phases.len(),
+    };
+    let summary = super::summary::summarise(&inputs, ctx, &mut warnings);
     WorkloadAnalysis {
         name,
         kind: first.workload.kind.clone(),
@@ -223,6 +234,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         suspect_phases,
         high_variance,
         warnings,
+        summary,
     }
 }
 

@@ -1,7 +1,8 @@
 //! From trial records to figures: summaries, confidence intervals, significance tests
 //! ([`stats`]), the [`Analysis`] of one run built once by [`analyse`] ([`model`] its
 //! types, `build` the construction, `significance` the comparisons and their typed
-//! outcomes, `warnings` what makes a figure untrustworthy), and the comparison of
+//! outcomes, `warnings` what makes a figure untrustworthy, [`summary`] the ranking on each
+//! workload's main phase that opens a report), and the comparison of
 //! several result sets ([`compare`]). Words belong to `report/`: nothing here formats a
 //! verdict.
 
@@ -10,8 +11,10 @@ pub mod compare;
 pub mod model;
 mod significance;
 pub mod stats;
+pub mod summary;
 pub(crate) mod warnings;
 
 pub use build::{analyse, DURABLE_SUFFIX};
 pub use model::*;
+pub use summary::{default_main_phase, WorkloadSummary};
 pub use warnings::every_trial_failed;

@@ -39,6 +39,11 @@ pub struct ReportOptions {
     /// run that stops when a comparison looks decided makes a plain p too small.
     #[serde(default)]
     pub adaptive_looks: Option<u32>,
+    /// Workload name -> the phase its summary ranks configurations on (the spec's
+    /// `main_phase`); a workload not listed uses its engine's default
+    /// ([`crate::analysis::default_main_phase`]).
+    #[serde(default)]
+    pub main_phases: std::collections::BTreeMap<String, String>,
 }
 
 fn default_noise_band() -> f64 {
@@ -55,6 +60,7 @@ impl Default for ReportOptions {
             workload_order: Vec::new(),
             noise_band: default_noise_band(),
             adaptive_looks: None,
+            main_phases: Default::default(),
         }
     }
 }
@@ -120,6 +126,10 @@ pub struct WorkloadAnalysis {
     /// Human-readable warnings, aggregated: at most one line per workload for
     /// suspect phases and one for high variance (details in the two lists above).
     pub warnings: Vec<String>,
+    /// The answer on top: configurations ranked on the main phase; `None` when no
+    /// configuration has a rate on it.
+    #[serde(default)]
+    pub summary: Option<crate::analysis::summary::WorkloadSummary>,
 }
 
 /// A phase of one configuration whose mean elapsed time is under the threshold.

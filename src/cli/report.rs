@@ -52,6 +52,11 @@ pub fn report_options(
         confidence: 0.95,
         config_order: spec.configs.iter().map(|c| c.label.clone()).collect(),
         workload_order: spec.workloads.iter().map(|w| w.name.clone()).collect(),
+        main_phases: spec
+            .workloads
+            .iter()
+            .filter_map(|w| Some((w.name.clone(), w.main_phase.clone()?)))
+            .collect(),
         noise_band: spec.noise_band,
         adaptive_looks: spec.adaptive.map(|a| a.max.saturating_sub(a.min) + 1),
     })

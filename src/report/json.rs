@@ -9,7 +9,7 @@ use super::words::Wording;
 use super::Exporter;
 use crate::analysis::{
     Analysis, Comparison, ConfigAnalysis, HighVariance, Outcome, PhaseComparison, PhaseInfo,
-    SuspectPhase, WorkloadAnalysis,
+    SuspectPhase, WorkloadAnalysis, WorkloadSummary,
 };
 
 /// The [`Analysis`], pretty-printed.
@@ -64,6 +64,15 @@ struct WorkloadView<'a> {
     suspect_phases: &'a [SuspectPhase],
     high_variance: &'a [HighVariance],
     warnings: &'a [String],
+    /// The model's summary with its words (`text`) added after its figures.
+    summary: Option<SummaryView<'a>>,
+}
+
+#[derive(Serialize)]
+struct SummaryView<'a> {
+    #[serde(flatten)]
+    figures: &'a WorkloadSummary,
+    text: Vec<String>,
 }
 
 impl<'a> WorkloadView<'a> {
@@ -85,6 +94,10 @@ impl<'a> WorkloadView<'a> {
             suspect_phases: &w.suspect_phases,
             high_variance: &w.high_variance,
             warnings: &w.warnings,
+            summary: w.summary.as_ref().map(|s| SummaryView {
+                figures: s,
+                text: super::summary::summary_lines(w, a),
+            }),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! - [`csv`], [`json`]: the machine-readable exports;
 //! - [`html`]: the self-contained page (page assembly apart from the charts);
 //! - `grid`: the tables the text, Markdown and HTML reports share;
+//! - [`summary`]: the words of the summary that opens each report;
 //! - `words`: the words of verdicts, the only place a typed outcome becomes text.
 //!
 //! The model and its construction are re-exported here ([`analyse`], [`Analysis`],
@@ -16,6 +17,7 @@ mod grid;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod summary;
 pub mod text;
 pub mod words;
 

@@ -1319,8 +1319,8 @@ fn formatting_helpers() {
 }
 
 /// The JSON export is the model, field for field and in the model's order, plus the
-/// verdict in words before each outcome: a field added to the model but not to the
-/// JSON view fails here.
+/// verdict in words before each outcome and the summary's lines (`text`, last in the
+/// summary): a field added to the model but not to the JSON view fails here.
 #[test]
 fn json_export_is_the_model_plus_verdicts() {
     let mut recs = Vec::new();
@@ -1331,8 +1331,21 @@ fn json_export_is_the_model_plus_verdicts() {
     let json = render_json(&a);
     let lines: Vec<&str> = json.lines().collect();
     let mut verdicts = Vec::new();
-    let mut rest = Vec::new();
+    let mut rest: Vec<&str> = Vec::new();
+    let mut in_text = false;
+    let mut texts = 0;
     for (i, line) in lines.iter().enumerate() {
+        if in_text {
+            in_text = line.trim() != "]";
+            continue;
+        }
+        if line.trim_start().starts_with("\"text\": [") {
+            // The field before it loses the comma the text made it need.
+            let before = rest.pop().unwrap();
+            rest.push(before.trim_end_matches(','));
+            (in_text, texts) = (true, texts + 1);
+            continue;
+        }
         match line.trim_start().strip_prefix("\"verdict\": ") {
             Some(v) => {
                 assert!(
@@ -1346,6 +1359,7 @@ fn json_export_is_the_model_plus_verdicts() {
     }
     let model = serde_json::to_string_pretty(&a).unwrap();
     assert_eq!(rest.join("\n"), model);
+    assert_eq!(texts, a.workloads.len());
     assert_eq!(verdicts.len(), 2 * PHASES.len());
     assert!(verdicts.contains(&"\"20.0% faster\""), "{verdicts:?}");
     assert!(verdicts.contains(&"\"too few trials\""), "{verdicts:?}");
@@ -1432,3 +1446,6 @@ fn every_column_of_a_durable_workload_names_its_phase() {
         assert_eq!(words, want, "{text}");
     }
 }
+
+#[path = "summary_tests.rs"]
+mod summary_tests;

@@ -51,6 +51,7 @@ pub(crate) fn render_text(a: &Analysis, style: Style) -> String {
     if style == Style::Markdown {
         out.push_str("# jbench report\n\n");
     }
+    out.push_str(&super::summary::summary_block(a, style));
     if !a.warnings.is_empty() {
         out.push_str(&warning_block("Warnings", &a.warnings, style));
     }

@@ -285,7 +285,7 @@ impl ParamError {
 }
 
 /// Keys every `[[workload]]` table may hold whatever its kind; the spec handles them.
-pub const COMMON_KEYS: [&str; 3] = ["kind", "name", "durable"];
+pub const COMMON_KEYS: [&str; 4] = ["kind", "name", "durable", "main_phase"];
 
 /// Reads an unsigned integer key of a workload table, or its default.
 pub fn table_u64(t: &toml::Table, key: &str, default: u64) -> Result<u64, ParamError> {

@@ -115,6 +115,9 @@ pub struct WorkloadSpec {
     pub engine: Arc<dyn Workload>,
     /// Also time each phase up to `syncfs` of the file system.
     pub durable: bool,
+    /// The phase the report's summary ranks configurations on (`main_phase`);
+    /// `None`: the engine's default (`crate::analysis::default_main_phase`).
+    pub main_phase: Option<String>,
 }
 
 impl fmt::Debug for WorkloadSpec {

@@ -62,6 +62,9 @@ pub(super) fn resolve(spec: &Spec) -> String {
             if w.durable {
                 t.insert("durable".into(), toml::Value::Boolean(true));
             }
+            if let Some(p) = &w.main_phase {
+                t.insert("main_phase".into(), s(p));
+            }
             if let serde_json::Value::Object(m) = w.engine.params() {
                 for (k, v) in m {
                     if let Some(v) = json_to_toml(&v) {

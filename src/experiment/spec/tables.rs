@@ -166,6 +166,18 @@ pub(super) fn build_workloads(
             Some(toml::Value::Boolean(b)) => *b,
             Some(_) => return Err(blame("durable", "must be true or false".into())),
         };
+        let main_phase = match table.get("main_phase") {
+            None => None,
+            Some(toml::Value::String(p)) => {
+                Some(checked_main_phase(p, &*engine, durable).map_err(|m| blame("main_phase", m))?)
+            }
+            Some(_) => {
+                return Err(blame(
+                    "main_phase",
+                    "must be a string naming a phase".into(),
+                ))
+            }
+        };
         if out.iter().any(|o| o.name == name) {
             return Err(blame(
                 "name",
@@ -176,9 +188,38 @@ pub(super) fn build_workloads(
             name,
             engine,
             durable,
+            main_phase,
         });
     }
     Ok(out)
+}
+
+/// `phase` if the engine runs it (or, with `durable`, its `+syncfs` variant), else
+/// why not, listing the phases it may name.
+fn checked_main_phase(
+    phase: &str,
+    engine: &dyn crate::workload::Workload,
+    durable: bool,
+) -> Result<String, String> {
+    let suffix = crate::analysis::DURABLE_SUFFIX;
+    let mut allowed: Vec<String> = engine.phase_names().iter().map(|p| p.to_string()).collect();
+    if durable {
+        let timed: Vec<String> = allowed.iter().map(|p| format!("{p}{suffix}")).collect();
+        allowed.extend(timed);
+    }
+    if allowed.iter().any(|p| p == phase) {
+        return Ok(phase.to_string());
+    }
+    let hint = if !durable && phase.ends_with(suffix) {
+        " (`+syncfs` phases exist only with durable = true)"
+    } else {
+        ""
+    };
+    Err(format!(
+        "unknown phase `{phase}` for kind = \"{}\"{hint}; phases: {}",
+        engine.kind(),
+        allowed.join(", ")
+    ))
 }
 
 /// The span of `key = ...` inside the table spanning `table`, else the table itself.

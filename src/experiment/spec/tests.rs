@@ -1406,6 +1406,7 @@ mod hostile {
         "record",
         "threads",
         "durable",
+        "main_phase",
         "label",
         "write_log",
         "watchdog",
@@ -1740,4 +1741,36 @@ commit = ["5s", "30s"]
         assert_eq!(e.key, "journal.size", "{e}");
         assert_eq!(e.line, Some(line_of(&both, "size = \"1M\"")));
     }
+}
+
+#[test]
+fn main_phase_names_a_phase_of_the_engine_and_round_trips() {
+    let with = |v: &str| BASE.replace("levels = 10", &format!("levels = 10\n{v}"));
+    let s = parse(&with("main_phase = \"dir_remove\""), "x").unwrap();
+    assert_eq!(s.workloads[0].main_phase.as_deref(), Some("dir_remove"));
+    let again = parse(&s.resolved, "resolved.toml").unwrap();
+    assert_eq!(again.workloads[0].main_phase.as_deref(), Some("dir_remove"));
+    assert_eq!(parse(BASE, "x").unwrap().workloads[0].main_phase, None);
+    let text = with("main_phase = \"file_creat\"");
+    let e = err_of(&text);
+    assert_eq!(e.key, "workload[0].main_phase");
+    assert_eq!(e.line, Some(line_of(&text, "main_phase")));
+    assert!(
+        e.message.contains("unknown phase `file_creat`") && e.message.contains("file_create"),
+        "{e}"
+    );
+    // The `+syncfs` variants exist only with durable = true.
+    let e = err_of(&with("main_phase = \"file_create+syncfs\""));
+    assert!(e.message.contains("durable = true"), "{e}");
+    let s = parse(
+        &with("durable = true\nmain_phase = \"file_create+syncfs\""),
+        "x",
+    )
+    .unwrap();
+    assert_eq!(
+        s.workloads[0].main_phase.as_deref(),
+        Some("file_create+syncfs")
+    );
+    let e = err_of(&with("main_phase = 3"));
+    assert!(e.message.contains("must be a string"), "{e}");
 }

@@ -149,6 +149,9 @@ struct WorkloadView {
     verdicts: Option<String>,
     suspect_note: Option<String>,
     warnings: Vec<String>,
+    /// The summary's heading line, then its other lines (`report::summary`).
+    summary_head: Option<String>,
+    summary: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -312,7 +315,11 @@ fn workload_view(i: usize, w: &WorkloadAnalysis, a: &Analysis) -> Result<Workloa
         });
     }
     let marked = w.configs.iter().flat_map(|c| &c.phases).any(|p| p.suspect);
+    let mut summary = report::summary::summary_lines(w, a);
+    let summary_head = (!summary.is_empty()).then(|| summary.remove(0));
     Ok(WorkloadView {
+        summary_head,
+        summary,
         anchor: format!("workload-{i}"),
         name: w.name.clone(),
         kind: w.kind.clone(),

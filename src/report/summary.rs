@@ -1,0 +1,148 @@
+//! The words of the summary that opens every report: per workload one line per
+//! configuration, fastest first ("second-disk: 56.3 files/s, 2.52× as fast as
+//! same-disk [2.51, 2.53] (p < 0.001)"), and one line on how much to trust it. The
+//! figures come from [`crate::analysis::summary`]; only the words are made here.
+
+use std::fmt::Write as _;
+
+use super::grid::{md_escape, Style};
+use super::words::{fmt_level, fmt_num_short, p_expr};
+use crate::analysis::summary::{PSource, Ratio, WorkloadSummary};
+use crate::analysis::{Analysis, WorkloadAnalysis};
+
+/// The summary of workload `w` as lines of plain text: a heading line, one line per
+/// ranked configuration, and the trust line. Empty without a summary.
+pub fn summary_lines(w: &WorkloadAnalysis, a: &Analysis) -> Vec<String> {
+    let Some(s) = &w.summary else {
+        return Vec::new();
+    };
+    let mut out = vec![format!(
+        "{}: ranked by mean {} on {} (fastest first, {}% intervals):",
+        w.name,
+        s.rate_unit,
+        s.main_phase,
+        fmt_level(a.confidence)
+    )];
+    for r in &s.ranking {
+        let mut line = format!("{}: {} {}", r.config, fmt_rate(r.mean), s.rate_unit);
+        match &r.versus {
+            Some(v) => {
+                line.push_str(", ");
+                line.push_str(&ratio_words(v, a));
+            }
+            None if s.ranking.len() > 1 => line.push_str(" (slowest)"),
+            None => {}
+        }
+        out.push(line);
+    }
+    out.push(trust_line(s));
+    out
+}
+
+/// The summaries of every workload of `a`, in `style`, as the block that opens the
+/// text and Markdown reports; empty when no workload has one.
+pub(crate) fn summary_block(a: &Analysis, style: Style) -> String {
+    let mut out = String::new();
+    for w in &a.workloads {
+        let lines = summary_lines(w, a);
+        let Some((head, rest)) = lines.split_first() else {
+            continue;
+        };
+        let _ = match style {
+            Style::Plain => writeln!(out, "{head}"),
+            Style::Markdown => writeln!(out, "{}\n", md_escape(head)),
+        };
+        for l in rest {
+            let _ = match style {
+                Style::Plain => writeln!(out, "  {l}"),
+                Style::Markdown => writeln!(out, "- {}", md_escape(l)),
+            };
+        }
+        out.push('\n');
+    }
+    if out.is_empty() {
+        return out;
+    }
+    match style {
+        Style::Plain => format!("Summary\n\n{out}"),
+        Style::Markdown => format!("## Summary\n\n{out}"),
+    }
+}
+
+/// "2.52× as fast as same-disk [2.51, 2.53] (p < 0.001, Holm-adjusted)", or the
+/// same ending in "within the noise" when the difference is not significant.
+fn ratio_words(v: &Ratio, a: &Analysis) -> String {
+    let Some(ratio) = v.ratio else {
+        return format!("not comparable with {} (its rate is 0)", v.slower);
+    };
+    let mut out = format!("{}× as fast as {}", fmt_ratio(ratio), v.slower);
+    if let (Some(lo), Some(hi)) = (v.ci_low, v.ci_high) {
+        let _ = write!(out, " [{}, {}]", fmt_ratio(lo), fmt_ratio(hi));
+    }
+    let p = v.p.map(|p| match v.p_source {
+        PSource::BaselineHolm => format!("Holm-adjusted {}", p_expr(p, true)),
+        _ => format!("Welch {}", p_expr(p, true)),
+    });
+    match (p, v.significant, v.within_noise_band) {
+        (None, _, _) => out.push_str(", too few trials to tell"),
+        (Some(p), true, _) => {
+            let _ = write!(out, " ({p})");
+        }
+        (Some(p), false, true) => {
+            let _ = write!(
+                out,
+                ", within the {}% noise band ({p})",
+                fmt_num_short(a.noise_band * 100.0)
+            );
+        }
+        (Some(p), false, false) => {
+            let _ = write!(out, ", within the noise ({p})");
+        }
+    }
+    out
+}
+
+/// "Trust: 5 trials per configuration; worst spread 1.2% CV (same-disk); no suspect
+/// phase".
+fn trust_line(s: &WorkloadSummary) -> String {
+    let t = &s.trust;
+    let trials = if t.min_trials == t.max_trials {
+        format!("{} trials per configuration", t.min_trials)
+    } else {
+        format!("{}-{} trials per configuration", t.min_trials, t.max_trials)
+    };
+    let spread = match (t.worst_cv, &t.worst_cv_config) {
+        (Some(cv), Some(c)) => format!("worst spread {:.1}% CV ({c})", cv * 100.0),
+        _ => "spread unknown (one trial)".to_string(),
+    };
+    let suspect = match (t.suspect_phases, t.main_phase_suspect) {
+        (0, _) => "no suspect phase".to_string(),
+        (n, true) => format!("{n} suspect phase(s), the main phase among them"),
+        (n, false) => format!("{n} suspect phase(s), not the main phase"),
+    };
+    format!("Trust: {trials}; {spread}; {suspect}")
+}
+
+/// Two decimals, three when the ratio is within 1% of 1 (so 1.004 does not read as
+/// "1.00× as fast").
+pub(crate) fn fmt_ratio(r: f64) -> String {
+    if (r - 1.0).abs() < 0.01 {
+        format!("{r:.3}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+/// A rate with three significant digits at least: 56.3, 1234, 0.512.
+fn fmt_rate(x: f64) -> String {
+    let m = x.abs();
+    if m >= 100.0 {
+        format!("{x:.0}")
+    } else if m >= 10.0 {
+        format!("{x:.1}")
+    } else if m >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}

@@ -1,0 +1,297 @@
+//! Parsing: defaults, the matrix and its labels, round trips through the resolved spec, main_phase.
+
+use super::*;
+
+#[test]
+fn the_issue_example_parses_with_defaults() {
+    let s = parse(BASE, "x.toml").unwrap();
+    assert_eq!(s.name, "t");
+    assert_eq!(s.repetitions, 2);
+    assert_eq!(s.order, Order::Interleaved);
+    assert_eq!(s.seed, 1);
+    assert_eq!(s.suspect_below, Duration::from_secs(60));
+    let labels: Vec<&str> = s.configs.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels, ["same-disk", "second-disk", "ramdisk"]);
+    let c = &s.configs[0];
+    assert_eq!(c.fs_size, 8 << 30);
+    assert_eq!(c.journal_size, 16 << 20);
+    assert_eq!(c.mode, DataMode::Ordered);
+    assert_eq!(c.ramdisk_dir, PathBuf::from("/dev/shm"));
+    assert_eq!(s.workloads[0].engine.params()["levels"], 10);
+}
+
+#[test]
+fn lists_expand_into_the_matrix_with_labels_of_what_varies() {
+    let text = BASE
+        .replace(
+            r#"placement = ["same-disk", "second-disk", "ramdisk"]"#,
+            r#"placement = ["second-disk", "ramdisk"]"#,
+        )
+        .replace(r#"size = "16M""#, r#"size = ["16M", "64M", "256M", "1G"]"#);
+    let s = parse(&text, "x.toml").unwrap();
+    assert_eq!(s.configs.len(), 8);
+    let labels: Vec<&str> = s.configs.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "second-disk,16M",
+            "second-disk,64M",
+            "second-disk,256M",
+            "second-disk,1G",
+            "ramdisk,16M",
+            "ramdisk,64M",
+            "ramdisk,256M",
+            "ramdisk,1G"
+        ]
+    );
+    let text = BASE.replace(r#"mode = "ordered""#, r#"mode = ["ordered", "writeback"]"#);
+    let s = parse(&text, "x.toml").unwrap();
+    assert_eq!(s.configs.len(), 6);
+    assert_eq!(s.configs[1].label, "same-disk,writeback");
+    let text = BASE.replace(
+        r#"size = "8G""#,
+        "size = \"8G\"\nmount_options = [[], [\"noatime\"]]",
+    );
+    let s = parse(&text, "x.toml").unwrap();
+    assert_eq!(s.configs.len(), 6);
+    // File-system factors vary slowest: all placements without, then with noatime.
+    assert_eq!(s.configs[3].mount_options, ["noatime"]);
+    assert_eq!(s.configs[3].label, "same-disk,mount[noatime]");
+    assert_eq!(s.configs[0].label, "same-disk,mount[]");
+}
+
+#[test]
+fn the_resolved_spec_parses_back_to_the_same_experiment() {
+    let text = BASE.replace(r#"size = "16M""#, r#"size = ["16M", "64M"]"#);
+    let s = parse(&text, "x.toml").unwrap();
+    let again = parse(&s.resolved, "resolved.toml").unwrap();
+    assert_eq!(again.resolved, s.resolved);
+    assert_eq!(again.configs, s.configs);
+}
+
+#[test]
+fn adaptive_repetitions_and_the_noise_band_parse_and_round_trip() {
+    let s = parse(BASE, "x.toml").unwrap();
+    assert_eq!((s.adaptive, s.noise_band), (None, DEFAULT_NOISE_BAND));
+    let text = BASE.replace(
+        "repetitions = 2",
+        "repetitions = { min = 3, max = 10, target_cv = 0.03 }\nnoise_band = 0.05",
+    );
+    let s = parse(&text, "x.toml").unwrap();
+    assert_eq!(s.repetitions, 3);
+    assert_eq!(
+        s.adaptive,
+        Some(Adaptive {
+            min: 3,
+            max: 10,
+            target_cv: 0.03
+        })
+    );
+    assert_eq!(s.noise_band, 0.05);
+    let again = parse(&s.resolved, "resolved.toml").unwrap();
+    assert_eq!(again.adaptive, s.adaptive);
+    assert_eq!(again.noise_band, 0.05);
+    assert_eq!(again.resolved, s.resolved);
+    let fixed = parse(&parse(BASE, "x").unwrap().resolved, "r").unwrap();
+    assert_eq!((fixed.repetitions, fixed.adaptive), (2, None));
+    for (value, msg) in [
+        ("{ min = 3, max = 10 }", "missing `target_cv`"),
+        ("{ min = 1, max = 10, target_cv = 0.03 }", "at least 2"),
+        ("{ min = 5, max = 4, target_cv = 0.03 }", "max (4)"),
+        ("{ min = 3, max = 4, target_cv = 1.5 }", "between 0 and 1"),
+        ("{ min = 3, max = 4, target_cv = 0.0 }", "between 0 and 1"),
+        (
+            "{ min = 3, max = 4, target_cv = 0.1, cv = 1 }",
+            "unknown key `cv`",
+        ),
+        ("\"many\"", "whole number"),
+    ] {
+        let text = BASE.replace("repetitions = 2", &format!("repetitions = {value}"));
+        let e = err_of(&text);
+        assert_eq!(e.key, "repetitions", "{value}: {e}");
+        assert!(e.message.contains(msg), "{value}: {e}");
+        assert_eq!(e.line, Some(2), "{e}");
+    }
+    let e = err_of(&BASE.replace("repetitions = 2", "repetitions = 2\nnoise_band = 2.0"));
+    assert_eq!((e.key.as_str(), e.line), ("noise_band", Some(3)), "{e}");
+}
+
+#[test]
+fn monitor_interval_defaults_parses_turns_off_and_round_trips() {
+    let s = parse(BASE, "x.toml").unwrap();
+    assert_eq!(s.monitor_interval, Some(Duration::from_secs(1)));
+    assert!(
+        s.resolved.contains("monitor_interval = \"1s\""),
+        "{}",
+        s.resolved
+    );
+    for (value, want) in [
+        ("\"250ms\"", Some(Duration::from_millis(250))),
+        ("\"2s\"", Some(Duration::from_secs(2))),
+        ("\"0s\"", None),
+        ("\"off\"", None),
+    ] {
+        let text = BASE.replace(
+            "repetitions = 2",
+            &format!("repetitions = 2\nmonitor_interval = {value}"),
+        );
+        let s = parse(&text, "x.toml").unwrap();
+        assert_eq!(s.monitor_interval, want, "{value}");
+        let again = parse(&s.resolved, "resolved.toml").unwrap();
+        assert_eq!(again.monitor_interval, want, "{value} after resolving");
+        assert_eq!(again.resolved, s.resolved);
+    }
+    for (value, why) in [("\"often\"", "not a duration"), ("\"1ms\"", "below 10ms")] {
+        let text = BASE.replace(
+            "repetitions = 2",
+            &format!("repetitions = 2\nmonitor_interval = {value}"),
+        );
+        let e = err_of(&text);
+        assert_eq!(e.line, Some(line_of(&text, "monitor_interval")), "{e}");
+        let shown = e.to_string();
+        assert!(
+            shown.contains("monitor_interval") && shown.contains(why),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn unknown_keys_are_named_with_their_line() {
+    let text = BASE.replace(
+        "mode = \"ordered\"",
+        "mode = \"ordered\"\njournal_sise = \"1G\"",
+    );
+    let e = err_of(&text);
+    assert_eq!(e.line, Some(line_of(&text, "journal_sise")));
+    assert!(e.to_string().contains("journal_sise"), "{e}");
+    let text = BASE.replace("levels = 10", "levels = 10\ndepth = 3");
+    let e = err_of(&text);
+    assert!(e.to_string().contains("depth"), "{e}");
+    assert_eq!(e.line, Some(line_of(&text, "depth")));
+}
+
+#[test]
+fn bad_values_name_key_and_line() {
+    let cases = [
+        (
+            r#"size = "16M""#,
+            r#"size = "16Q""#,
+            "journal.size",
+            "unknown unit",
+        ),
+        (
+            r#"size = "16M""#,
+            r#"size = "1M""#,
+            "journal.size",
+            "too small",
+        ),
+        (
+            r#"size = "8G""#,
+            r#"size = "lots""#,
+            "filesystem.size",
+            "not a size",
+        ),
+        (
+            r#"mode = "ordered""#,
+            r#"mode = "fast""#,
+            "journal.mode",
+            "unknown journal mode",
+        ),
+        (
+            r#"type = "ext4""#,
+            r#"type = "ntfs""#,
+            "filesystem.type",
+            "unknown file system",
+        ),
+        (
+            r#"type = "ext4""#,
+            r#"type = "btrfs""#,
+            "filesystem.type",
+            "not supported",
+        ),
+        (
+            "repetitions = 2",
+            "repetitions = 0",
+            "repetitions",
+            "at least 1",
+        ),
+        (
+            r#"name = "t""#,
+            r#"name = "a/b""#,
+            "name",
+            "must not contain",
+        ),
+        (
+            r#"work_dir = "/var/tmp/jbench""#,
+            r#"work_dir = "tmp""#,
+            "work_dir",
+            "absolute",
+        ),
+        (
+            "repetitions = 2",
+            "repetitions = 2\norder = \"random\"",
+            "order",
+            "unknown order",
+        ),
+        (
+            "repetitions = 2",
+            "repetitions = 2\nsuspect_below = \"soon\"",
+            "suspect_below",
+            "not a duration",
+        ),
+        (
+            "repetitions = 2",
+            "repetitions = 2\nbaseline = \"nvram\"",
+            "baseline",
+            "no configuration",
+        ),
+        (
+            r#"kind = "fdtree""#,
+            r#"kind = "bonnie""#,
+            "workload[0].kind",
+            "unknown workload kind",
+        ),
+    ];
+    for (from, to, key, msg) in cases {
+        let text = BASE.replace(from, to);
+        assert_ne!(text, BASE, "{from}");
+        let e = err_of(&text);
+        assert_eq!(e.key, key, "{to}: {e}");
+        assert!(e.message.contains(msg), "{to}: {e}");
+        let first_line_of_to = to.lines().last().unwrap();
+        assert_eq!(e.line, Some(line_of(&text, first_line_of_to)), "{to}: {e}");
+    }
+}
+
+#[test]
+fn main_phase_names_a_phase_of_the_engine_and_round_trips() {
+    let with = |v: &str| BASE.replace("levels = 10", &format!("levels = 10\n{v}"));
+    let s = parse(&with("main_phase = \"dir_remove\""), "x").unwrap();
+    assert_eq!(s.workloads[0].main_phase.as_deref(), Some("dir_remove"));
+    let again = parse(&s.resolved, "resolved.toml").unwrap();
+    assert_eq!(again.workloads[0].main_phase.as_deref(), Some("dir_remove"));
+    assert_eq!(parse(BASE, "x").unwrap().workloads[0].main_phase, None);
+    let text = with("main_phase = \"file_creat\"");
+    let e = err_of(&text);
+    assert_eq!(e.key, "workload[0].main_phase");
+    assert_eq!(e.line, Some(line_of(&text, "main_phase")));
+    assert!(
+        e.message.contains("unknown phase `file_creat`") && e.message.contains("file_create"),
+        "{e}"
+    );
+    // The `+syncfs` variants exist only with durable = true.
+    let e = err_of(&with("main_phase = \"file_create+syncfs\""));
+    assert!(e.message.contains("durable = true"), "{e}");
+    let s = parse(
+        &with("durable = true\nmain_phase = \"file_create+syncfs\""),
+        "x",
+    )
+    .unwrap();
+    assert_eq!(
+        s.workloads[0].main_phase.as_deref(),
+        Some("file_create+syncfs")
+    );
+    let e = err_of(&with("main_phase = 3"));
+    assert!(e.message.contains("must be a string"), "{e}");
+}

@@ -450,6 +450,14 @@ pub(crate) fn error_bar(
     )
 }
 
+/// Legend entries for lines drawn in palette order, one colour per name.
+fn line_entries<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(String, Mark)> {
+    names
+        .enumerate()
+        .map(|(i, n)| (n.to_string(), Mark::Line(PALETTE[i % PALETTE.len()])))
+        .collect()
+}
+
 pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<String> {
     Ok(line_chart_drawn(title, unit, lines)?.svg)
 }
@@ -470,11 +478,7 @@ pub(crate) fn line_chart_drawn(title: &str, unit: &str, lines: &[Line]) -> Resul
         .flat_map(|l| l.points.iter().map(|p| p.1 + p.2))
         .fold(0.0, f64::max);
     let y_max = nice_max(top * 1.1);
-    let entries: Vec<(String, Mark)> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.name.clone(), Mark::Line(PALETTE[i % PALETTE.len()])))
-        .collect();
+    let entries = line_entries(lines.iter().map(|l| l.name.as_str()));
     let chart_h = 400;
     let height = chart_h + legend_height(&entries, LABEL_PX);
     let mut svg = String::new();
@@ -582,11 +586,7 @@ pub(crate) fn timeline_chart_drawn(
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
     let y_max = fixed_max.unwrap_or_else(|| nice_max(top * 1.3));
-    let entries: Vec<(String, Mark)> = series
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.name.clone(), Mark::Line(PALETTE[i % PALETTE.len()])))
-        .collect();
+    let entries = line_entries(series.iter().map(|s| s.name.as_str()));
     let height = chart_h + legend_height(&entries, 12);
     let mut svg = String::new();
     let (legend, data);

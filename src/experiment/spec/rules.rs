@@ -41,6 +41,16 @@ pub(super) fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), 
             "journal.mode = \"journal\" cannot be combined with delalloc or dax (the kernel refuses to mount)",
         ));
     }
+    // Today's kernel mounts ext3 through the ext4 driver, which leaves delayed
+    // allocation off for it (as 2.4-era ext3 had none) and refuses the ext4-only
+    // options that would change that: "Mount option(s) incompatible with ext3".
+    if c.fs_type == FsType::Ext3 && (in_mount("delalloc") || in_mount("nodelalloc")) {
+        return Err(ctx.err(
+            s.of("filesystem.mount_options"),
+            "filesystem.mount_options",
+            "delalloc/nodelalloc are ext4-only: the kernel refuses them on ext3, which it already mounts without delayed allocation; remove the option, or use filesystem.type = \"ext4\"",
+        ));
+    }
     if c.mode == DataMode::Ordered && in_mount("journal_async_commit") {
         return Err(ctx.err(
             s.of("filesystem.mount_options").or(s.of("journal.mode")),

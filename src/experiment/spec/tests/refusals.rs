@@ -89,6 +89,27 @@ fn impossible_combinations_are_refused() {
 }
 
 #[test]
+fn ext4_only_allocation_options_are_refused_on_ext3_and_allowed_on_ext4() {
+    let with = |fs: &str, opt: &str| {
+        BASE.replace(r#"type = "ext4""#, &format!("type = \"{fs}\""))
+            .replace(
+                r#"size = "8G""#,
+                &format!("size = \"8G\"\nmount_options = [\"{opt}\"]"),
+            )
+    };
+    for opt in ["nodelalloc", "delalloc"] {
+        let text = with("ext3", opt);
+        let e = err_of(&text);
+        assert_eq!(e.key, "filesystem.mount_options", "{opt}");
+        assert!(e.message.contains("ext4-only"), "{opt}: {e}");
+        assert_eq!(e.line, Some(line_of(&text, "mount_options")));
+        assert!(parse(&with("ext4", opt), "x").is_ok(), "{opt} on ext4");
+    }
+    // barrier=0 is how an era stack turns cache flushes off; ext3 takes it.
+    assert!(parse(&with("ext3", "barrier=0"), "x").is_ok());
+}
+
+#[test]
 fn config_tables_make_a_union_with_their_own_labels() {
     let text = BASE
         .replace(

@@ -116,6 +116,10 @@ pub fn describe_config(c: &Config) -> String {
     if let Some(secs) = c.commit_seconds {
         line.push_str(&format!(", commit={secs}"));
     }
+    // Options like barrier=0 change the answer as much as the journal's place does.
+    if !c.mount_options.is_empty() {
+        line.push_str(&format!(", mount -o {}", c.mount_options.join(",")));
+    }
     if let Some(m) = c.memory_limit {
         line.push_str(&format!(", memory limit {}", format_size(m)));
     }
@@ -290,6 +294,15 @@ levels = 2
             "{text}"
         );
         assert!(text.contains("2.0% noise band"), "{text}");
+    }
+
+    #[test]
+    fn a_configuration_line_names_its_mount_options() {
+        let s = spec("sequential", 1);
+        let mut c = s.configs[0].clone();
+        assert!(!describe_config(&c).contains("mount -o"));
+        c.mount_options = vec!["barrier=0".into(), "noatime".into()];
+        assert!(describe_config(&c).contains(", mount -o barrier=0,noatime"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 8] = [
+pub const PRESETS: [(&str, &str); 10] = [
     ("quick", include_str!("../../presets/quick.toml")),
     ("quick-host", include_str!("../../presets/quick-host.toml")),
     (
@@ -22,6 +22,11 @@ pub const PRESETS: [(&str, &str); 8] = [
     ),
     ("study1-hdd", include_str!("../../presets/study1-hdd.toml")),
     ("study2-hdd", include_str!("../../presets/study2-hdd.toml")),
+    ("study3-hdd", include_str!("../../presets/study3-hdd.toml")),
+    (
+        "study3-hdd-modern",
+        include_str!("../../presets/study3-hdd-modern.toml"),
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {
@@ -151,6 +156,53 @@ mod tests {
         assert_eq!(pm[0]["number"], 2000);
         assert_eq!(pm[1]["size"], serde_json::json!([1, 1000]));
         assert_eq!(pm[2]["transactions"], 50000);
+    }
+
+    #[test]
+    fn study3_era_and_modern_differ_only_below_the_file_system() {
+        use crate::experiment::config::FsType;
+        let era = crate::experiment::spec::parse(find("study3-hdd").unwrap(), "e").unwrap();
+        let modern =
+            crate::experiment::spec::parse(find("study3-hdd-modern").unwrap(), "m").unwrap();
+        let labels = |s: &crate::experiment::spec::Spec| -> Vec<String> {
+            s.configs.iter().map(|c| c.label.clone()).collect()
+        };
+        assert_eq!(labels(&era), labels(&modern), "compare matches labels");
+        assert_eq!(labels(&era)[0], "internal");
+        assert_eq!(era.configs.len(), 7);
+        let params = |s: &crate::experiment::spec::Spec| -> Vec<serde_json::Value> {
+            s.workloads.iter().map(|w| w.engine.params()).collect()
+        };
+        assert_eq!(params(&era), params(&modern));
+        let study =
+            crate::experiment::spec::parse(find("study3-nvram-postmark").unwrap(), "s").unwrap();
+        assert_eq!(
+            params(&era),
+            params(&study),
+            "the study's workloads, unscaled"
+        );
+        for (e, m) in era.configs.iter().zip(&modern.configs) {
+            assert_eq!(
+                (e.fs_type, e.journal_size, e.ramdisk_size, e.memory_limit),
+                (m.fs_type, m.journal_size, m.ramdisk_size, m.memory_limit)
+            );
+            assert_eq!(e.fs_type, FsType::Ext3);
+            assert_eq!(e.memory_limit, Some(384 << 20), "512 MB less the RAM disk");
+            assert_eq!(e.mount_options, ["barrier=0"], "2.4 issued no flushes");
+            assert!(m.mount_options.is_empty(), "today's default: barriers on");
+            let disk = e.fs_model.as_ref().unwrap();
+            assert_eq!(disk.name, "atlas-v");
+            assert_eq!(
+                disk.params.get("write_cache"),
+                Some(&toml::Value::Boolean(false))
+            );
+            assert_eq!(m.fs_model.as_ref().unwrap().name, "hdd-7200");
+        }
+        let journals: Vec<_> = era.configs[1..]
+            .iter()
+            .map(|c| c.journal_model.as_ref().map(|m| m.name.as_str()))
+            .collect();
+        assert!(journals.iter().all(|m| *m == Some("nvram")));
     }
 
     #[test]

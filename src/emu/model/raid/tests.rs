@@ -279,3 +279,69 @@ fn nested_spindle_overrides_change_only_their_keys() {
         "only rpm changed; the spindles' write cache stays off"
     );
 }
+
+/// `streams` writers (or readers) at QD1 each, each going through its own region of
+/// `per_stream` bytes in `req`-byte requests: the aggregate MB/s the model gives.
+fn streams_mb_per_s(m: &mut RaidModel, kind: Kind, streams: u64, per_stream: u64, req: u64) -> f64 {
+    let region = m.l.span / streams;
+    let mut next: Vec<(Duration, u64)> =
+        (0..streams).map(|i| (Duration::ZERO, i * region)).collect();
+    let mut end = Duration::ZERO;
+    for _ in 0..per_stream / req {
+        for (at, off) in next.iter_mut() {
+            let d = m
+                .service(
+                    &Request {
+                        kind,
+                        offset: *off,
+                        len: req,
+                    },
+                    *at,
+                )
+                .duration;
+            *at += d;
+            *off += req;
+            end = end.max(*at);
+        }
+        // Serve the streams in arrival order next round.
+        next.sort();
+    }
+    (streams * per_stream) as f64 / 1e6 / end.as_secs_f64()
+}
+
+/// `cargo test --release --lib raid::tests::print_study4_figures -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn print_study4_figures() {
+    for (streams, per) in [(1u64, 8u64 << 30), (6, 1 << 30)] {
+        for kind in [Kind::Write, Kind::Read] {
+            let mut m = RaidModel::new(RaidParams {
+                capacity_bytes: 16 << 30,
+                ..RaidParams::default()
+            })
+            .unwrap();
+            let r = streams_mb_per_s(&mut m, kind, streams, per, 4 * MIB1);
+            println!(
+                "16 GiB array, {streams} stream(s) of {} GiB, 4 MiB {kind:?}: {r:.0} MB/s",
+                per >> 30
+            );
+        }
+    }
+}
+
+#[test]
+fn predictions_show_the_cache_and_what_lies_past_it() {
+    let mut t = toml::Table::new();
+    t.insert("capacity_bytes".into(), toml::Value::Integer(GIB8 as i64));
+    let set = crate::emu::model::predicted_set(NAME, Some(&t)).unwrap();
+    let iops = |label: &str| set.iter().find(|(l, _)| l == label).unwrap().1.iops;
+    let (cached, past) = (
+        iops("random write 4K"),
+        iops("random write 4K, 16 MiB cache"),
+    );
+    // 20,000 random writes fit in 1 GiB; through 16 MiB they run at the pace of
+    // read-modify-writes on 8 spindles (6 accesses each): about one disk's worth.
+    assert!(cached > 10_000.0, "{cached}");
+    assert!((80.0..300.0).contains(&past), "{past}");
+    assert!(set.iter().all(|(l, _)| l != "random write 4K, no cache"));
+}

@@ -261,6 +261,14 @@ fn careless_requests_never_panic_and_spindles_never_go_back_in_time() {
             s.duration
         };
     }
+    // A write of the whole array (a zero-range fallocate, say) streams through the
+    // small cache: as long as the disks take to write it, and no longer than that.
+    let s = m.service(&Request::write(0, u64::MAX), now);
+    let secs = s.duration.as_secs_f64();
+    assert!(
+        !s.cached && (GIB8 as f64 / 1.5e9..100.0).contains(&secs),
+        "{s:?}"
+    );
 }
 
 #[test]

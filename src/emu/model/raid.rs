@@ -406,7 +406,12 @@ impl RaidModel {
         let t0 = self.clock;
         self.free_completed(t0);
         let (te, s) = if self.draining || self.over_high_water() {
-            match self.next_dirty() {
+            // Everything may go, but full and aged stripes first: a stripe a stream
+            // is still filling is destaged partial only when nothing else is left.
+            if t0 <= limit {
+                self.promote(t0);
+            }
+            match self.next_ready().or_else(|| self.next_dirty()) {
                 Some(s) => (t0, s),
                 None => return Next::Idle,
             }
@@ -419,14 +424,7 @@ impl RaidModel {
             if te > limit {
                 return Next::NotBefore(te);
             }
-            let delay = ms(self.p.destage_delay_ms);
-            while let Some(&(lw, s)) = self.by_age.first() {
-                if lw.saturating_add(delay) > te {
-                    break;
-                }
-                self.by_age.pop_first();
-                self.ready.insert(s);
-            }
+            self.promote(te);
             match self.next_ready() {
                 Some(s) => (te, s),
                 None => return Next::Idle,
@@ -443,6 +441,18 @@ impl RaidModel {
             Next::NotBefore(t)
         } else {
             Next::Issue(t, s)
+        }
+    }
+
+    /// Make the stripes whose last write is `destage_delay_ms` old by `t` eligible.
+    fn promote(&mut self, t: Duration) {
+        let delay = ms(self.p.destage_delay_ms);
+        while let Some(&(lw, s)) = self.by_age.first() {
+            if lw.saturating_add(delay) > t {
+                break;
+            }
+            self.by_age.pop_first();
+            self.ready.insert(s);
         }
     }
 

@@ -321,6 +321,17 @@ fn streams_mb_per_s(m: &mut RaidModel, kind: Kind, streams: u64, per_stream: u64
 #[test]
 #[ignore]
 fn print_study4_figures() {
+    for cache in [1u64 << 30, 16 << 20, 1 << 20] {
+        let mut t = toml::Table::new();
+        t.insert("capacity_bytes".into(), toml::Value::Integer(GIB8 as i64));
+        t.insert("cache_bytes".into(), toml::Value::Integer(cache as i64));
+        for (l, p) in crate::emu::model::predicted_set(NAME, Some(&t)).unwrap() {
+            println!(
+                "8 GiB array, cache {cache}: {l}: {:.1} IOPS, {:.1} MB/s",
+                p.iops, p.mb_per_s
+            );
+        }
+    }
     for (streams, per) in [(1u64, 8u64 << 30), (6, 1 << 30)] {
         for kind in [Kind::Write, Kind::Read] {
             let mut m = RaidModel::new(RaidParams {

@@ -256,7 +256,7 @@ pub enum DeviceCmd {
 
 #[derive(Args)]
 pub struct CalibrateArgs {
-    /// hdd-7200, ssd-sata, nvme, nvram or ram.
+    /// hdd-7200, raid6, ssd-sata, nvme, nvram or ram.
     pub model: String,
     /// Override a model parameter, e.g. --set write_cache=false (repeatable; the value
     /// is TOML).

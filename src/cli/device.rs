@@ -45,7 +45,7 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                     .ok()
                     .and_then(|mut t| t.remove("v"))
                     .unwrap_or_else(|| toml::Value::String(v.to_string()));
-                params.insert(k.trim().to_string(), value);
+                set_param(&mut params, k.trim(), value);
             }
             crate::emu::model_by_name(&a.model, Some(&params))?;
             let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
@@ -105,5 +105,47 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// `--set KEY=VALUE`; a dotted key (`spindle.rpm=5400`) sets one key of a nested
+/// table, keeping the table's other keys given earlier.
+fn set_param(params: &mut toml::Table, key: &str, value: toml::Value) {
+    match key.split_once('.') {
+        Some((outer, inner)) if !outer.is_empty() && !inner.is_empty() => {
+            let entry = params
+                .entry(outer.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if !entry.is_table() {
+                *entry = toml::Value::Table(toml::Table::new());
+            }
+            if let toml::Value::Table(t) = entry {
+                t.insert(inner.to_string(), value);
+            }
+        }
+        _ => {
+            params.insert(key.to_string(), value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_param;
+
+    #[test]
+    fn dotted_set_keys_fill_a_nested_table() {
+        let mut p = toml::Table::new();
+        set_param(&mut p, "spindle.rpm", toml::Value::Integer(5400));
+        set_param(&mut p, "spindle.write_cache", toml::Value::Boolean(true));
+        set_param(&mut p, "cache_bytes", toml::Value::Integer(1 << 24));
+        assert_eq!(
+            p,
+            "cache_bytes = 16777216\nspindle = { rpm = 5400, write_cache = true }"
+                .parse::<toml::Table>()
+                .unwrap()
+        );
+        // The result is what raid6 merges one level deep.
+        crate::emu::model_by_name("raid6", Some(&p)).unwrap();
     }
 }

@@ -19,7 +19,9 @@ use serde::Serialize;
 
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
-use super::model::{model_by_name, predicted, CalibrationRun, Kind, Pattern, Prediction, Request};
+use super::model::{
+    model_by_name, predicted, spans_disk, CalibrationRun, Kind, Pattern, Prediction, Request,
+};
 use super::EmulationOptions;
 use crate::rig::image::ImageFile;
 use crate::rig::loopdev::{FileId, LoopDevice};
@@ -143,7 +145,7 @@ fn sized(pattern: Pattern, span: u64, opts: &CalibrateOptions) -> Result<Calibra
 
 fn with_capacity(opts: &CalibrateOptions) -> toml::Table {
     let mut p = opts.params.clone();
-    if opts.model == "hdd-7200" && !p.contains_key("capacity_bytes") {
+    if spans_disk(&opts.model) && !p.contains_key("capacity_bytes") {
         p.insert(
             "capacity_bytes".into(),
             toml::Value::Integer(opts.size as i64),

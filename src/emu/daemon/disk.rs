@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::{DiskSpec, DiskStats};
-use crate::emu::model::{model_by_name, DeviceModel};
+use crate::emu::model::{model_by_name, spans_disk, DeviceModel};
 use crate::rig::loopdev::FileId;
 
 pub(super) struct DiskState {
@@ -74,7 +74,7 @@ impl Disk {
 /// their drives.
 pub fn build_model(spec: &DiskSpec, size: u64) -> Result<Box<dyn DeviceModel>> {
     let mut params = spec.params.clone();
-    if spec.model == "hdd-7200" && !params.contains_key("capacity_bytes") {
+    if spans_disk(&spec.model) && !params.contains_key("capacity_bytes") {
         params.insert(
             "capacity_bytes".into(),
             toml::Value::Integer(size.min(i64::MAX as u64) as i64),

@@ -22,7 +22,7 @@
 //! emulated faithfully for its fastest requests; [`below_floor`] lets the daemon flag it.
 //!
 //! This file holds what every model shares (the request, the answer, the trait); each
-//! model family has its own file (`hdd`, `fixed`, `ram`), `registry` builds one by
+//! model family has its own file (`hdd`, `raid`, `fixed`, `ram`), `registry` builds one by
 //! name with its parameters overridden, and `predict` runs calibration streams
 //! through a model to say what `jbench device calibrate` should measure.
 
@@ -32,6 +32,7 @@ mod error;
 mod fixed;
 mod hdd;
 mod predict;
+mod raid;
 mod ram;
 mod registry;
 
@@ -39,15 +40,16 @@ pub use error::ModelError;
 pub use fixed::{FixedModel, FixedParams};
 pub use hdd::{HddModel, HddParams};
 pub use predict::{predicted, predicted_set, CalibrationRun, Pattern, Prediction};
+pub use raid::{RaidModel, RaidParams};
 pub use ram::{RamModel, RamParams};
-pub use registry::{default_params, model_by_name};
+pub use registry::{default_params, model_by_name, spans_disk};
 
 /// What one request costs in the FUSE + loop path before any model delay (issue 4:
 /// about 9k QD1 4 KiB IOPS with no injected latency, i.e. ~100 µs per request).
 pub const FUSE_FLOOR: Duration = Duration::from_micros(100);
 
 /// Names accepted by [`model_by_name`].
-pub const MODEL_NAMES: &[&str] = &["hdd-7200", "ssd-sata", "nvme", "nvram", "ram"];
+pub const MODEL_NAMES: &[&str] = &["hdd-7200", "raid6", "ssd-sata", "nvme", "nvram", "ram"];
 
 const MB: f64 = 1e6;
 const KIB4: u64 = 4096;

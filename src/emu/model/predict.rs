@@ -156,9 +156,15 @@ pub fn predicted(model: &mut dyn DeviceModel, run: &CalibrationRun) -> Predictio
     }
 }
 
+/// The controller cache `predicted_set` gives a model with a `cache_bytes` parameter
+/// for its extra random-write row.
+pub const SMALL_CACHE: u64 = 16 << 20;
+
 /// The calibration figures of model `name`: every [`Pattern`] over the whole model
-/// (1 GiB for position-free models), and for a model with a write cache also random
-/// writes with `write_cache = false`. Each run uses a fresh model.
+/// (1 GiB for position-free models), for a model with a write cache also random
+/// writes with `write_cache = false`, and for one with a controller cache
+/// (`cache_bytes`) random writes through a cache of [`SMALL_CACHE`]. Each run uses a
+/// fresh model.
 pub fn predicted_set(
     name: &str,
     params: Option<&toml::Table>,
@@ -172,6 +178,22 @@ pub fn predicted_set(
         out.push((
             pattern.label().to_string(),
             predicted(model.as_mut(), &CalibrationRun::new(pattern, span)),
+        ));
+    }
+    // A controller cache of 1 GiB absorbs every random-write stream above whole: a
+    // 16 MiB one shows the destage the writes pay once it is full.
+    let mut small = params.cloned().unwrap_or_default();
+    small.insert(
+        "cache_bytes".into(),
+        toml::Value::Integer(SMALL_CACHE as i64),
+    );
+    if let Ok(mut model) = model_by_name(name, Some(&small)) {
+        out.push((
+            "random write 4K, 16 MiB cache".into(),
+            predicted(
+                model.as_mut(),
+                &CalibrationRun::new(Pattern::RandomWrite4k, span),
+            ),
         ));
     }
     let mut no_cache = params.cloned().unwrap_or_default();

@@ -4,11 +4,20 @@
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::{
-    DeviceModel, FixedModel, FixedParams, HddModel, HddParams, ModelError, RamModel, RamParams,
+    DeviceModel, FixedModel, FixedParams, HddModel, HddParams, ModelError, RaidModel, RaidParams,
+    RamModel, RamParams,
 };
 
+/// Whether model `name` lays a geometry over its disk (`capacity_bytes`), which a trial
+/// and `jbench device calibrate` set to the emulated disk's size unless given.
+pub fn spans_disk(name: &str) -> bool {
+    matches!(name, "hdd-7200" | "raid6")
+}
+
 /// `base` with the keys of `overrides` replacing its fields; an unknown key or a value
-/// of the wrong type is an error naming the known keys.
+/// of the wrong type is an error naming the known keys. A parameter that is itself a
+/// table (`raid6`'s `spindle`) is merged one level deep, so `spindle = { rpm = 5400 }`
+/// changes only the spindles' rpm.
 pub(super) fn with_overrides<T: Serialize + DeserializeOwned>(
     model: &str,
     base: T,
@@ -26,14 +35,28 @@ pub(super) fn with_overrides<T: Serialize + DeserializeOwned>(
         }
     };
     for (key, value) in over {
-        if !table.contains_key(key) {
+        let Some(current) = table.get_mut(key) else {
             return Err(ModelError::UnknownParameter {
                 model: model.to_string(),
                 key: key.clone(),
                 known: table.keys().cloned().collect(),
             });
+        };
+        match (current, value) {
+            (toml::Value::Table(nested), toml::Value::Table(over)) => {
+                for (k, v) in over {
+                    if !nested.contains_key(k) {
+                        return Err(ModelError::UnknownParameter {
+                            model: model.to_string(),
+                            key: format!("{key}.{k}"),
+                            known: nested.keys().map(|n| format!("{key}.{n}")).collect(),
+                        });
+                    }
+                    nested.insert(k.clone(), v.clone());
+                }
+            }
+            (current, value) => *current = value.clone(),
         }
-        table.insert(key.clone(), value.clone());
     }
     toml::Value::Table(table)
         .try_into()
@@ -55,6 +78,14 @@ pub fn model_by_name(
             HddParams::default(),
             params,
         )?)?)),
+        "raid6" => {
+            super::raid::refuse_derived_spindle_keys(params)?;
+            Ok(Box::new(RaidModel::new(with_overrides(
+                name,
+                RaidParams::default(),
+                params,
+            )?)?))
+        }
         "ssd-sata" => fixed("ssd-sata", FixedParams::default(), params),
         "nvme" => fixed("nvme", FixedParams::nvme(), params),
         "nvram" => fixed("nvram", FixedParams::nvram(), params),
@@ -73,6 +104,7 @@ pub fn model_by_name(
 pub fn default_params(name: &str) -> Option<toml::Table> {
     let value = match name {
         "hdd-7200" => toml::Value::try_from(HddParams::default()),
+        "raid6" => toml::Value::try_from(RaidParams::default()),
         "ssd-sata" => toml::Value::try_from(FixedParams::default()),
         "nvme" => toml::Value::try_from(FixedParams::nvme()),
         "nvram" => toml::Value::try_from(FixedParams::nvram()),

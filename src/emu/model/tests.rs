@@ -131,12 +131,21 @@ fn model_error_texts_are_stable() {
         ("hdd-7200", "seek_avg_ms = 14.0", "hdd-7200: no monotonic seek curve through track-to-track 0.8 ms, average 14 ms, full stroke 15 ms; the average must lie between a + (full-a)/3 and a + 8(full-a)/15"),
         ("ssd-sata", "read_mb_per_s = -1", "ssd-sata: read_mb_per_s must be a positive number, got -1"),
         ("nvme", "flush_latency_us = -1.5", "nvme: flush_latency_us must be a number >= 0, got -1.5"),
+        ("raid6", "spindles = 3", "raid6: spindles must be 4 to 64 (RAID 6 keeps two chunks of every stripe for parity), got 3"),
+        ("raid6", "chunk_bytes = 1000", "raid6: chunk_bytes must be a multiple of 4096 from 4096 to 16777216, got 1000"),
+        ("raid6", "cache_bytes = 65536", "raid6: cache_bytes must hold at least two stripes (786432 bytes with 8 spindles of 65536-byte chunks), got 65536"),
+        ("raid6", "destage_high_water = 0.0", "raid6: destage_high_water must be a fraction of the cache above 0 and at most 1, got 0"),
+        ("raid6", "destage_delay_ms = nan", "raid6: destage_delay_ms must be a number >= 0, got NaN"),
+        ("raid6", "spindle = { rpm = 0 }", "raid6: spindle: rpm must be a positive number, got 0"),
+        ("raid6", "spindle = { seed = 3 }", "raid6: spindle.seed is set by the array (spindle i is seeded with seed + i); set raid6's `seed` instead"),
+        ("raid6", "spindle = { capacity_bytes = 3 }", "raid6: spindle.capacity_bytes is set by the array (capacity_bytes / (spindles - 2)); set raid6's `capacity_bytes` instead"),
+        ("raid6", "spindle = { rmp = 5400 }", "raid6: unknown parameter `spindle.rmp`; known parameters: spindle.capacity_bytes, spindle.cylinders, spindle.interface_mb_per_s, spindle.rate_inner_mb_per_s, spindle.rate_outer_mb_per_s, spindle.rpm, spindle.seed, spindle.seek_avg_ms, spindle.seek_full_stroke_ms, spindle.seek_track_to_track_ms, spindle.sequential_write_slip, spindle.write_cache, spindle.write_cache_bytes"),
     ];
     for (name, params, want) in cases {
         assert_eq!(text(name, params), want, "{name} with {params}");
     }
     let unknown =
-        "unknown device model `hdd-5400`; known models: hdd-7200, ssd-sata, nvme, nvram, ram";
+        "unknown device model `hdd-5400`; known models: hdd-7200, raid6, ssd-sata, nvme, nvram, ram";
     assert_eq!(
         model_by_name("hdd-5400", None).err().unwrap().to_string(),
         unknown

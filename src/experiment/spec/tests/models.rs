@@ -184,7 +184,10 @@ fn device_model_errors_name_key_and_line() {
             "",
             "\n[models.tape]\nmodel = \"tape-drive\"\n",
             "models.tape",
-            &["unknown device model `tape-drive`", "hdd-7200, ssd-sata"],
+            &[
+                "unknown device model `tape-drive`",
+                "hdd-7200, raid6, ssd-sata",
+            ],
             "[models.tape]",
         ),
         (

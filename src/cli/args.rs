@@ -92,8 +92,8 @@ pub struct SpecSource {
     pub spec: Option<PathBuf>,
     /// Use a built-in experiment instead of a file: quick, quick-host, study1-journal-device,
     /// study2-journal-size, study3-nvram-postmark, study4-journaling-modes-iozone,
-    /// study1-hdd, study2-hdd, study3-hdd, study3-hdd-modern (the files in presets/ are
-    /// the same).
+    /// study1-hdd, study2-hdd, study3-hdd, study3-hdd-modern, study4-hdd (the files in
+    /// presets/ are the same).
     #[arg(long, conflicts_with = "spec")]
     pub preset: Option<String>,
 }

@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 10] = [
+pub const PRESETS: [(&str, &str); 11] = [
     ("quick", include_str!("../../presets/quick.toml")),
     ("quick-host", include_str!("../../presets/quick-host.toml")),
     (
@@ -27,6 +27,7 @@ pub const PRESETS: [(&str, &str); 10] = [
         "study3-hdd-modern",
         include_str!("../../presets/study3-hdd-modern.toml"),
     ),
+    ("study4-hdd", include_str!("../../presets/study4-hdd.toml")),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {
@@ -226,6 +227,57 @@ mod tests {
         );
         assert_eq!(s.workloads.len(), 6);
         assert_eq!(s.repetitions, 3);
+    }
+
+    #[test]
+    fn study4_hdd_runs_the_linux_analogue_on_a_battery_backed_raid6() {
+        let s = crate::experiment::spec::parse(find("study4-hdd").unwrap(), "s4").unwrap();
+        let analogue =
+            crate::experiment::spec::parse(find("study4-journaling-modes-iozone").unwrap(), "a")
+                .unwrap();
+        let labels = |s: &crate::experiment::spec::Spec| -> Vec<String> {
+            s.configs.iter().map(|c| c.label.clone()).collect()
+        };
+        assert_eq!(labels(&s), labels(&analogue));
+        for c in &s.configs {
+            let m = c.fs_model.as_ref().expect("every file system on the array");
+            assert_eq!((m.name.as_str(), m.model.as_str()), ("raid6-bbu", "raid6"));
+            assert_eq!(m.params.get("spindles"), Some(&toml::Value::Integer(8)));
+            assert_eq!(
+                m.params.get("nonvolatile"),
+                Some(&toml::Value::Boolean(true))
+            );
+            assert!(c.journal_model.is_none(), "journals and logs are internal");
+            assert_eq!(c.memory_limit, Some(512 << 20));
+        }
+        let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "large",
+                "large-sync",
+                "cached",
+                "cached-sync",
+                "throughput-6",
+                "throughput-7"
+            ]
+        );
+        // The large file is 4x memory (the study's far exceeded it); the cached one fits.
+        let sizes: Vec<u64> = s
+            .workloads
+            .iter()
+            .map(|w| w.engine.peak_data_bytes())
+            .collect();
+        assert!(
+            sizes[0] >= 4 * (512 << 20) && sizes[2] < 512 << 20,
+            "{sizes:?}"
+        );
+        assert_eq!(s.repetitions, 3);
+        crate::emu::model_by_name(
+            "raid6",
+            Some(&s.configs[0].fs_model.as_ref().unwrap().params),
+        )
+        .expect("the preset's array builds");
     }
 
     #[test]

@@ -381,33 +381,6 @@ impl TimedHdd {
     }
 }
 
-/// A 4 KiB-aligned buffer of 4 KiB, for O_DIRECT.
-fn aligned_block() -> (Vec<u8>, usize) {
-    let buf = vec![0x5au8; 8192];
-    let start = buf.as_ptr().align_offset(4096);
-    (buf, start)
-}
-
-/// Sends `stream` to `dev` one request at a time (queue depth 1, as the model
-/// assumes) and returns how long it took.
-fn send(dev: &std::fs::File, stream: &[jbench::emu::Request]) -> Duration {
-    use jbench::emu::Kind;
-    use std::os::unix::fs::FileExt;
-    let (mut buf, start) = aligned_block();
-    let block = &mut buf[start..start + 4096];
-    let began = Instant::now();
-    for r in stream {
-        assert_eq!(r.len % 4096, 0);
-        match r.kind {
-            Kind::Read => dev.read_exact_at(block, r.offset).unwrap(),
-            Kind::Write => dev.write_all_at(block, r.offset).unwrap(),
-            Kind::Flush => dev.sync_data().unwrap(),
-            Kind::Discard => unreachable!("no discards in these streams"),
-        }
-    }
-    began.elapsed()
-}
-
 /// What a fresh `hdd-7200` model of the timed disk answers for each request of
 /// `stream`, each sent when the previous one completes: the daemon's own model for
 /// the same stream, without the host's cost (which only adds to it).
@@ -465,7 +438,7 @@ fn random_reads_and_fsynced_writes_take_at_least_the_hdd_models_time() {
     let predicted: Duration = model_times(&stream).iter().sum();
 
     let disk = TimedHdd::start("emu-timing-");
-    let measured = send(&disk.open(), &stream);
+    let measured = send_qd1(&disk.open(), &stream);
     let stats = disk.daemon.stats().unwrap();
     let d = &stats.disks[0];
     // The stream reached the model request for request (udev may add a read or two).
@@ -497,8 +470,8 @@ fn a_flush_after_cached_writes_takes_at_least_the_hdd_models_drain_time() {
 
     let disk = TimedHdd::start("emu-flush-");
     let dev = disk.open();
-    send(&dev, &writes[..writes.len() - 1]);
-    let measured_flush = send(&dev, &[Request::flush()]);
+    send_qd1(&dev, &writes[..writes.len() - 1]);
+    let measured_flush = send_qd1(&dev, &[Request::flush()]);
     let d = &disk.daemon.stats().unwrap().disks[0];
     assert!(d.writes >= 200 && d.flushes >= 1, "{d:?}");
     assert!(d.cached >= 200, "the writes were cached: {d:?}");

@@ -4,13 +4,13 @@
 
 mod common;
 
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::time::{Duration, Instant};
+use std::os::unix::fs::OpenOptionsExt;
+use std::time::Duration;
 
 use common::*;
 use jbench::emu::daemon::DiskSpec;
 use jbench::emu::host::DeviceDaemon;
-use jbench::emu::{CalibrationRun, EmulationOptions, Kind, Pattern, Request};
+use jbench::emu::{CalibrationRun, EmulationOptions, Pattern, Request};
 
 const DISK: u64 = 256 << 20;
 /// A cache the stream overflows, so that writes pay the destage (the default 1 GiB
@@ -36,23 +36,6 @@ fn predicted(stream: &[Request]) -> Duration {
         now += model.service(r, now).duration;
     }
     now
-}
-
-fn send(dev: &std::fs::File, stream: &[Request]) -> Duration {
-    let buf = vec![0x5au8; 8192];
-    let start = buf.as_ptr().align_offset(4096);
-    let mut buf = buf;
-    let block = &mut buf[start..start + 4096];
-    let began = Instant::now();
-    for r in stream {
-        match r.kind {
-            Kind::Read => dev.read_exact_at(block, r.offset).unwrap(),
-            Kind::Write => dev.write_all_at(block, r.offset).unwrap(),
-            Kind::Flush => dev.sync_data().unwrap(),
-            Kind::Discard => unreachable!("no discards in this stream"),
-        }
-    }
-    began.elapsed()
 }
 
 #[test]
@@ -106,7 +89,7 @@ fn random_writes_past_the_cache_and_reads_take_at_least_the_raid_models_time() {
             .custom_flags(nix::libc::O_DIRECT)
             .open(lo.path())
             .unwrap();
-        let measured = send(&dev, &stream);
+        let measured = send_qd1(&dev, &stream);
         let d = &daemon.stats().unwrap().disks[0];
         assert!(d.writes >= 400 && d.reads >= 40, "{d:?}");
         // The stream overflowed the cache: some writes waited for the destage.

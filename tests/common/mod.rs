@@ -224,3 +224,30 @@ pub fn zram_devices() -> Vec<String> {
     v.sort();
     v
 }
+
+/// A 4 KiB-aligned buffer of 4 KiB, for O_DIRECT.
+pub fn aligned_block() -> (Vec<u8>, usize) {
+    let buf = vec![0x5au8; 8192];
+    let start = buf.as_ptr().align_offset(4096);
+    (buf, start)
+}
+
+/// Sends `stream` to `dev` one request at a time (queue depth 1, as the model
+/// assumes) and returns how long it took.
+pub fn send_qd1(dev: &std::fs::File, stream: &[jbench::emu::Request]) -> std::time::Duration {
+    use jbench::emu::Kind;
+    use std::os::unix::fs::FileExt;
+    let (mut buf, start) = aligned_block();
+    let block = &mut buf[start..start + 4096];
+    let began = std::time::Instant::now();
+    for r in stream {
+        assert_eq!(r.len % 4096, 0);
+        match r.kind {
+            Kind::Read => dev.read_exact_at(block, r.offset).unwrap(),
+            Kind::Write => dev.write_all_at(block, r.offset).unwrap(),
+            Kind::Flush => dev.sync_data().unwrap(),
+            Kind::Discard => unreachable!("no discards in these streams"),
+        }
+    }
+    began.elapsed()
+}

@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod crash;
 pub mod emu;
 pub mod experiment;
 pub mod monitor;

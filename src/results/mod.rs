@@ -6,3 +6,4 @@ pub mod layout;
 pub mod monitor_series;
 pub mod record;
 pub mod store;
+pub mod crash;

@@ -1,0 +1,14 @@
+//! The crash lab (`jbench crash`): what a journal placement buys in safety. Each
+//! configuration x workload of an experiment runs once with the write log on; crash
+//! states are cut from the log (one global cut across the file-system and journal
+//! disks), served by the device daemon over a copy-on-write overlay, recovered by the
+//! kernel and fsck, and judged by an oracle that knows what every fsync promised.
+//!
+//! - `options`: the `[crash]` table;
+//! - `states`: which crash states a log yields (pure: no devices);
+//! - `oracle`: recover one state and judge it;
+//! - `lab`: record, build, check and store, for every configuration x workload.
+
+pub mod options;
+
+pub use options::{CrashOptions, Strategy};

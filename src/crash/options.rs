@@ -1,0 +1,87 @@
+//! The `[crash]` table of an experiment: how many crash states `jbench crash` builds
+//! from each recorded trial, with which strategies, and what else it measures.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// How a crash state is cut from the write log (docs/crash.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Every disk cut at one global sequence number right after a flush or an fsync
+    /// marker: a power cut when the caches hold nothing unflushed.
+    Prefix,
+    /// A prefix up to a flush plus a seeded, order-preserving subset of the writes
+    /// still in a volatile cache: what the cache may or may not have written.
+    Subset,
+    /// A subset state with one kept write cut at a 512-byte boundary.
+    Torn,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 3] = [Strategy::Prefix, Strategy::Subset, Strategy::Torn];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Prefix => "prefix",
+            Strategy::Subset => "subset",
+            Strategy::Torn => "torn",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| format!("unknown crash strategy `{text}`; expected prefix, subset or torn"))
+    }
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Default `states`: crash states per configuration x workload.
+pub const DEFAULT_STATES: u32 = 200;
+/// Default `recovery_timing`: states also recovered with model timing on.
+pub const DEFAULT_RECOVERY_TIMING: u32 = 10;
+/// Default `mount_timeout`: a recovery mount (or fsck) that takes longer is stopped and
+/// the state gets `no-verdict`.
+pub const DEFAULT_MOUNT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Most states per configuration x workload.
+pub const MAX_STATES: u32 = 1_000_000;
+
+/// The `[crash]` table, every default filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrashOptions {
+    /// Crash states per configuration x workload.
+    pub states: u32,
+    /// Strategies the states are spread over, in this order.
+    pub strategies: Vec<Strategy>,
+    /// Seed of the state choice; `None`: the experiment's `seed`.
+    pub seed: Option<u64>,
+    /// How many states per configuration x workload are also recovered with model
+    /// timing on, to time the journal replay and fsck.
+    pub recovery_timing: u32,
+    /// Also recover as if a `ram`/`nvram` journal disk came back empty; `None`: where
+    /// the journal is on a `ram` or `nvram` disk.
+    pub lose_journal: Option<bool>,
+    /// Longest a recovery step (mount, fsck) may take before the state is given up.
+    pub mount_timeout: Duration,
+}
+
+impl Default for CrashOptions {
+    fn default() -> Self {
+        Self {
+            states: DEFAULT_STATES,
+            strategies: vec![Strategy::Prefix, Strategy::Subset],
+            seed: None,
+            recovery_timing: DEFAULT_RECOVERY_TIMING,
+            lose_journal: None,
+            mount_timeout: DEFAULT_MOUNT_TIMEOUT,
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! The crash record: one line of `crash.jsonl`, one crash state that `jbench crash`
+//! built, recovered and checked (docs/crash.md, docs/results.md). A user-facing
+//! schema: bump [`CRASH_SCHEMA_VERSION`] on incompatible changes.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+pub const CRASH_SCHEMA_VERSION: u32 = 1;
+
+/// What the oracle concluded about one crash state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Mounted, every fsync'ed file intact, fsck found nothing.
+    Ok,
+    /// The mount failed (fsck was then run; its output is the evidence).
+    Unmountable,
+    /// Mounted, but fsck complained after the unmount.
+    FsckDirty,
+    /// A file whose fsync returned before the cut is missing or different.
+    LostFsynced,
+    /// The state could not be judged (a step hung or failed); the evidence says why.
+    NoVerdict,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Ok,
+        Verdict::Unmountable,
+        Verdict::FsckDirty,
+        Verdict::LostFsynced,
+        Verdict::NoVerdict,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Unmountable => "unmountable",
+            Verdict::FsckDirty => "fsck-dirty",
+            Verdict::LostFsynced => "lost-fsynced",
+            Verdict::NoVerdict => "no-verdict",
+        }
+    }
+
+    /// A verdict that says durability or consistency was broken.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Verdict::Unmountable | Verdict::FsckDirty | Verdict::LostFsynced)
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The write a `torn` state cut short.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TornWrite {
+    /// The write's `seq` in the log.
+    pub seq: u64,
+    /// Bytes of it kept (a multiple of 512), of `len`.
+    pub kept_bytes: u64,
+    pub len: u64,
+}
+
+/// The last fsync marker before the cut.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsyncMark {
+    pub seq: u64,
+    /// The file's path relative to the file system's root.
+    pub path: String,
+}
+
+/// Recovery timed with the emulated disks' model timing on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryTimes {
+    /// The mount, which replays the journal (ext3/ext4) or the log (XFS).
+    pub mount_seconds: f64,
+    /// `e2fsck -E journal_only` on the same state, unreplayed (ext3/ext4 only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_only_seconds: Option<f64>,
+    /// A full check (`e2fsck -f`, `xfs_repair -n`) after the replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_fsck_seconds: Option<f64>,
+    /// Journal blocks the replay had to apply (from the kernel's or e2fsck's report),
+    /// when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed_blocks: Option<u64>,
+}
+
+/// Recovery of a state whose `ram` journal disk came back empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LostJournal {
+    /// The mount failed, as it must; the kernel's message (or why it did not fail).
+    pub mount_failed: bool,
+    pub mount_error: String,
+    /// The documented procedure ran to the end and the file system mounted after it.
+    pub recovered: bool,
+    /// fsync'ed files missing afterwards.
+    pub fsynced_missing: u64,
+    /// fsync'ed files present with other content.
+    pub fsynced_different: u64,
+    /// Entries e2fsck put in lost+found.
+    pub lost_found: u64,
+    /// Problems e2fsck fixed (its output's fix lines).
+    pub fsck_repairs: u64,
+    /// The commands run and the first lines of what they said.
+    pub evidence: Vec<String>,
+}
+
+/// One crash state (`crash.jsonl`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrashRecord {
+    pub schema: u32,
+    /// The configuration's label.
+    pub config: String,
+    /// The workload's name.
+    pub workload: String,
+    /// The recorded trial whose write log the state comes from.
+    pub trial: usize,
+    /// The state's number within its configuration x workload.
+    pub state: u64,
+    pub strategy: String,
+    /// Records with `seq < cut` are before the power cut.
+    pub cut: u64,
+    /// Write records before the cut kept in the state (flushes and markers not
+    /// counted).
+    pub kept: u64,
+    /// Write records before the cut the state leaves out (lost in a volatile cache).
+    pub dropped: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torn: Option<TornWrite>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_fsync: Option<FsyncMark>,
+    /// fsync'ed files the oracle checked.
+    pub fsynced_files: u64,
+    pub verdict: Verdict,
+    /// Why: the oracle's steps and the first lines of the tools' output.
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<RecoveryTimes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_journal: Option<LostJournal>,
+    /// Wall seconds to build, recover and check the state (model timing off).
+    pub check_seconds: f64,
+    // The configuration, for the report's tables and charts.
+    pub filesystem: String,
+    pub placement: String,
+    pub mode: String,
+    pub journal_size: u64,
+    /// Inodes the file system has (its size decides full-fsck time).
+    #[serde(default)]
+    pub inodes: u64,
+    /// The configuration is built to lose data (a disk that ignores flushes, or
+    /// flushes turned off on a disk with a volatile cache): failures are expected.
+    #[serde(default)]
+    pub negative_control: bool,
+    /// The workload fsyncs (its files are checked) or not (consistency only).
+    #[serde(default)]
+    pub checks_fsync: bool,
+}
+
+/// Reads `crash.jsonl`; a missing file is no records. A torn last line (an
+/// interrupted run) is skipped; any other bad line is an error naming it.
+pub fn load_crash_records(path: &Path) -> Result<Vec<CrashRecord>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let lines: Vec<String> = std::io::BufReader::new(file)
+        .lines()
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut out = Vec::new();
+    let last = lines.len().saturating_sub(1);
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<CrashRecord>(line) {
+            Ok(r) => out.push(r),
+            Err(_) if i == last => break,
+            Err(e) => {
+                return Err(e).with_context(|| format!("{} line {}", path.display(), i + 1))
+            }
+        }
+    }
+    Ok(out)
+}

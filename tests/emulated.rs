@@ -145,10 +145,11 @@ fn the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes() 
         .set_len(64 << 20)
         .unwrap();
     let log = tmp.path().join("w.log");
+    // Timing stays off, so the hdd costs no time; it is there for the header.
     let disks = [DiskSpec {
         name: "fs".into(),
         image: image.clone(),
-        model: "ram".into(),
+        model: "hdd-7200".into(),
         params: Default::default(),
         image_id: None,
     }];
@@ -189,7 +190,10 @@ fn the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes() 
         drop(daemon);
     }
     let (header, summary) = writelog::summarize(&log).unwrap();
+    assert_eq!(header.version, writelog::VERSION);
     assert_eq!(header.disks[0].size, 64 << 20);
+    assert_eq!(header.disks[0].volatile_cache, Some(true));
+    assert_eq!(header.disks[0].honor_flush, Some(true));
     assert!(
         summary.zero_writes > 0,
         "mkfs zeroing is logged without payload"
@@ -197,20 +201,47 @@ fn the_write_log_replays_to_the_served_image_and_orders_markers_after_flushes() 
     let labels: Vec<&str> = summary.markers.iter().map(|(_, l)| l.as_str()).collect();
     assert_eq!(labels.len(), 5, "{labels:?}");
 
-    // Every marker follows a flush of the disk with no write between them.
+    // Every marker follows a flush of the disk with no write between them, and that
+    // flush was issued after the last write was acknowledged: it covers it.
+    // Every request is issued before it is acknowledged, in acknowledgement order.
     let mut r = writelog::LogReader::open(&log).unwrap();
+    assert_eq!(r.version(), writelog::VERSION);
     let mut last_flush = None;
     let mut last_write = None;
+    let mut last_acked = None;
     while let Some(rec) = r.next_record().unwrap() {
+        let (issued, acked) = (rec.issued.unwrap(), rec.acked.unwrap());
+        assert!(
+            issued < acked,
+            "record {}: issued {issued}, acked {acked}",
+            rec.seq
+        );
+        assert!(
+            last_acked < Some(acked),
+            "record {}: acked {acked} after {last_acked:?}",
+            rec.seq
+        );
+        last_acked = Some(acked);
         match rec.kind {
-            writelog::RecordKind::Write | writelog::RecordKind::Zero => last_write = Some(rec.seq),
-            writelog::RecordKind::Flush => last_flush = Some(rec.seq),
+            writelog::RecordKind::Write | writelog::RecordKind::Zero => {
+                last_write = Some((rec.seq, acked))
+            }
+            writelog::RecordKind::Flush => last_flush = Some((rec.seq, issued)),
             writelog::RecordKind::Marker => {
+                let (Some((w_seq, w_acked)), Some((f_seq, f_issued))) = (last_write, last_flush)
+                else {
+                    panic!("marker {} without a write and a flush before it", rec.seq)
+                };
                 assert!(
-                    last_flush > last_write,
+                    f_seq > w_seq,
                     "marker {} without a flush after the last write",
                     rec.seq
-                )
+                );
+                assert!(
+                    w_acked < f_issued,
+                    "marker {}: flush {f_seq} (issued {f_issued}) does not cover write {w_seq} (acked {w_acked})",
+                    rec.seq
+                );
             }
             _ => {}
         }

@@ -233,6 +233,7 @@ fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
         assert!(log_records > 0, "{emu}");
         let out = run_ok(jbench().args(["device", "log", "--json"]).arg(&wlog));
         let log: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(log["header"]["version"], 2, "{}", log["header"]);
         let header_disks: Vec<&str> = log["header"]["disks"]
             .as_array()
             .unwrap()
@@ -279,11 +280,17 @@ fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
         let want: BTreeSet<String> = (0..FILES).map(|i| format!("f{i}")).collect();
         assert_eq!(files, want, "every file's fsync is marked once");
         assert!(
-            markers
-                .iter()
-                .all(|(_, l)| l.starts_with("fsync ") || l.starts_with("timing ")),
+            markers.iter().all(|(_, l)| l.starts_with("fsync ")
+                || l.starts_with("timing ")
+                || l.starts_with("phase ")),
             "{markers:?}"
         );
+        // Each phase's start is marked, after timing is on and in the engine's order.
+        let phases: Vec<&str> = markers
+            .iter()
+            .filter_map(|(_, l)| l.strip_prefix("phase "))
+            .collect();
+        assert_eq!(phases, ["create_fsync", "remove"], "{markers:?}");
     }
     let logs = std::fs::read_dir(results.join("write-logs"))
         .unwrap()

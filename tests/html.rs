@@ -210,6 +210,102 @@ fn cli_writes_the_page_where_asked() {
     assert_eq!(fx::svgs(&html).len(), fx::EXPECTED_CHARTS);
 }
 
+/// A results directory with `crash.jsonl`: `jbench report` prints the crash section
+/// in every format and `--html` draws its chart; the same directory without the file
+/// shows none of it.
+#[test]
+fn cli_reports_the_crash_states_of_a_results_directory() {
+    use jbench::results::crash::{CrashRecord, RecoveryTimes, Verdict, CRASH_SCHEMA_VERSION};
+    let dir = tempfile::tempdir().unwrap();
+    fx::write_results_dir(dir.path());
+    let spec = "name = \"journal-sweep\"\n[[workload]]\nkind = \"fdtree\"\nname = \"small-deep\"\n";
+    std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
+    let jbench = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_jbench"))
+            .arg("report")
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let before: Vec<String> = [["--format", "table"], ["--format", "csv"]]
+        .iter()
+        .map(|a| jbench(a))
+        .collect();
+    assert!(!before[0].contains("Crash states") && !before[1].contains("crash:"));
+
+    let mut lines = String::new();
+    for (k, placement) in ["same-disk", "ramdisk"].iter().enumerate() {
+        for (j, size) in fx::SIZES.iter().enumerate() {
+            for state in 0..3u64 {
+                let r = CrashRecord {
+                    schema: CRASH_SCHEMA_VERSION,
+                    config: format!("{placement},{}M", size >> 20),
+                    workload: "small-deep".into(),
+                    trial: 3 * k + j,
+                    state,
+                    strategy: "prefix".into(),
+                    cut: 100 + state,
+                    kept: 90,
+                    dropped: 0,
+                    torn: None,
+                    last_fsync: None,
+                    fsynced_files: 4,
+                    verdict: Verdict::Ok,
+                    evidence: vec!["mount: ok".into()],
+                    timings: Some(RecoveryTimes {
+                        mount_seconds: 0.1 * (j + 1) as f64 / (k + 1) as f64,
+                        journal_only_seconds: Some(0.2),
+                        full_fsck_seconds: Some(1.5),
+                        replayed_blocks: None,
+                    }),
+                    lost_journal: None,
+                    check_seconds: 2.0,
+                    filesystem: "ext4".into(),
+                    placement: placement.to_string(),
+                    mode: "ordered".into(),
+                    journal_size: *size,
+                    inodes: 65536,
+                    negative_control: false,
+                    checks_fsync: true,
+                };
+                lines.push_str(&serde_json::to_string(&r).unwrap());
+                lines.push('\n');
+            }
+        }
+    }
+    std::fs::write(jbench::results::layout::crash_file(dir.path()), lines).unwrap();
+    let table = jbench(&["--format", "table"]);
+    assert!(
+        table.contains("== Crash states: workload small-deep =="),
+        "{table}"
+    );
+    assert!(table.contains("Recovery times of small-deep"), "{table}");
+    let csv = jbench(&["--format", "csv"]);
+    assert!(csv.starts_with(&before[1]), "the trial rows are unchanged");
+    assert_eq!(csv.matches(",crash:").count(), 6 * 5, "{csv}");
+    let md = jbench(&["--format", "markdown"]);
+    assert!(
+        md.contains("## Crash states: workload `small-deep`"),
+        "{md}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&jbench(&["--format", "json"])).unwrap();
+    assert_eq!(json["crash"].as_array().unwrap().len(), 6);
+
+    let page = dir.path().join("page.html");
+    jbench(&["--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(fx::svgs(&html).len(), fx::EXPECTED_CHARTS + 1);
+    assert_eq!(html.matches("data-kind=\"crash-recovery\"").count(), 1);
+    assert!(html.contains("<section id=\"crash\">"));
+    for bad in fx::EXTERNAL {
+        assert!(!html.contains(bad), "page contains {bad}");
+    }
+}
+
 /// Leaves the fixture results directory and its report.html in JBENCH_SAMPLE_DIR
 /// (docs/report-sample.png is a screenshot of it). A tool, not a check: ignored, so
 /// it is never counted as a test that passed.

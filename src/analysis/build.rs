@@ -67,6 +67,7 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         warnings,
         adaptive_looks: opts.adaptive_looks,
         noise_band: opts.noise_band,
+        crash: Vec::new(),
     }
 }
 

@@ -2,12 +2,13 @@
 //! ([`stats`]), the [`Analysis`] of one run built once by [`analyse`] ([`model`] its
 //! types, `build` the construction, `significance` the comparisons and their typed
 //! outcomes, `warnings` what makes a figure untrustworthy, [`summary`] the ranking on each
-//! workload's main phase that opens a report), and the comparison of
-//! several result sets ([`compare`]). Words belong to `report/`: nothing here formats a
+//! workload's main phase that opens a report), the crash lab's figures ([`crash`],
+//! from `crash.jsonl`), and the comparison of several result sets ([`compare`]). Words belong to `report/`: nothing here formats a
 //! verdict.
 
 mod build;
 pub mod compare;
+pub mod crash;
 pub mod model;
 mod significance;
 pub mod stats;
@@ -15,6 +16,7 @@ pub mod summary;
 pub(crate) mod warnings;
 
 pub use build::{analyse, DURABLE_SUFFIX};
+pub use crash::{analyse_crash, CrashAnalysis};
 pub use model::*;
 pub use summary::{default_main_phase, WorkloadSummary};
 pub use warnings::every_trial_failed;

@@ -86,9 +86,20 @@ pub struct Analysis {
     /// JSON report, whose `verdict` fields state it where it matters.
     #[serde(skip_serializing, default = "default_noise_band")]
     pub noise_band: f64,
+    /// The crash lab's states (`crash.jsonl`), per configuration x workload; empty
+    /// (and absent from the JSON report) without crash records. Set by
+    /// [`Analysis::with_crash`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crash: Vec<crate::analysis::crash::CrashAnalysis>,
 }
 
 impl Analysis {
+    /// This analysis with the crash section of `records` (replacing any before).
+    pub fn with_crash(mut self, records: &[crate::results::crash::CrashRecord]) -> Self {
+        self.crash = crate::analysis::crash::analyse_crash(records);
+        self
+    }
+
     /// Run-wide warnings followed by each workload's, in report order.
     pub fn all_warnings(&self) -> Vec<String> {
         let per_workload = self.workloads.iter().flat_map(|w| w.warnings.iter());

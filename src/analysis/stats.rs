@@ -334,6 +334,23 @@ pub fn sequential_p(p: f64, looks: u32) -> f64 {
     (p * f64::from(looks.max(1))).min(1.0)
 }
 
+/// The `q` quantile (0 to 1) of `xs`, interpolating linearly between the two nearest
+/// ranks: position `(n - 1) * q` of the sorted values (NumPy's default, Hyndman and
+/// Fan's type 7), so the median of an even count is the mean of the middle two and
+/// a p95 of few values is not simply the largest. `None` when `xs` is empty or holds
+/// a non-finite value.
+pub fn quantile(xs: &[f64], q: f64) -> Option<f64> {
+    if xs.is_empty() || !all_finite(xs) || !(0.0..=1.0).contains(&q) {
+        return None;
+    }
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let h = (sorted.len() - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
 /// Two-pass sample variance (divisor n - 1): subtracting the mean first avoids the
 /// cancellation of the sum-of-squares formula on large, close values such as rates.
 fn sample_variance(xs: &[f64], mean: f64) -> f64 {

@@ -47,6 +47,9 @@ pub struct Cli {
 pub enum Command {
     /// Run an experiment: provision, verify and measure every trial of the plan (root).
     Run(RunArgs),
+    /// Crash lab: run each configuration x workload once with the write log on, cut
+    /// crash states from the log, recover and check every one (root; emulated disks).
+    Crash(CrashArgs),
     /// Print the configurations and the ordered trial plan of an experiment; runs nothing.
     Plan {
         #[command(flatten)]
@@ -92,8 +95,8 @@ pub struct SpecSource {
     pub spec: Option<PathBuf>,
     /// Use a built-in experiment instead of a file: quick, quick-host, study1-journal-device,
     /// study2-journal-size, study3-nvram-postmark, study4-journaling-modes-iozone,
-    /// study1-hdd, study2-hdd, study3-hdd, study3-hdd-modern, study4-hdd (the files in
-    /// presets/ are the same).
+    /// study1-hdd, study2-hdd, study3-hdd, study3-hdd-modern, study4-hdd, and for
+    /// `jbench crash` crash-placement, crash-modes (the files in presets/ are the same).
     #[arg(long, conflicts_with = "spec")]
     pub preset: Option<String>,
 }
@@ -148,6 +151,35 @@ pub struct RunArgs {
     // without root (tests/cli_scripted.rs). Not in `--help`.
     #[arg(long, value_enum, default_value = "rig", hide = true)]
     pub executor: ExecutorKind,
+}
+
+/// `jbench crash`.
+#[derive(Args)]
+#[command(
+    after_help = "Every configuration needs emulated disks (`device_model`): the write log \
+that crash states are cut from is kept by the device daemon. The [crash] table of the experiment \
+sets the states, strategies, seed, recovery_timing and lose_journal (docs/crash.md). Exit status: \
+0 every state judged as expected; 5 an ordinary configuration lost data or a negative control \
+did not; 2 a recording trial failed; 130 interrupted (finish with --resume)."
+)]
+pub struct CrashArgs {
+    #[command(flatten)]
+    pub source: SpecSource,
+    /// Results directory [default: results/<name>-crash-<timestamp>].
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// Finish an interrupted crash run: missing recordings and states only.
+    #[arg(long, value_name = "DIR", conflicts_with = "results")]
+    pub resume: Option<PathBuf>,
+    /// Crash states per configuration x workload [default: the spec's crash.states, 200].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub states: Option<u32>,
+    /// Seed of the state choice [default: the spec's crash.seed, else its seed].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// No progress output (the final report is still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// What runs each trial of `jbench run`.

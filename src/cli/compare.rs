@@ -43,6 +43,8 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode> {
             opts: &opts,
             results_dir: None,
             extra_warnings: &merged.warnings,
+            // Crash states are per run; a comparison of runs has none of its own.
+            crash: &[],
         })?;
         std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("HTML comparison: {}", path.display());

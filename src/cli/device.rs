@@ -78,9 +78,15 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                 );
                 return Ok(ExitCode::SUCCESS);
             }
+            outln!("write log version {}", header.version);
             for d in &header.disks {
+                let cache = match (d.volatile_cache, d.honor_flush) {
+                    (Some(true), Some(false)) => ", volatile write cache, flushes ignored",
+                    (Some(true), _) => ", volatile write cache",
+                    _ => "",
+                };
                 outln!(
-                    "disk {}: {} ({}, {})",
+                    "disk {}: {} ({}, {}{cache})",
                     d.index,
                     d.name,
                     d.model,

@@ -27,6 +27,7 @@ macro_rules! outln {
 pub mod args;
 pub mod cleanup;
 pub mod compare;
+pub mod crash;
 pub mod device;
 pub mod exit;
 pub mod plan;
@@ -41,6 +42,7 @@ use args::{Cli, Command};
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Crash(args) => crash::crash(args),
         Command::Plan { source } => plan::plan(&source),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),

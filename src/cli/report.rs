@@ -1,4 +1,5 @@
-//! `jbench report`: a results directory's tables in a format, or its HTML page; and
+//! `jbench report`: a results directory's tables in a format (with the crash lab's
+//! states when it has `crash.jsonl`), or its HTML page; and
 //! the report options a stored experiment and the command line make together.
 
 use std::process::ExitCode;
@@ -8,7 +9,8 @@ use anyhow::{bail, Context, Result};
 use crate::cli::args::ReportArgs;
 use crate::experiment::spec;
 use crate::report::{self, ReportOptions};
-use crate::results::store;
+use crate::results::crash::load_crash_records;
+use crate::results::{layout, store};
 
 pub fn report(args: ReportArgs) -> Result<ExitCode> {
     let records = store::load_records(&args.dir)?;
@@ -31,7 +33,11 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
         outln!("HTML report: {}", file.display());
         return Ok(ExitCode::SUCCESS);
     }
-    out!("{}", report::render(&records, &opts, args.format));
+    let crash = load_crash_records(&layout::crash_file(&args.dir))?;
+    out!(
+        "{}",
+        report::render_with_crash(&records, &crash, &opts, args.format)
+    );
     Ok(ExitCode::SUCCESS)
 }
 

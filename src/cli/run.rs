@@ -76,7 +76,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     store::write_summary(&dir, &report::render(&records, &opts, Format::Csv))?;
     // The run's status says what happened to the trials; a closed or full standard
     // output must not hide it (the results are on disk either way).
-    let printed = print_run_report(&dir, &spec, &records, &opts);
+    let printed = print_run_report(&dir, &spec, &records, &[], &opts);
     let code = run_status(&args, &dir, &records, &outcome);
     match printed {
         Ok(()) => Ok(code),
@@ -104,13 +104,17 @@ fn repetitions(spec: &spec::Spec) -> String {
 }
 
 /// The tables, the HTML report's path and the results directory, on standard output.
-fn print_run_report(
+pub(crate) fn print_run_report(
     dir: &Path,
     spec: &spec::Spec,
     records: &[TrialRecord],
+    crash: &[crate::results::crash::CrashRecord],
     opts: &ReportOptions,
 ) -> Result<()> {
-    outln!("{}", report::render(records, opts, Format::Table));
+    outln!(
+        "{}",
+        report::render_with_crash(records, crash, opts, Format::Table)
+    );
     let html_path = layout::report_html(dir);
     match report::html::render_dir(dir, &spec.name, opts)
         .and_then(|page| Ok(std::fs::write(&html_path, page)?))
@@ -163,7 +167,7 @@ fn run_status(
     ExitCode::SUCCESS
 }
 
-fn default_results_dir(name: &str) -> PathBuf {
+pub(crate) fn default_results_dir(name: &str) -> PathBuf {
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
     PathBuf::from("results").join(format!("{name}-{stamp}"))
 }

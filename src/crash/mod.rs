@@ -9,6 +9,10 @@
 //! - `oracle`: recover one state and judge it;
 //! - `lab`: record, build, check and store, for every configuration x workload.
 
+pub mod lab;
 pub mod options;
+pub mod oracle;
+pub mod recover;
+pub mod states;
 
 pub use options::{CrashOptions, Strategy};

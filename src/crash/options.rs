@@ -34,7 +34,9 @@ impl Strategy {
         Self::ALL
             .into_iter()
             .find(|s| s.as_str() == text)
-            .ok_or_else(|| format!("unknown crash strategy `{text}`; expected prefix, subset or torn"))
+            .ok_or_else(|| {
+                format!("unknown crash strategy `{text}`; expected prefix, subset or torn")
+            })
     }
 }
 
@@ -53,6 +55,10 @@ pub const DEFAULT_RECOVERY_TIMING: u32 = 10;
 pub const DEFAULT_MOUNT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Most states per configuration x workload.
 pub const MAX_STATES: u32 = 1_000_000;
+/// `mount_timeout` range: below a second a healthy journal replay on an emulated
+/// spindle would be cut off; past an hour the state is hung, not slow.
+pub const MIN_MOUNT_TIMEOUT: Duration = Duration::from_secs(1);
+pub const MAX_MOUNT_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// The `[crash]` table, every default filled in.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +67,8 @@ pub struct CrashOptions {
     pub states: u32,
     /// Strategies the states are spread over, in this order.
     pub strategies: Vec<Strategy>,
-    /// Seed of the state choice; `None`: the experiment's `seed`.
+    /// Seed of the state choice; `None`: the experiment's `seed`. A parsed experiment
+    /// always has `Some`, so the stored spec names the seed its states were cut with.
     pub seed: Option<u64>,
     /// How many states per configuration x workload are also recovered with model
     /// timing on, to time the journal replay and fsck.
@@ -71,6 +78,13 @@ pub struct CrashOptions {
     pub lose_journal: Option<bool>,
     /// Longest a recovery step (mount, fsck) may take before the state is given up.
     pub mount_timeout: Duration,
+}
+
+impl CrashOptions {
+    /// The seed the states are chosen with, given the experiment's own.
+    pub fn effective_seed(&self, experiment_seed: u64) -> u64 {
+        self.seed.unwrap_or(experiment_seed)
+    }
 }
 
 impl Default for CrashOptions {

@@ -197,6 +197,28 @@ impl DeviceDaemon {
         cpus: Vec<usize>,
         write_log: Option<PathBuf>,
     ) -> Result<Self> {
+        Self::start_with(session, disks, opts, cpus, write_log, false)
+    }
+
+    /// A daemon that serves crash states: the images are bases that recovery never
+    /// writes; every write goes to a copy-on-write overlay ([`Self::overlay_load`],
+    /// [`Self::overlay_clear`], [`Self::overlay_lose`]).
+    pub fn start_overlay(
+        session: &SessionDir,
+        disks: &[DiskSpec],
+        opts: &EmulationOptions,
+    ) -> Result<Self> {
+        Self::start_with(session, disks, opts, Vec::new(), None, true)
+    }
+
+    fn start_with(
+        session: &SessionDir,
+        disks: &[DiskSpec],
+        opts: &EmulationOptions,
+        cpus: Vec<usize>,
+        write_log: Option<PathBuf>,
+        overlay: bool,
+    ) -> Result<Self> {
         let mountpoint = session.join(MOUNT_DIR);
         make_dir_at(session, MOUNT_DIR)?;
         let ready_file = session.join("device-daemon.ready");
@@ -207,6 +229,7 @@ impl DeviceDaemon {
             write_log: write_log.clone(),
             cpus: cpus.clone(),
             ready_file: ready_file.clone(),
+            overlay,
         };
         let config_path = session.join(CONFIG_FILE);
         let mut config_file = fresh_file(session, CONFIG_FILE)?;
@@ -396,6 +419,48 @@ impl DeviceDaemon {
     /// Appends a marker record to the write log.
     pub fn mark(&self, label: &str) -> Result<()> {
         self.control(&format!("marker {label}"))
+    }
+
+    /// Applies the writes of the write log at `path` (a crash state's own writes) to
+    /// the overlays.
+    pub fn overlay_load(&self, path: &Path) -> Result<()> {
+        self.control(&format!("overlay load {}", path.display()))
+            .with_context(|| {
+                format!(
+                    "the device daemon could not load {}: {}",
+                    path.display(),
+                    self.stderr_tail()
+                )
+            })
+    }
+
+    /// Aborts the daemon's FUSE connection now (a recovery step hung on its disks):
+    /// every outstanding and later request fails, so whatever waits on them returns.
+    /// The daemon cannot serve again; release it and start another.
+    pub fn abort(&self) {
+        abort_connection(self.pid, self.conn);
+        *self.state.aborted.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some("the device daemon's connection was aborted: a recovery step hung".into());
+    }
+
+    /// Drops every overlay write: the disks read as their bases again.
+    pub fn overlay_clear(&self) -> Result<()> {
+        self.control("overlay clear")
+    }
+
+    /// Disk `name` reads as zeros beneath its overlay until the next clear: a RAM disk
+    /// that came back empty after the power cut.
+    pub fn overlay_lose(&self, name: &str) -> Result<()> {
+        self.control(&format!("overlay lose {name}"))
+    }
+
+    /// The last line the daemon printed, for errors.
+    fn stderr_tail(&self) -> String {
+        self.stderr_text()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string()
     }
 
     /// Counters since timing was turned on.

@@ -5,14 +5,21 @@
 //! little-endian:
 //!
 //! ```text
-//! file    = magic "JBWLOG01" | u32 header_len | header (JSON, header_len bytes) | record*
+//! file    = magic "JBWLOG02" | u32 header_len | header (JSON, header_len bytes) | record*
 //! record  = u64 seq | u64 time_ns | u64 offset | u64 len | u8 kind | u8 disk | 6 bytes 0
+//!           | u64 issued | u64 acked
 //!           | payload (len bytes for `write` and `marker`, none otherwise)
 //! ```
 //!
 //! `seq` counts from 0 with no gaps; `time_ns` is since the daemon started. Records are
 //! in acknowledgement order: a record is written when the daemon answers the request,
-//! so every write acknowledged before a flush was issued precedes that flush.
+//! so every write acknowledged before a flush was issued precedes that flush. `issued`
+//! and `acked` are ticks of one daemon-wide event clock, taken when the request arrived
+//! and when its record was written: a write is covered by a flush of its disk iff its
+//! `acked` is below the flush's `issued`.
+//!
+//! Version 1 (`JBWLOG01`) had 40-byte records without `issued` and `acked`; it is still
+//! read, and its records have `None` for both.
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -22,9 +29,18 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-pub const MAGIC: &[u8; 8] = b"JBWLOG01";
+/// The magic [`LogWriter`] writes: version [`VERSION`].
+pub const MAGIC: &[u8; 8] = b"JBWLOG02";
+/// Every magic is this followed by the version as two decimal digits.
+const MAGIC_PREFIX: &[u8; 6] = b"JBWLOG";
+/// The version [`LogWriter`] writes.
+pub const VERSION: u32 = 2;
+/// The versions [`LogReader`] reads.
+pub const READ_VERSIONS: &[u32] = &[1, 2];
 /// Bytes of a record before its payload.
-pub const RECORD_HEADER: usize = 40;
+pub const RECORD_HEADER: usize = 56;
+/// Bytes of a version 1 record before its payload.
+pub const RECORD_HEADER_V1: usize = 40;
 /// `disk` of records that belong to no disk (markers).
 pub const NO_DISK: u8 = 255;
 
@@ -39,14 +55,15 @@ pub enum RecordKind {
     Zero = 2,
     /// The range was discarded (punch-hole): it reads back as zeros.
     Discard = 3,
-    /// Everything acknowledged before this record is durable on `disk`.
+    /// The writes of `disk` it covers, those with `acked` below this record's `issued`,
+    /// are durable (if the disk honours flushes).
     Flush = 4,
     /// A workload's marker; the payload is its label (UTF-8).
     Marker = 5,
 }
 
 impl RecordKind {
-    fn from_u8(v: u8) -> Option<Self> {
+    pub fn from_u8(v: u8) -> Option<Self> {
         Some(match v {
             1 => Self::Write,
             2 => Self::Zero,
@@ -55,6 +72,11 @@ impl RecordKind {
             5 => Self::Marker,
             _ => return None,
         })
+    }
+
+    /// Whether records of this kind carry a payload.
+    pub fn has_payload(self) -> bool {
+        matches!(self, Self::Write | Self::Marker)
     }
 }
 
@@ -66,6 +88,14 @@ pub struct LogDisk {
     pub name: String,
     pub size: u64,
     pub model: String,
+    /// The disk has a volatile write cache: an acknowledged write is durable only once
+    /// a flush covers it. `None` in logs written before version 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volatile_cache: Option<bool>,
+    /// `false` for a disk that lies about flushes: a flush does not make its cache
+    /// durable. `None` in logs written before version 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub honor_flush: Option<bool>,
 }
 
 /// The JSON header.
@@ -87,10 +117,42 @@ pub struct Record {
     pub disk: u8,
     pub offset: u64,
     pub len: u64,
+    /// Event-clock tick when the request arrived; `None` in a version 1 log.
+    pub issued: Option<u64>,
+    /// Event-clock tick when the record was written; `None` in a version 1 log.
+    pub acked: Option<u64>,
     pub payload: Vec<u8>,
 }
 
+/// A record without its payload, as [`LogReader::next_meta`] returns it; the payload
+/// (for `write` and `marker`) is `len` bytes at `payload_pos` in the file, which
+/// [`read_payload`] reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordMeta {
+    pub seq: u64,
+    pub time_ns: u64,
+    pub kind: RecordKind,
+    pub disk: u8,
+    pub offset: u64,
+    pub len: u64,
+    pub issued: Option<u64>,
+    pub acked: Option<u64>,
+    /// Byte offset in the log file where the payload starts (where the next record
+    /// starts, for kinds without one).
+    pub payload_pos: u64,
+}
+
+/// When a record was written: `time_ns` since the daemon started, and the event-clock
+/// ticks of the request's arrival (`issued`) and of the record itself (`acked`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub time_ns: u64,
+    pub issued: u64,
+    pub acked: u64,
+}
+
 /// Appends records; the daemon holds it behind a mutex so `seq` is one global order.
+/// It writes version [`VERSION`] whatever `header.version` says.
 pub struct LogWriter {
     out: BufWriter<File>,
     next_seq: u64,
@@ -102,7 +164,11 @@ impl LogWriter {
         let file = File::create(path)
             .with_context(|| format!("cannot create the write log {}", path.display()))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        let json = serde_json::to_vec(header)?;
+        let header = LogHeader {
+            version: VERSION,
+            ..header.clone()
+        };
+        let json = serde_json::to_vec(&header)?;
         out.write_all(MAGIC)?;
         out.write_all(&(json.len() as u32).to_le_bytes())?;
         out.write_all(&json)?;
@@ -122,7 +188,7 @@ impl LogWriter {
         offset: u64,
         len: u64,
         payload: &[u8],
-        time_ns: u64,
+        stamp: Stamp,
     ) -> io::Result<u64> {
         let (kind, payload) = match kind {
             RecordKind::Write if is_zero(payload) => (RecordKind::Zero, &[][..]),
@@ -137,11 +203,13 @@ impl LogWriter {
         let seq = self.next_seq;
         let mut head = [0u8; RECORD_HEADER];
         head[0..8].copy_from_slice(&seq.to_le_bytes());
-        head[8..16].copy_from_slice(&time_ns.to_le_bytes());
+        head[8..16].copy_from_slice(&stamp.time_ns.to_le_bytes());
         head[16..24].copy_from_slice(&offset.to_le_bytes());
         head[24..32].copy_from_slice(&len.to_le_bytes());
         head[32] = kind as u8;
         head[33] = disk;
+        head[40..48].copy_from_slice(&stamp.issued.to_le_bytes());
+        head[48..56].copy_from_slice(&stamp.acked.to_le_bytes());
         self.out.write_all(&head)?;
         self.out.write_all(payload)?;
         self.next_seq += 1;
@@ -172,29 +240,60 @@ fn is_zero(b: &[u8]) -> bool {
         && chunks.remainder().iter().all(|&x| x == 0)
 }
 
-/// Reads a log written by [`LogWriter`]. A torn last record (the daemon was killed
-/// mid-append) ends the iteration without an error; anything else malformed is one.
+/// The version a magic names, `None` when it is not a jbench write log's at all.
+fn magic_version(magic: &[u8; 8]) -> Option<u32> {
+    let digits = magic.strip_prefix(MAGIC_PREFIX)?;
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(u32::from(digits[0] - b'0') * 10 + u32::from(digits[1] - b'0'))
+}
+
+/// Reads a log written by [`LogWriter`], of any version in [`READ_VERSIONS`]. A torn
+/// last record (the daemon was killed mid-append) ends the iteration without an
+/// error; anything else malformed is one.
 pub struct LogReader {
     input: BufReader<File>,
     pub header: LogHeader,
+    version: u32,
     expect_seq: u64,
+    /// Byte offset in the file of what `input` yields next.
+    pos: u64,
+    /// File length as last looked up; a payload that seems to run past it makes
+    /// `next_meta` look again before calling it torn, since a live log grows.
+    file_len: u64,
+    /// A torn record was met: nothing follows it.
+    ended: bool,
 }
 
 impl LogReader {
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path)
             .with_context(|| format!("cannot open the write log {}", path.display()))?;
+        let file_len = file.metadata()?.len();
         let mut input = BufReader::with_capacity(1 << 20, file);
         let mut magic = [0u8; 8];
         input
             .read_exact(&mut magic)
             .with_context(|| format!("{} is too short to be a write log", path.display()))?;
-        if &magic != MAGIC {
+        let Some(version) = magic_version(&magic) else {
             bail!(
                 "{} is not a jbench write log (magic {:?}, expected {:?})",
                 path.display(),
                 String::from_utf8_lossy(&magic),
                 String::from_utf8_lossy(MAGIC)
+            );
+        };
+        if !READ_VERSIONS.contains(&version) {
+            bail!(
+                "{} is a jbench write log of version {version} (magic {:?}); this jbench reads versions {}",
+                path.display(),
+                String::from_utf8_lossy(&magic),
+                READ_VERSIONS
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
             );
         }
         let mut n = [0u8; 4];
@@ -203,19 +302,52 @@ impl LogReader {
         input.read_exact(&mut json)?;
         let header: LogHeader = serde_json::from_slice(&json)
             .with_context(|| format!("bad header in write log {}", path.display()))?;
+        if header.version != version {
+            bail!(
+                "write log {}: its magic says version {version} but its header says {}",
+                path.display(),
+                header.version
+            );
+        }
         Ok(Self {
             input,
             header,
+            version,
             expect_seq: 0,
+            pos: (magic.len() + n.len() + json.len()) as u64,
+            file_len,
+            ended: false,
         })
     }
 
-    /// The next record, `None` at the end (or at a torn last record).
-    pub fn next_record(&mut self) -> Result<Option<Record>> {
-        let mut head = [0u8; RECORD_HEADER];
-        if !read_full(&mut self.input, &mut head)? {
+    /// The format version of the file (1 or 2).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The log file, for [`read_payload`]; reading it by position does not disturb
+    /// this reader.
+    pub fn file(&self) -> &File {
+        self.input.get_ref()
+    }
+
+    /// The next record's header, the input left at its payload; `None` at the end
+    /// or at a torn header.
+    fn next_head(&mut self) -> Result<Option<RecordMeta>> {
+        if self.ended {
             return Ok(None);
         }
+        let mut head = [0u8; RECORD_HEADER];
+        let size = if self.version == 1 {
+            RECORD_HEADER_V1
+        } else {
+            RECORD_HEADER
+        };
+        if !read_full(&mut self.input, &mut head[..size])? {
+            self.ended = true;
+            return Ok(None);
+        }
+        self.pos += size as u64;
         let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().unwrap());
         let seq = u64_at(0);
         let kind = RecordKind::from_u8(head[32])
@@ -223,28 +355,95 @@ impl LogReader {
         if seq != self.expect_seq {
             bail!("record {seq} found where {} was expected", self.expect_seq);
         }
-        let len = u64_at(24);
-        let payload = match kind {
-            RecordKind::Write | RecordKind::Marker => {
-                let mut p = vec![0u8; len as usize];
-                if !read_full(&mut self.input, &mut p)? {
-                    return Ok(None);
-                }
-                p
-            }
-            _ => Vec::new(),
+        let (issued, acked) = if self.version == 1 {
+            (None, None)
+        } else {
+            (Some(u64_at(40)), Some(u64_at(48)))
         };
-        self.expect_seq += 1;
-        Ok(Some(Record {
+        Ok(Some(RecordMeta {
             seq,
             time_ns: u64_at(8),
             kind,
             disk: head[33],
             offset: u64_at(16),
-            len,
+            len: u64_at(24),
+            issued,
+            acked,
+            payload_pos: self.pos,
+        }))
+    }
+
+    /// The next record, `None` at the end (or at a torn last record).
+    pub fn next_record(&mut self) -> Result<Option<Record>> {
+        let Some(m) = self.next_head()? else {
+            return Ok(None);
+        };
+        let payload = if m.kind.has_payload() {
+            let mut p = vec![0u8; m.len as usize];
+            if !read_full(&mut self.input, &mut p)? {
+                self.ended = true;
+                return Ok(None);
+            }
+            self.pos += m.len;
+            p
+        } else {
+            Vec::new()
+        };
+        self.expect_seq += 1;
+        Ok(Some(Record {
+            seq: m.seq,
+            time_ns: m.time_ns,
+            kind: m.kind,
+            disk: m.disk,
+            offset: m.offset,
+            len: m.len,
+            issued: m.issued,
+            acked: m.acked,
             payload,
         }))
     }
+
+    /// The next record without its payload, which is skipped rather than read: a
+    /// scan of a log of large writes reads only its record headers. `None` at the end
+    /// (or at a torn last record).
+    pub fn next_meta(&mut self) -> Result<Option<RecordMeta>> {
+        let Some(m) = self.next_head()? else {
+            return Ok(None);
+        };
+        if m.kind.has_payload() {
+            let end = m.payload_pos.saturating_add(m.len);
+            if end > self.file_len {
+                self.file_len = self.input.get_ref().metadata()?.len();
+                if end > self.file_len {
+                    self.ended = true;
+                    return Ok(None);
+                }
+            }
+            let skip = i64::try_from(m.len)
+                .with_context(|| format!("record {}: length {} is too large", m.seq, m.len))?;
+            self.input.seek_relative(skip)?;
+            self.pos = end;
+        }
+        self.expect_seq += 1;
+        Ok(Some(m))
+    }
+}
+
+/// The payload of the record `meta` describes, read by position from `file` (the log,
+/// e.g. [`LogReader::file`]); empty for kinds without one.
+pub fn read_payload(file: &File, meta: &RecordMeta) -> Result<Vec<u8>> {
+    if !meta.kind.has_payload() {
+        return Ok(Vec::new());
+    }
+    let mut p = vec![0u8; meta.len as usize];
+    file.read_exact_at(&mut p, meta.payload_pos)
+        .with_context(|| {
+            format!(
+                "cannot read the {}-byte payload of record {} at byte {}",
+                meta.len, meta.seq, meta.payload_pos
+            )
+        })?;
+    Ok(p)
 }
 
 /// Fills `buf`; `false` when the input ended first (at once or part-way).
@@ -276,19 +475,22 @@ pub struct LogSummary {
 pub fn summarize(path: &Path) -> Result<(LogHeader, LogSummary)> {
     let mut r = LogReader::open(path)?;
     let mut s = LogSummary::default();
-    while let Some(rec) = r.next_record()? {
+    // Only markers' payloads are wanted: skip the written data.
+    while let Some(m) = r.next_meta()? {
         s.records += 1;
-        match rec.kind {
+        match m.kind {
             RecordKind::Write => {
                 s.writes += 1;
-                s.write_bytes += rec.len;
+                s.write_bytes += m.len;
             }
             RecordKind::Zero => s.zero_writes += 1,
             RecordKind::Discard => s.discards += 1,
             RecordKind::Flush => s.flushes += 1,
-            RecordKind::Marker => s
-                .markers
-                .push((rec.seq, String::from_utf8_lossy(&rec.payload).into_owned())),
+            RecordKind::Marker => {
+                let label = read_payload(r.file(), &m)?;
+                s.markers
+                    .push((m.seq, String::from_utf8_lossy(&label).into_owned()))
+            }
         }
     }
     Ok((r.header, s))
@@ -347,96 +549,155 @@ mod tests {
 
     fn header() -> LogHeader {
         LogHeader {
-            version: 1,
+            version: VERSION,
             disks: vec![
                 LogDisk {
                     index: 0,
                     name: "fs".into(),
                     size: 1 << 20,
                     model: "hdd-7200".into(),
+                    volatile_cache: Some(true),
+                    honor_flush: Some(false),
                 },
                 LogDisk {
                     index: 1,
                     name: "journal".into(),
                     size: 1 << 16,
                     model: "ram".into(),
+                    volatile_cache: Some(false),
+                    honor_flush: Some(true),
                 },
             ],
             initial_state: "zeros".into(),
         }
     }
 
-    #[test]
-    fn records_round_trip_in_order_and_zero_writes_carry_no_payload() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.log");
-        let mut w = LogWriter::create(&path, &header()).unwrap();
-        w.append(RecordKind::Write, 0, 4096, 3, b"abc", 10).unwrap();
-        w.append(RecordKind::Write, 1, 0, 4096, &[0u8; 4096], 11)
-            .unwrap();
-        w.append(RecordKind::Flush, 1, 0, 0, &[], 12).unwrap();
-        w.append(RecordKind::Marker, NO_DISK, 0, 0, b"fsync f1", 13)
-            .unwrap();
-        w.append(RecordKind::Discard, 0, 8192, 4096, &[], 14)
-            .unwrap();
-        assert_eq!(w.records(), 5);
-        w.flush().unwrap();
-        let size = std::fs::metadata(&path).unwrap().len();
-        assert_eq!(size, w.bytes());
+    /// Appends as the daemon does: `issued` taken on arrival, `acked` when the record
+    /// is written, from one clock.
+    struct Clocked {
+        w: LogWriter,
+        clock: u64,
+    }
 
-        let mut r = LogReader::open(&path).unwrap();
-        assert_eq!(r.header, header());
+    impl Clocked {
+        fn new(path: &Path) -> Self {
+            Clocked {
+                w: LogWriter::create(path, &header()).unwrap(),
+                clock: 0,
+            }
+        }
+
+        fn issue(&mut self) -> u64 {
+            self.clock += 1;
+            self.clock - 1
+        }
+
+        fn ack(&mut self, issued: u64, kind: RecordKind, disk: u8, off: u64, len: u64, p: &[u8]) {
+            let acked = self.issue();
+            let stamp = Stamp {
+                time_ns: 100 + acked,
+                issued,
+                acked,
+            };
+            self.w.append(kind, disk, off, len, p, stamp).unwrap();
+        }
+
+        fn now(&mut self, kind: RecordKind, disk: u8, off: u64, len: u64, p: &[u8]) {
+            let issued = self.issue();
+            self.ack(issued, kind, disk, off, len, p);
+        }
+    }
+
+    fn all_records(path: &Path) -> Vec<Record> {
+        let mut r = LogReader::open(path).unwrap();
         let mut all = Vec::new();
         while let Some(rec) = r.next_record().unwrap() {
             all.push(rec);
         }
+        all
+    }
+
+    #[test]
+    fn records_round_trip_in_order_and_zero_writes_carry_no_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.log");
+        let mut c = Clocked::new(&path);
+        // Two writes in flight at once, acknowledged in the other order.
+        let (a, b) = (c.issue(), c.issue());
+        c.ack(b, RecordKind::Write, 1, 0, 4096, &[0u8; 4096]);
+        c.ack(a, RecordKind::Write, 0, 4096, 3, b"abc");
+        c.now(RecordKind::Flush, 1, 0, 0, &[]);
+        c.now(RecordKind::Marker, NO_DISK, 0, 0, b"fsync f1");
+        c.now(RecordKind::Discard, 0, 8192, 4096, &[]);
+        assert_eq!(c.w.records(), 5);
+        c.w.flush().unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(size, c.w.bytes());
+
+        let r = LogReader::open(&path).unwrap();
+        assert_eq!((r.version(), &r.header), (2, &header()));
+        let all = all_records(&path);
         let kinds: Vec<RecordKind> = all.iter().map(|r| r.kind).collect();
         assert_eq!(
             kinds,
             [
-                RecordKind::Write,
                 RecordKind::Zero,
+                RecordKind::Write,
                 RecordKind::Flush,
                 RecordKind::Marker,
                 RecordKind::Discard
             ]
         );
-        assert_eq!(all[0].payload, b"abc");
-        assert_eq!((all[1].len, all[1].payload.len()), (4096, 0));
+        assert_eq!((all[0].len, all[0].payload.len()), (4096, 0));
+        assert_eq!(all[1].payload, b"abc");
         assert_eq!(all[3].payload, b"fsync f1");
         assert_eq!(all[3].len, 8);
         assert_eq!(
             all.iter().map(|r| r.seq).collect::<Vec<_>>(),
             [0, 1, 2, 3, 4]
         );
-        assert_eq!(all[4].time_ns, 14);
+        let ticks: Vec<(u64, u64)> = all
+            .iter()
+            .map(|r| (r.issued.unwrap(), r.acked.unwrap()))
+            .collect();
+        assert_eq!(ticks, [(1, 2), (0, 3), (4, 5), (6, 7), (8, 9)]);
+        assert!(ticks.iter().all(|(i, a)| i < a));
+        assert!(ticks.windows(2).all(|w| w[0].1 < w[1].1));
+        assert_eq!(all[4].time_ns, 109);
     }
 
     #[test]
     fn a_torn_last_record_ends_the_log_quietly() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.log");
-        let mut w = LogWriter::create(&path, &header()).unwrap();
-        w.append(RecordKind::Write, 0, 0, 5, b"hello", 1).unwrap();
-        w.append(RecordKind::Write, 0, 5, 5, b"world", 2).unwrap();
-        w.flush().unwrap();
+        let mut c = Clocked::new(&path);
+        c.now(RecordKind::Write, 0, 0, 5, b"hello");
+        c.now(RecordKind::Write, 0, 5, 5, b"world");
+        c.now(RecordKind::Flush, 0, 0, 0, &[]);
+        c.w.flush().unwrap();
         let full = std::fs::metadata(&path).unwrap().len();
+        let flush_at = full - RECORD_HEADER as u64;
         let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        f.set_len(full - 2).unwrap();
-        let (_, s) = summarize(&path).unwrap();
-        assert_eq!(s.records, 1);
+        // Cut in the last record's header (in its `issued`), then in the payload of
+        // the record before it.
+        for (cut, records) in [(flush_at + 44, 2), (flush_at - 2, 1)] {
+            f.set_len(cut).unwrap();
+            let (_, s) = summarize(&path).unwrap();
+            assert_eq!(s.records, records, "cut at {cut}");
+            assert_eq!(all_records(&path).len() as u64, records, "cut at {cut}");
+        }
     }
 
     #[test]
     fn replay_rebuilds_images_and_stops_at_a_prefix() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.log");
-        let mut w = LogWriter::create(&path, &header()).unwrap();
-        w.append(RecordKind::Write, 0, 0, 4, b"AAAA", 1).unwrap();
-        w.append(RecordKind::Write, 1, 2, 2, b"JJ", 2).unwrap();
-        w.append(RecordKind::Flush, 0, 0, 0, &[], 3).unwrap();
-        w.append(RecordKind::Discard, 0, 1, 2, &[], 4).unwrap();
-        w.flush().unwrap();
+        let mut c = Clocked::new(&path);
+        c.now(RecordKind::Write, 0, 0, 4, b"AAAA");
+        c.now(RecordKind::Write, 1, 2, 2, b"JJ");
+        c.now(RecordKind::Flush, 0, 0, 0, &[]);
+        c.now(RecordKind::Discard, 0, 1, 2, &[]);
+        c.w.flush().unwrap();
         let img0 = dir.path().join("0.img");
         let img1 = dir.path().join("1.img");
         for p in [&img0, &img1] {
@@ -450,11 +711,153 @@ mod tests {
     }
 
     #[test]
+    fn next_meta_and_read_payload_agree_with_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.log");
+        let mut c = Clocked::new(&path);
+        c.now(RecordKind::Write, 0, 0, 5, b"hello");
+        c.now(RecordKind::Write, 1, 0, 4096, &[0u8; 4096]);
+        c.now(RecordKind::Flush, 0, 0, 0, &[]);
+        let big: Vec<u8> = (0..3 << 20).map(|i| (i % 251) as u8 + 1).collect();
+        c.now(RecordKind::Write, 0, 8192, big.len() as u64, &big);
+        c.now(RecordKind::Marker, NO_DISK, 0, 0, b"fsync f2");
+        c.now(RecordKind::Discard, 1, 0, 4096, &[]);
+        c.w.flush().unwrap();
+
+        let want = all_records(&path);
+        let mut r = LogReader::open(&path).unwrap();
+        let mut got = Vec::new();
+        let mut pos = Vec::new();
+        while let Some(m) = r.next_meta().unwrap() {
+            let payload = read_payload(r.file(), &m).unwrap();
+            pos.push(m.payload_pos);
+            got.push(Record {
+                seq: m.seq,
+                time_ns: m.time_ns,
+                kind: m.kind,
+                disk: m.disk,
+                offset: m.offset,
+                len: m.len,
+                issued: m.issued,
+                acked: m.acked,
+                payload,
+            });
+        }
+        assert_eq!(got, want);
+        assert_eq!(got[3].payload, big);
+        // Each payload starts right after its record header.
+        let json = serde_json::to_vec(&header()).unwrap().len() as u64;
+        assert_eq!(pos[0], 12 + json + RECORD_HEADER as u64);
+        assert_eq!(pos[1], pos[0] + 5 + RECORD_HEADER as u64);
+
+        // A payload cut short ends the scan, as it ends next_record.
+        let full = std::fs::metadata(&path).unwrap().len();
+        let marker_end = full - RECORD_HEADER as u64;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(marker_end - 3)
+            .unwrap();
+        let mut r = LogReader::open(&path).unwrap();
+        let mut n = 0;
+        while r.next_meta().unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 4);
+        assert_eq!(r.next_meta().unwrap(), None);
+    }
+
+    #[test]
+    fn a_version_1_log_is_still_read_without_issue_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.log");
+        let json = br#"{"version":1,"disks":[{"index":0,"name":"fs","size":65536,"model":"ram"}],"initial_state":"zeros"}"#;
+        let mut bytes = b"JBWLOG01".to_vec();
+        bytes.extend((json.len() as u32).to_le_bytes());
+        bytes.extend(json);
+        let mut record = |seq: u64, kind: RecordKind, off: u64, payload: &[u8], len: u64| {
+            let mut head = [0u8; RECORD_HEADER_V1];
+            head[0..8].copy_from_slice(&seq.to_le_bytes());
+            head[8..16].copy_from_slice(&(seq * 10).to_le_bytes());
+            head[16..24].copy_from_slice(&off.to_le_bytes());
+            head[24..32].copy_from_slice(&len.to_le_bytes());
+            head[32] = kind as u8;
+            head[33] = if kind == RecordKind::Marker {
+                NO_DISK
+            } else {
+                0
+            };
+            bytes.extend(head);
+            bytes.extend(payload);
+        };
+        record(0, RecordKind::Write, 4096, b"abcd", 4);
+        record(1, RecordKind::Flush, 0, b"", 0);
+        record(2, RecordKind::Marker, 0, b"m", 1);
+        std::fs::write(&path, &bytes).unwrap();
+
+        let r = LogReader::open(&path).unwrap();
+        assert_eq!(r.version(), 1);
+        assert_eq!(r.header.disks[0].volatile_cache, None);
+        let all = all_records(&path);
+        assert_eq!(all.len(), 3);
+        assert_eq!((all[0].offset, &all[0].payload[..]), (4096, &b"abcd"[..]));
+        assert!(all.iter().all(|r| r.issued.is_none() && r.acked.is_none()));
+        assert_eq!((all[2].seq, &all[2].payload[..]), (2, &b"m"[..]));
+        let (_, s) = summarize(&path).unwrap();
+        assert_eq!(s.markers, [(2, "m".to_string())]);
+        let img = dir.path().join("0.img");
+        File::create(&img).unwrap().set_len(8192).unwrap();
+        assert_eq!(replay(&path, &[&img], None).unwrap(), 3);
+        assert_eq!(&std::fs::read(&img).unwrap()[4096..4100], b"abcd");
+    }
+
+    #[test]
+    fn a_log_of_an_unknown_version_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.log");
+        let json = br#"{"version":3,"disks":[],"initial_state":"zeros"}"#;
+        let mut bytes = b"JBWLOG03".to_vec();
+        bytes.extend((json.len() as u32).to_le_bytes());
+        bytes.extend(json);
+        std::fs::write(&path, &bytes).unwrap();
+        let e = LogReader::open(&path).err().unwrap().to_string();
+        assert!(e.contains("version 3") && e.contains("JBWLOG03"), "{e}");
+        assert!(e.contains("reads versions 1 and 2"), "{e}");
+    }
+
+    #[test]
+    fn a_header_that_contradicts_its_magic_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.log");
+        let json = br#"{"version":1,"disks":[],"initial_state":"zeros"}"#;
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend((json.len() as u32).to_le_bytes());
+        bytes.extend(json);
+        std::fs::write(&path, &bytes).unwrap();
+        let e = LogReader::open(&path).err().unwrap().to_string();
+        assert!(e.contains("magic says version 2"), "{e}");
+    }
+
+    #[test]
     fn a_file_that_is_not_a_log_is_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x");
         std::fs::write(&path, b"NOTALOG!....").unwrap();
         let e = LogReader::open(&path).err().unwrap().to_string();
         assert!(e.contains("not a jbench write log"), "{e}");
+    }
+
+    #[test]
+    fn header_fields_absent_from_a_disk_are_not_written() {
+        let mut h = header();
+        h.disks[1].volatile_cache = None;
+        h.disks[1].honor_flush = None;
+        let json = serde_json::to_string(&h).unwrap();
+        assert_eq!(json.matches("volatile_cache").count(), 1, "{json}");
+        assert!(
+            json.contains(r#""volatile_cache":true,"honor_flush":false"#),
+            "{json}"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 11] = [
+pub const PRESETS: [(&str, &str); 13] = [
     ("quick", include_str!("../../presets/quick.toml")),
     ("quick-host", include_str!("../../presets/quick-host.toml")),
     (
@@ -28,6 +28,14 @@ pub const PRESETS: [(&str, &str); 11] = [
         include_str!("../../presets/study3-hdd-modern.toml"),
     ),
     ("study4-hdd", include_str!("../../presets/study4-hdd.toml")),
+    (
+        "crash-placement",
+        include_str!("../../presets/crash-placement.toml"),
+    ),
+    (
+        "crash-modes",
+        include_str!("../../presets/crash-modes.toml"),
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {
@@ -307,5 +315,80 @@ mod tests {
             ]
         );
         assert_eq!(s.suspect_below.as_secs(), 60);
+    }
+
+    #[test]
+    fn the_crash_presets_emulate_every_disk_so_the_write_log_sees_every_write() {
+        use crate::experiment::config::{DataMode, FsType};
+        let model = |m: &Option<crate::experiment::config::DeviceModelSpec>| {
+            m.as_ref().map(|m| m.name.clone())
+        };
+        let p = crate::experiment::spec::parse(find("crash-placement").unwrap(), "p").unwrap();
+        let got: Vec<_> = p
+            .configs
+            .iter()
+            .map(|c| {
+                (
+                    c.label.as_str(),
+                    c.journal_size >> 20,
+                    model(&c.journal_model),
+                )
+            })
+            .collect();
+        let hdd = Some("hdd-7200".to_string());
+        let ram = Some("ram".to_string());
+        assert_eq!(
+            got,
+            [
+                ("internal,16M", 16, None),
+                ("internal,256M", 256, None),
+                ("second-disk,journal=hdd-7200,16M", 16, hdd.clone()),
+                ("second-disk,journal=hdd-7200,256M", 256, hdd.clone()),
+                ("ramdisk,journal=ram,16M", 16, ram.clone()),
+                ("ramdisk,journal=ram,256M", 256, ram.clone()),
+            ]
+        );
+        assert!(p.configs.iter().all(|c| model(&c.fs_model) == hdd
+            && c.fs_type == FsType::Ext4
+            && c.mode == DataMode::Ordered));
+        let kinds: Vec<_> = p.workloads.iter().map(|w| w.engine.kind()).collect();
+        assert_eq!(kinds, ["fsync", "fdtree"]);
+        assert_eq!(p.workloads[0].engine.params()["fsync_dir"], true);
+
+        let m = crate::experiment::spec::parse(find("crash-modes").unwrap(), "m").unwrap();
+        let got: Vec<_> = m
+            .configs
+            .iter()
+            .map(|c| (c.label.as_str(), c.fs_type, c.mode_label()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("ext3-ordered", FsType::Ext3, "ordered"),
+                ("ext4-ordered", FsType::Ext4, "ordered"),
+                ("ext4-journal", FsType::Ext4, "journal"),
+                ("ext4-writeback", FsType::Ext4, "writeback"),
+                ("xfs", FsType::Xfs, "metadata"),
+                ("ext4-lying-disk", FsType::Ext4, "ordered"),
+                ("ext4-barrier0", FsType::Ext4, "ordered"),
+            ]
+        );
+        // The negative controls: a disk that acknowledges flushes it does not do, and
+        // a file system that sends none to a disk with a volatile cache.
+        let liar = m.configs[5].fs_model.as_ref().unwrap();
+        assert_eq!(liar.model, "hdd-7200");
+        assert_eq!(
+            liar.params.get("honor_flush"),
+            Some(&toml::Value::Boolean(false))
+        );
+        assert_eq!(m.configs[6].mount_options, ["barrier=0"]);
+        assert_eq!(model(&m.configs[6].fs_model), hdd);
+        assert!(m.configs[..5].iter().all(|c| model(&c.fs_model) == hdd
+            && c.mount_options.is_empty()
+            && c.journal_model.is_none()));
+        for s in [&p, &m] {
+            assert_eq!(s.repetitions, 1);
+            assert_eq!(s.crash.states, 200);
+        }
     }
 }

@@ -1,10 +1,15 @@
-//! The CSV export: one row per (workload, configuration, phase), RFC 4180 quoted.
-//! Columns added after the first release go last so readers by position keep working.
+//! The CSV export: one row per (workload, configuration, phase), RFC 4180 quoted;
+//! after them, with crash records, one row per (workload, configuration, verdict) of
+//! the crash states in the same columns. Columns added after the first release go
+//! last so readers by position keep working.
 
 use super::words::Wording;
 use super::Exporter;
 use crate::analysis::stats::Summary;
-use crate::analysis::{Analysis, ConfigAnalysis, PhaseComparison, PhaseStats, WorkloadAnalysis};
+use crate::analysis::{
+    Analysis, ConfigAnalysis, CrashAnalysis, PhaseComparison, PhaseStats, WorkloadAnalysis,
+};
+use crate::results::crash::Verdict;
 
 /// One row per (workload, configuration, phase).
 pub struct Csv;
@@ -62,8 +67,34 @@ fn render_csv(a: &Analysis) -> String {
             }
         }
     }
+    for c in &a.crash {
+        for v in Verdict::ALL {
+            out.push_str(&csv_line(crash_row(c, v)));
+        }
+    }
     out
 }
+
+/// A crash row in the trial rows' columns, so one reader takes both: `phase` is
+/// `crash:<verdict>` (the (workload, config, phase) key stays unique), `n` the states
+/// with that verdict, `rate_unit` `states`, `verdict` the verdict; the rest empty.
+fn crash_row(c: &CrashAnalysis, v: Verdict) -> Vec<String> {
+    let mut row = vec![String::new(); CSV_HEADER.len()];
+    let mut set = |column: &str, value: String| {
+        let i = CSV_HEADER.iter().position(|h| *h == column);
+        row[i.expect("a CSV column")] = value;
+    };
+    set("workload", c.workload.clone());
+    set("config", c.config.clone());
+    set("phase", format!("{CRASH_PHASE_PREFIX}{v}"));
+    set("n", c.verdicts.get(v).to_string());
+    set("rate_unit", "states".to_string());
+    set("verdict", v.to_string());
+    row
+}
+
+/// The `phase` of a crash row starts with this.
+pub const CRASH_PHASE_PREFIX: &str = "crash:";
 
 fn csv_row(
     w: &WorkloadAnalysis,

@@ -108,6 +108,15 @@ impl Grid {
         out
     }
 
+    /// The grid as a [`Table`], for renderers of their own (HTML).
+    pub(crate) fn into_table(self) -> Table {
+        Table {
+            title: self.title,
+            headers: self.headers,
+            rows: self.rows,
+        }
+    }
+
     pub(crate) fn render(&self, style: Style) -> String {
         match style {
             Style::Plain => self.plain(),

@@ -8,8 +8,8 @@ use serde::Serialize;
 use super::words::Wording;
 use super::Exporter;
 use crate::analysis::{
-    Analysis, Comparison, ConfigAnalysis, HighVariance, Outcome, PhaseComparison, PhaseInfo,
-    SuspectPhase, WorkloadAnalysis, WorkloadSummary,
+    Analysis, Comparison, ConfigAnalysis, CrashAnalysis, HighVariance, Outcome, PhaseComparison,
+    PhaseInfo, SuspectPhase, WorkloadAnalysis, WorkloadSummary,
 };
 
 /// The [`Analysis`], pretty-printed.
@@ -36,6 +36,9 @@ pub(crate) struct AnalysisView<'a> {
     workloads: Vec<WorkloadView<'a>>,
     warnings: &'a [String],
     adaptive_looks: Option<u32>,
+    /// Absent without crash records, so such a report is what it always was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    crash: Vec<CrashView<'a>>,
 }
 
 impl<'a> AnalysisView<'a> {
@@ -47,6 +50,27 @@ impl<'a> AnalysisView<'a> {
             workloads: a.workloads.iter().map(|w| WorkloadView::of(w, a)).collect(),
             warnings: &a.warnings,
             adaptive_looks: a.adaptive_looks,
+            crash: a.crash.iter().map(CrashView::of).collect(),
+        }
+    }
+}
+
+/// A configuration x workload of the crash lab: the model's figures, then its notes
+/// and warnings in words.
+#[derive(Serialize)]
+struct CrashView<'a> {
+    #[serde(flatten)]
+    figures: &'a CrashAnalysis,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl<'a> CrashView<'a> {
+    fn of(c: &'a CrashAnalysis) -> Self {
+        Self {
+            figures: c,
+            notes: super::crash::crash_notes(c),
+            warnings: super::crash::crash_warnings(c),
         }
     }
 }

@@ -7,11 +7,13 @@
 //! - [`html`]: the self-contained page (page assembly apart from the charts);
 //! - `grid`: the tables the text, Markdown and HTML reports share;
 //! - [`summary`]: the words of the summary that opens each report;
+//! - [`crash`]: the words and tables of the crash section (`crash.jsonl`);
 //! - `words`: the words of verdicts, the only place a typed outcome becomes text.
 //!
 //! The model and its construction are re-exported here ([`analyse`], [`Analysis`],
 //! [`ReportOptions`], ...) so `report::render` stays the one front door.
 
+pub mod crash;
 pub mod csv;
 mod grid;
 pub mod html;
@@ -23,6 +25,7 @@ pub mod words;
 
 pub use crate::analysis::model::*;
 pub use crate::analysis::{analyse, every_trial_failed, DURABLE_SUFFIX};
+use crate::results::crash::CrashRecord;
 use crate::results::record::TrialRecord;
 pub use grid::Table;
 pub use text::{workload_tables, workload_verdicts};
@@ -62,7 +65,20 @@ impl Format {
 
 /// Analyses `records` and renders the report in `format`.
 pub fn render(records: &[TrialRecord], opts: &ReportOptions, format: Format) -> String {
-    format.exporter().render(&analyse(records, opts))
+    render_with_crash(records, &[], opts, format)
+}
+
+/// Analyses `records` and the crash lab's `crash` states (`crash.jsonl`) and renders
+/// the report in `format`, crash section included when `crash` is not empty.
+pub fn render_with_crash(
+    records: &[TrialRecord],
+    crash: &[CrashRecord],
+    opts: &ReportOptions,
+    format: Format,
+) -> String {
+    format
+        .exporter()
+        .render(&analyse(records, opts).with_crash(crash))
 }
 
 /// The JSON report of `analysis`.

@@ -55,6 +55,9 @@ pub(crate) fn render_text(a: &Analysis, style: Style) -> String {
     if !a.warnings.is_empty() {
         out.push_str(&warning_block("Warnings", &a.warnings, style));
     }
+    // Before the workloads' tables: of a crash run, the states are the answer and the
+    // recording trials' figures the detail.
+    out.push_str(&super::crash::crash_block(a, style));
     for w in &a.workloads {
         out.push_str(&render_workload(w, a, style));
     }
@@ -121,7 +124,7 @@ fn suspect_legend(threshold: f64, style: Style) -> String {
     }
 }
 
-fn warning_block(title: &str, warnings: &[String], style: Style) -> String {
+pub(crate) fn warning_block(title: &str, warnings: &[String], style: Style) -> String {
     let mut out = match style {
         Style::Plain => format!("{title}:\n"),
         Style::Markdown => format!("### {title}\n\n"),

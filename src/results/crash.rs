@@ -47,7 +47,10 @@ impl Verdict {
 
     /// A verdict that says durability or consistency was broken.
     pub fn is_failure(self) -> bool {
-        matches!(self, Verdict::Unmountable | Verdict::FsckDirty | Verdict::LostFsynced)
+        matches!(
+            self,
+            Verdict::Unmountable | Verdict::FsckDirty | Verdict::LostFsynced
+        )
     }
 }
 
@@ -168,11 +171,23 @@ pub struct CrashRecord {
 /// Reads `crash.jsonl`; a missing file is no records. A torn last line (an
 /// interrupted run) is skipped; any other bad line is an error naming it.
 pub fn load_crash_records(path: &Path) -> Result<Vec<CrashRecord>> {
-    let file = match std::fs::File::open(path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Never through a link, and never a FIFO or device that would block the report.
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
+    if !file.metadata()?.is_file() {
+        anyhow::bail!(
+            "{} is not a regular file; refusing to read it",
+            path.display()
+        );
+    }
     let lines: Vec<String> = std::io::BufReader::new(file)
         .lines()
         .collect::<std::io::Result<_>>()
@@ -186,10 +201,110 @@ pub fn load_crash_records(path: &Path) -> Result<Vec<CrashRecord>> {
         match serde_json::from_str::<CrashRecord>(line) {
             Ok(r) => out.push(r),
             Err(_) if i == last => break,
-            Err(e) => {
-                return Err(e).with_context(|| format!("{} line {}", path.display(), i + 1))
-            }
+            Err(e) => return Err(e).with_context(|| format!("{} line {}", path.display(), i + 1)),
         }
     }
     Ok(out)
+}
+
+/// Appends one record to `crash.jsonl` and forces it to disk, so an interrupted lab
+/// loses nothing it judged. The file is made 0600 and never followed through a link.
+pub fn append_crash_record(path: &Path, record: &CrashRecord) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut line = serde_json::to_vec(record)?;
+    line.push(b'\n');
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    f.write_all(&line)
+        .and_then(|_| f.sync_data())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(state: u64) -> CrashRecord {
+        CrashRecord {
+            schema: CRASH_SCHEMA_VERSION,
+            config: "same-disk".into(),
+            workload: "fsync".into(),
+            trial: 0,
+            state,
+            strategy: "prefix".into(),
+            cut: 10 + state,
+            kept: 8,
+            dropped: 0,
+            torn: None,
+            last_fsync: None,
+            fsynced_files: 3,
+            verdict: Verdict::Ok,
+            evidence: vec!["mount: ok".into()],
+            timings: None,
+            lost_journal: None,
+            check_seconds: 1.5,
+            filesystem: "ext4".into(),
+            placement: "same-disk".into(),
+            mode: "ordered".into(),
+            journal_size: 16 << 20,
+            inodes: 1024,
+            negative_control: false,
+            checks_fsync: true,
+        }
+    }
+
+    fn line(state: u64) -> String {
+        serde_json::to_string(&record(state)).unwrap()
+    }
+
+    fn load(text: &str) -> Result<Vec<CrashRecord>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crash.jsonl");
+        std::fs::write(&path, text).unwrap();
+        load_crash_records(&path)
+    }
+
+    #[test]
+    fn a_missing_file_is_no_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let got = load_crash_records(&dir.path().join("crash.jsonl")).unwrap();
+        assert!(got.is_empty());
+    }
+
+    #[test]
+    fn records_round_trip_and_blank_lines_are_skipped() {
+        let text = format!("{}\n\n{}\n", line(0), line(1));
+        assert_eq!(load(&text).unwrap(), vec![record(0), record(1)]);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped() {
+        // Cut inside the record, with and without the newline an interrupted
+        // append may or may not have written.
+        let torn = &line(2)[..40];
+        for tail in [torn.to_string(), format!("{torn}\n")] {
+            let text = format!("{}\n{}\n{tail}", line(0), line(1));
+            assert_eq!(load(&text).unwrap(), vec![record(0), record(1)], "{tail:?}");
+        }
+    }
+
+    #[test]
+    fn a_bad_line_before_the_last_is_an_error_naming_it() {
+        let text = format!("{}\n{{\"schema\": 1, \"config\": \n{}\n", line(0), line(2));
+        let e = load(&text).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains("crash.jsonl line 2"), "{msg}");
+        // A record missing a required field is as bad as broken JSON.
+        let mut v: serde_json::Value = serde_json::from_str(&line(1)).unwrap();
+        v.as_object_mut().unwrap().remove("verdict");
+        let text = format!("{}\n{v}\n{}\n", line(0), line(2));
+        let msg = format!("{:#}", load(&text).unwrap_err());
+        assert!(msg.contains("line 2") && msg.contains("verdict"), "{msg}");
+    }
 }

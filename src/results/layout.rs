@@ -8,6 +8,7 @@
 //!   spec.original.toml   the experiment file as given
 //!   env.json             the machine, kernel and tools
 //!   trials.jsonl         one record per trial, appended and fsync'ed
+//!   crash.jsonl          `jbench crash`: one record per crash state checked
 //!   summary.csv          the report in CSV, rewritten after a run
 //!   report.html          the self-contained HTML report
 //!   monitor/trial-N.jsonl     per-interval device and CPU series of trial N
@@ -17,6 +18,7 @@
 use std::path::{Path, PathBuf};
 
 pub const TRIALS: &str = "trials.jsonl";
+pub const CRASH: &str = "crash.jsonl";
 pub const SPEC: &str = "spec.toml";
 pub const ORIGINAL: &str = "spec.original.toml";
 pub const ENV: &str = "env.json";
@@ -50,6 +52,11 @@ pub fn monitor_file(results: &Path, trial: usize) -> PathBuf {
     monitor_dir(results).join(monitor_file_name(trial))
 }
 
+/// `<results>/crash.jsonl`.
+pub fn crash_file(results: &Path) -> PathBuf {
+    results.join(CRASH)
+}
+
 /// `<results>/report.html`.
 pub fn report_html(results: &Path) -> PathBuf {
     results.join(REPORT_HTML)
@@ -68,5 +75,6 @@ mod tests {
             Path::new("/r/write-logs/trial-3.wlog")
         );
         assert_eq!(report_html(r), Path::new("/r/report.html"));
+        assert_eq!(crash_file(r), Path::new("/r/crash.jsonl"));
     }
 }

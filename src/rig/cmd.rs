@@ -53,3 +53,98 @@ pub fn available(program: &str) -> bool {
             .iter()
             .any(|p| std::path::Path::new(p).join(program).is_file())
 }
+
+/// What a command run by [`run_timed`] did.
+#[derive(Debug, Clone, Default)]
+pub struct Ran {
+    /// Exit code; `None` when killed by a signal or still running at the deadline.
+    pub code: Option<i32>,
+    /// Standard output, then standard error.
+    pub output: String,
+    pub seconds: f64,
+    /// It did not end within the time it was given and was killed; a process stuck in
+    /// the kernel (I/O on a hung device) may outlive the kill: [`Ran`] says so only.
+    pub timed_out: bool,
+}
+
+impl Ran {
+    pub fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// The first `n` non-empty lines of its output, for evidence.
+    pub fn head(&self, n: usize) -> Vec<String> {
+        self.output
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+            .take(n)
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// Runs `program args...` for at most `timeout`, timing it; never fails for the
+/// command's own exit status (the caller judges it). `on_timeout` runs once when the
+/// deadline passes (e.g. to abort a hung device), before the command is reaped.
+pub fn run_timed(
+    program: &str,
+    args: &[&str],
+    timeout: std::time::Duration,
+    on_timeout: &mut dyn FnMut(),
+) -> Result<Ran> {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut child = command(program, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start `{program}`; is it installed?"))?;
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut e = Vec::new();
+        let _ = err.read_to_end(&mut e);
+        e
+    });
+    let stdout_reader = std::thread::spawn(move || {
+        let mut o = Vec::new();
+        let _ = out.read_to_end(&mut o);
+        o
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break Some(s);
+        }
+        if !timed_out && started.elapsed() > timeout {
+            timed_out = true;
+            let _ = child.kill();
+            on_timeout();
+            // Reaped below once the kernel lets it go; give it a little while.
+            let grace = std::time::Instant::now();
+            while grace.elapsed() < std::time::Duration::from_secs(10) {
+                if child.try_wait()?.is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            break child.try_wait()?;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let mut output = String::new();
+    if status.is_some() {
+        output.push_str(&String::from_utf8_lossy(
+            &stdout_reader.join().unwrap_or_default(),
+        ));
+        output.push_str(&String::from_utf8_lossy(&reader.join().unwrap_or_default()));
+    }
+    Ok(Ran {
+        code: status.and_then(|s| s.code()),
+        output,
+        seconds,
+        timed_out,
+    })
+}

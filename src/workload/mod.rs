@@ -145,6 +145,11 @@ impl RunControl {
     /// timed region. Without a hook it costs a branch.
     #[inline]
     pub fn phase_begin(&self, name: &str) {
+        // The crash lab needs to know where a phase starts in the write log (files
+        // fsync'ed in one phase may be removed in the next).
+        if self.marks() {
+            self.mark(&format!("phase {name}"));
+        }
         if let Some(h) = &self.phases {
             h.call(PhaseEvent::Begin(name));
         }

@@ -33,6 +33,9 @@ pub(super) struct LogEntry {
     pub(super) disk: u8,
     pub(super) offset: u64,
     pub(super) len: u64,
+    /// The event-clock tick of the request's arrival; `None` for a marker, which
+    /// arrives when it is written.
+    pub(super) issued: Option<u64>,
     pub(super) payload: Vec<u8>,
 }
 

@@ -2,12 +2,15 @@
 //! model, rebuilt fresh whenever timing is turned on.
 
 use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use super::overlay::Overlay;
 use super::{DiskSpec, DiskStats};
 use crate::emu::model::{model_by_name, spans_disk, DeviceModel};
 use crate::rig::loopdev::FileId;
@@ -24,10 +27,12 @@ pub(super) struct Disk {
     pub(super) image: File,
     pub(super) size: u64,
     pub(super) state: Mutex<DiskState>,
+    /// Serving crash states: every write goes to this overlay, never to the image.
+    pub(super) overlay: Option<Mutex<Overlay>>,
 }
 
 impl Disk {
-    pub(super) fn open(spec: &DiskSpec) -> Result<Self> {
+    pub(super) fn open(spec: &DiskSpec, overlay: bool) -> Result<Self> {
         let image = OpenOptions::new()
             .read(true)
             .write(true)
@@ -65,8 +70,50 @@ impl Disk {
                 start: Instant::now(),
                 stats,
             }),
+            overlay: overlay.then(|| Mutex::new(Overlay::default())),
         })
     }
+
+    pub(super) fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        match &self.overlay {
+            Some(o) => lock(o).read_at(&self.image, buf, offset),
+            None => self.image.read_exact_at(buf, offset),
+        }
+    }
+
+    pub(super) fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        match &self.overlay {
+            Some(o) => lock(o).write_at(&self.image, Some(data), offset, data.len() as u64),
+            None => self.image.write_all_at(data, offset),
+        }
+    }
+
+    /// Zeros `len` bytes at `offset`: a hole punched in the image (`punch`) or a
+    /// zeroed range; in the overlay both are zeros.
+    pub(super) fn zero_range(&self, offset: u64, len: u64, punch: bool) -> io::Result<()> {
+        if let Some(o) = &self.overlay {
+            return lock(o).write_at(&self.image, None, offset, len);
+        }
+        let flags = if punch {
+            nix::fcntl::FallocateFlags::FALLOC_FL_PUNCH_HOLE
+                | nix::fcntl::FallocateFlags::FALLOC_FL_KEEP_SIZE
+        } else {
+            nix::fcntl::FallocateFlags::FALLOC_FL_ZERO_RANGE
+                | nix::fcntl::FallocateFlags::FALLOC_FL_KEEP_SIZE
+        };
+        nix::fcntl::fallocate(
+            std::os::fd::AsRawFd::as_raw_fd(&self.image),
+            flags,
+            offset as i64,
+            len as i64,
+        )
+        .map(|_| ())
+        .map_err(io::Error::from)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A model for a disk of `size` bytes: a positional model's geometry spans the whole

@@ -3,7 +3,6 @@
 //! disk's model says (see `completion`).
 
 use std::ffi::OsStr;
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -82,8 +81,19 @@ impl EmuFs {
         v
     }
 
+    /// The request's `issued` tick, taken on arrival: before the model sees it, so a
+    /// write acked before this tick is in the model's state when this request is
+    /// served (docs/write-log.md). The clock stands still without a log.
+    fn issue(&self) -> u64 {
+        match self.inner.log {
+            Some(_) => self.inner.tick(),
+            None => 0,
+        }
+    }
+
     fn log_entry(
         &self,
+        issued: u64,
         kind: RecordKind,
         disk: usize,
         offset: u64,
@@ -95,6 +105,7 @@ impl EmuFs {
             disk: disk as u8,
             offset,
             len,
+            issued: Some(issued),
             payload: data.to_vec(),
         })
     }
@@ -207,7 +218,7 @@ impl Filesystem for EmuFs {
         let disk = &self.inner.disks[i];
         let len = (size as u64).min(disk.size.saturating_sub(offset));
         let mut buf = vec![0u8; len as usize];
-        if let Err(e) = disk.image.read_exact_at(&mut buf, offset) {
+        if let Err(e) = disk.read_at(&mut buf, offset) {
             return reply.error(Errno::from(e));
         }
         let at = self.inner.schedule(i, Request::read(offset, len), arrived);
@@ -231,22 +242,28 @@ impl Filesystem for EmuFs {
         if ino.0 == INO_CONTROL {
             return match self.inner.control(&String::from_utf8_lossy(data)) {
                 Ok(()) => reply.written(data.len() as u32),
-                Err(_) => reply.error(Errno::EINVAL),
+                Err(e) => {
+                    // The caller sees only EINVAL; the reason goes to the daemon's log,
+                    // which the rig quotes.
+                    eprintln!("jbench device-daemon: control: {e:#}");
+                    reply.error(Errno::EINVAL)
+                }
             };
         }
         let Some(i) = self.disk_of(ino) else {
             return reply.error(Errno::EINVAL);
         };
+        let issued = self.issue();
         let disk = &self.inner.disks[i];
         let len = data.len() as u64;
         if offset.saturating_add(len) > disk.size {
             return reply.error(Errno::ENOSPC);
         }
-        if let Err(e) = disk.image.write_all_at(data, offset) {
+        if let Err(e) = disk.write_at(data, offset) {
             return reply.error(Errno::from(e));
         }
         let at = self.inner.schedule(i, Request::write(offset, len), arrived);
-        let log = self.log_entry(RecordKind::Write, i, offset, len, data);
+        let log = self.log_entry(issued, RecordKind::Write, i, offset, len, data);
         self.inner
             .complete(at, Some(i), Answer::Write(reply, data.len() as u32), log);
     }
@@ -293,10 +310,11 @@ impl Filesystem for EmuFs {
         let Some(i) = self.disk_of(ino) else {
             return reply.ok();
         };
+        let issued = self.issue();
         // The image is not made durable: the model, not the host's disk, says when the
         // emulated disk's data is safe, and the write log records the flush.
         let at = self.inner.schedule(i, Request::flush(), arrived);
-        let log = self.log_entry(RecordKind::Flush, i, 0, 0, &[]);
+        let log = self.log_entry(issued, RecordKind::Flush, i, 0, 0, &[]);
         self.inner.complete(at, Some(i), Answer::Empty(reply), log);
     }
 
@@ -314,6 +332,7 @@ impl Filesystem for EmuFs {
         let Some(i) = self.disk_of(ino) else {
             return reply.error(Errno::EINVAL);
         };
+        let issued = self.issue();
         let disk = &self.inner.disks[i];
         if offset.saturating_add(length) > disk.size {
             return reply.error(Errno::ENOSPC);
@@ -324,20 +343,8 @@ impl Filesystem for EmuFs {
             // Plain preallocation: a disk's blocks always exist.
             return reply.ok();
         }
-        let flags = if punch {
-            nix::fcntl::FallocateFlags::FALLOC_FL_PUNCH_HOLE
-                | nix::fcntl::FallocateFlags::FALLOC_FL_KEEP_SIZE
-        } else {
-            nix::fcntl::FallocateFlags::FALLOC_FL_ZERO_RANGE
-                | nix::fcntl::FallocateFlags::FALLOC_FL_KEEP_SIZE
-        };
-        if let Err(e) = nix::fcntl::fallocate(
-            std::os::fd::AsRawFd::as_raw_fd(&disk.image),
-            flags,
-            offset as i64,
-            length as i64,
-        ) {
-            return reply.error(Errno::from_i32(e as i32));
+        if let Err(e) = disk.zero_range(offset, length, punch) {
+            return reply.error(Errno::from(e));
         }
         let (req, kind) = if punch {
             (Request::discard(offset, length), RecordKind::Discard)
@@ -345,7 +352,7 @@ impl Filesystem for EmuFs {
             (Request::write(offset, length), RecordKind::Zero)
         };
         let at = self.inner.schedule(i, req, arrived);
-        let log = self.log_entry(kind, i, offset, length, &[]);
+        let log = self.log_entry(issued, kind, i, offset, length, &[]);
         self.inner.complete(at, Some(i), Answer::Empty(reply), log);
     }
 

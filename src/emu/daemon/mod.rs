@@ -41,6 +41,7 @@ use state::Inner;
 mod completion;
 mod disk;
 mod fuse_fs;
+mod overlay;
 mod state;
 mod stats;
 
@@ -84,6 +85,10 @@ pub struct DaemonConfig {
     pub cpus: Vec<usize>,
     /// Written (atomically) once the file system is mounted and serving.
     pub ready_file: PathBuf,
+    /// Serve crash states: writes go to a copy-on-write overlay, never to the images
+    /// (control commands `overlay load|clear|lose`, see `state`).
+    #[serde(default)]
+    pub overlay: bool,
 }
 
 /// The ready file's content.
@@ -156,19 +161,30 @@ pub fn run(config_path: &Path) -> Result<()> {
             .context("cannot pin the device daemon")?;
     }
 
-    let disks: Vec<Disk> = config.disks.iter().map(Disk::open).collect::<Result<_>>()?;
+    let disks: Vec<Disk> = config
+        .disks
+        .iter()
+        .map(|d| Disk::open(d, config.overlay))
+        .collect::<Result<_>>()?;
     let log = match &config.write_log {
         Some(path) => {
             let header = LogHeader {
-                version: 1,
+                version: super::writelog::VERSION,
                 disks: disks
                     .iter()
                     .enumerate()
-                    .map(|(i, d)| LogDisk {
-                        index: i as u8,
-                        name: d.spec.name.clone(),
-                        size: d.size,
-                        model: d.spec.model.clone(),
+                    .map(|(i, d)| {
+                        // Timing rebuilds the model from the same spec: what it says
+                        // of its cache holds for the whole log.
+                        let st = d.state.lock().unwrap_or_else(|p| p.into_inner());
+                        LogDisk {
+                            index: i as u8,
+                            name: d.spec.name.clone(),
+                            size: d.size,
+                            model: d.spec.model.clone(),
+                            volatile_cache: Some(st.model.volatile_cache()),
+                            honor_flush: Some(st.model.honors_flush()),
+                        }
                     })
                     .collect(),
                 initial_state: "zeros".into(),
@@ -185,6 +201,7 @@ pub fn run(config_path: &Path) -> Result<()> {
         queue: Mutex::new(Queue::default()),
         wake: Condvar::new(),
         seq: AtomicU64::new(0),
+        clock: AtomicU64::new(0),
         snapshots: Mutex::new(HashMap::new()),
         next_fh: AtomicU64::new(1),
     });

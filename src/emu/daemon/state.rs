@@ -13,7 +13,7 @@ use super::completion::{Answer, LogEntry, Pending, Queue};
 use super::disk::{build_model, Disk};
 use super::{DaemonStats, DiskStats};
 use crate::emu::model::{Request, Service};
-use crate::emu::writelog::{LogWriter, RecordKind, NO_DISK};
+use crate::emu::writelog::{LogWriter, RecordKind, Stamp, NO_DISK};
 
 /// The daemon's state, one per daemon, shared by its threads behind an `Arc`.
 pub(super) struct Inner {
@@ -24,6 +24,9 @@ pub(super) struct Inner {
     pub(super) queue: Mutex<Queue>,
     pub(super) wake: Condvar,
     pub(super) seq: AtomicU64,
+    /// The write log's event clock: a tick when a request arrives (`issued`) and one
+    /// when its record is written (`acked`).
+    pub(super) clock: AtomicU64,
     pub(super) snapshots: Mutex<HashMap<u64, Vec<u8>>>,
     pub(super) next_fh: AtomicU64,
 }
@@ -36,10 +39,24 @@ impl Inner {
     pub(super) fn write_log(&self, e: &LogEntry) {
         if let Some(log) = &self.log {
             let mut w = log.lock().unwrap_or_else(|p| p.into_inner());
+            // Ticked under the lock, so `acked` rises with `seq`. A marker arrives as
+            // it is written.
+            let issued = e.issued.unwrap_or_else(|| self.tick());
+            let stamp = Stamp {
+                time_ns: self.time_ns(),
+                issued,
+                acked: self.tick(),
+            };
             // A log that cannot be written is reported by the stats (records stop
             // growing) rather than by failing the disk's I/O.
-            let _ = w.append(e.kind, e.disk, e.offset, e.len, &e.payload, self.time_ns());
+            let _ = w.append(e.kind, e.disk, e.offset, e.len, &e.payload, stamp);
         }
+    }
+
+    /// The next event-clock tick. SeqCst: a flush that reads a tick after a write's
+    /// `acked` must also see that write's model state, whatever thread acked it.
+    pub(super) fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::SeqCst)
     }
 
     /// Answers at `at`: inline when it is already due and no log order is at stake,
@@ -100,6 +117,7 @@ impl Inner {
             disk: NO_DISK,
             offset: 0,
             len: 0,
+            issued: None,
             payload: if on {
                 b"timing on".to_vec()
             } else {
@@ -141,6 +159,11 @@ impl Inner {
         match text {
             "timing on" => self.set_timing(true),
             "timing off" => self.set_timing(false),
+            "overlay clear" => self.each_overlay(|_, o| {
+                o.clear();
+                Ok(())
+            }),
+            _ if text.starts_with("overlay ") => self.overlay_command(&text["overlay ".len()..]),
             _ => match text.strip_prefix("marker ") {
                 Some(label) => {
                     self.write_log(&LogEntry {
@@ -148,6 +171,7 @@ impl Inner {
                         disk: NO_DISK,
                         offset: 0,
                         len: 0,
+                        issued: None,
                         payload: label.as_bytes().to_vec(),
                     });
                     Ok(())
@@ -155,5 +179,76 @@ impl Inner {
                 None => bail!("unknown control command `{text}`"),
             },
         }
+    }
+
+    fn each_overlay(
+        &self,
+        mut f: impl FnMut(&Disk, &mut super::overlay::Overlay) -> Result<()>,
+    ) -> Result<()> {
+        for d in &self.disks {
+            let Some(o) = &d.overlay else {
+                bail!("the daemon was not started to serve crash states (no overlay)");
+            };
+            f(d, &mut o.lock().unwrap_or_else(|p| p.into_inner()))?;
+        }
+        Ok(())
+    }
+
+    /// `load PATH`: apply the writes of the write log at PATH to the overlays (a crash
+    /// state's own writes); `lose NAME`: disk NAME reads as zeros beneath its overlay
+    /// (a RAM disk that came back empty).
+    fn overlay_command(&self, rest: &str) -> Result<()> {
+        if let Some(name) = rest.strip_prefix("lose ") {
+            let mut found = false;
+            self.each_overlay(|d, o| {
+                if d.spec.name == name {
+                    o.clear();
+                    o.lost = true;
+                    found = true;
+                }
+                Ok(())
+            })?;
+            if !found {
+                bail!("no disk named `{name}`");
+            }
+            return Ok(());
+        }
+        let Some(path) = rest.strip_prefix("load ") else {
+            bail!("unknown overlay command `{rest}`");
+        };
+        let mut log = crate::emu::writelog::LogReader::open(std::path::Path::new(path))?;
+        while let Some(rec) = log.next_record()? {
+            if rec.disk == NO_DISK {
+                continue;
+            }
+            let Some(disk) = self.disks.get(rec.disk as usize) else {
+                bail!(
+                    "record {} is for disk {}, which this daemon does not serve",
+                    rec.seq,
+                    rec.disk
+                );
+            };
+            let Some(o) = &disk.overlay else {
+                bail!("the daemon was not started to serve crash states (no overlay)");
+            };
+            if rec.offset.saturating_add(rec.len) > disk.size {
+                bail!(
+                    "record {} writes past the end of disk {}",
+                    rec.seq,
+                    disk.spec.name
+                );
+            }
+            let mut o = o.lock().unwrap_or_else(|p| p.into_inner());
+            match rec.kind {
+                RecordKind::Write => {
+                    o.write_at(&disk.image, Some(&rec.payload), rec.offset, rec.len)?
+                }
+                RecordKind::Zero | RecordKind::Discard => {
+                    o.write_at(&disk.image, None, rec.offset, rec.len)?
+                }
+                RecordKind::Flush | RecordKind::Marker => {}
+            }
+        }
+        Ok(())
     }
 }

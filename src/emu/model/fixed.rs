@@ -149,4 +149,10 @@ impl DeviceModel for FixedModel {
         self.work(&Request::read(0, KIB4))
             .min(self.work(&Request::write(0, KIB4)))
     }
+
+    /// `ssd-sata` and `nvme` stand for drives without power-loss protection, whose
+    /// buffered writes are lost unless flushed; `nvram` is durable on arrival.
+    fn volatile_cache(&self) -> bool {
+        self.name != "nvram"
+    }
 }

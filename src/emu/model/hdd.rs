@@ -42,6 +42,9 @@ pub struct HddParams {
     /// the media at the next flush, or when the cache fills.
     pub write_cache: bool,
     pub write_cache_bytes: u64,
+    /// `false`: a disk that lies about flushes, answering one at once and leaving its
+    /// cache as it was (it drains only when full). Needs `write_cache`.
+    pub honor_flush: bool,
     /// A media write that continues the previous media access but arrives after a gap
     /// has missed its sector and waits for it to come round again (the reason a disk
     /// does about one fsync'ed append per revolution). `false` makes every sequential
@@ -64,6 +67,7 @@ impl Default for HddParams {
             interface_mb_per_s: 300.0,
             write_cache: true,
             write_cache_bytes: 16 << 20,
+            honor_flush: true,
             sequential_write_slip: true,
         }
     }
@@ -96,6 +100,12 @@ impl HddParams {
             return Err(ModelError::invalid(
                 NAME,
                 "cylinders must be at least 3".into(),
+            ));
+        }
+        if !self.honor_flush && !self.write_cache {
+            return Err(ModelError::invalid(
+                NAME,
+                "honor_flush = false needs write_cache = true: without a write cache a flush has nothing to leave undone".into(),
             ));
         }
         SeekCurve::fit(self).map(|_| ())
@@ -393,6 +403,7 @@ impl DeviceModel for HddModel {
             Kind::Read | Kind::Write if req.len == 0 => Service::default(),
             Kind::Read => self.read(req.offset, req.len, start),
             Kind::Write => self.write(req.offset, req.len, start),
+            Kind::Flush if !self.p.honor_flush => Service::cache_hit(Duration::ZERO),
             Kind::Flush => self.drain(start),
             // The studies' disks had no TRIM: a discard costs nothing and leaves any
             // cached data in its range to be written at the next flush.
@@ -416,6 +427,14 @@ impl DeviceModel for HddModel {
 
     fn capacity_bytes(&self) -> Option<u64> {
         Some(self.p.capacity_bytes)
+    }
+
+    fn volatile_cache(&self) -> bool {
+        self.p.write_cache
+    }
+
+    fn honors_flush(&self) -> bool {
+        self.p.honor_flush
     }
 }
 

@@ -154,6 +154,15 @@ pub trait DeviceModel: Send {
     fn capacity_bytes(&self) -> Option<u64> {
         None
     }
+    /// Whether an acknowledged write can sit in a volatile cache, durable only once a
+    /// flush covers it (what a power cut can lose). The write log's header says it of
+    /// each disk, for crash testing.
+    fn volatile_cache(&self) -> bool;
+    /// `false` for a disk that lies about flushes: a flush is answered without making
+    /// its volatile cache durable.
+    fn honors_flush(&self) -> bool {
+        true
+    }
 }
 
 /// True when some requests of `model` should complete faster than the FUSE path can

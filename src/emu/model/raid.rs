@@ -695,6 +695,20 @@ impl DeviceModel for RaidModel {
     fn capacity_bytes(&self) -> Option<u64> {
         Some(self.p.capacity_bytes)
     }
+
+    /// Study 4's battery-backed cache keeps what it acknowledged; data can be lost only
+    /// from a cache without the battery, or from the spindles' own volatile caches once
+    /// destaged.
+    fn volatile_cache(&self) -> bool {
+        !self.p.nonvolatile || self.p.spindle.write_cache
+    }
+
+    /// A battery-backed controller answers a flush without flushing the spindles, so
+    /// their volatile caches are never made durable by one; without the battery a
+    /// flush reaches them, and is as honest as they are.
+    fn honors_flush(&self) -> bool {
+        !self.p.spindle.write_cache || (!self.p.nonvolatile && self.p.spindle.honor_flush)
+    }
 }
 
 #[cfg(test)]

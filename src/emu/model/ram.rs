@@ -25,4 +25,10 @@ impl DeviceModel for RamModel {
     fn min_service(&self) -> Duration {
         Duration::ZERO
     }
+    /// An acknowledged write is in the RAM disk at once, with no cache in front of it
+    /// for a flush to empty. That a power cut empties the whole RAM disk is a different
+    /// question from which acknowledged writes survive it, and not this one's to answer.
+    fn volatile_cache(&self) -> bool {
+        false
+    }
 }

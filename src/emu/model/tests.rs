@@ -123,11 +123,12 @@ fn model_error_texts_are_stable() {
             .to_string()
     };
     let cases = [
-        ("hdd-7200", "rmp = 5400", "hdd-7200: unknown parameter `rmp`; known parameters: capacity_bytes, cylinders, interface_mb_per_s, rate_inner_mb_per_s, rate_outer_mb_per_s, rpm, seed, seek_avg_ms, seek_full_stroke_ms, seek_track_to_track_ms, sequential_write_slip, write_cache, write_cache_bytes"),
+        ("hdd-7200", "rmp = 5400", "hdd-7200: unknown parameter `rmp`; known parameters: capacity_bytes, cylinders, honor_flush, interface_mb_per_s, rate_inner_mb_per_s, rate_outer_mb_per_s, rpm, seed, seek_avg_ms, seek_full_stroke_ms, seek_track_to_track_ms, sequential_write_slip, write_cache, write_cache_bytes"),
         ("ram", "x = 1", "ram: unknown parameter `x`; known parameters: (none)"),
         ("hdd-7200", "rpm = 0", "hdd-7200: rpm must be a positive number, got 0"),
         ("hdd-7200", "capacity_bytes = 0", "hdd-7200: capacity_bytes must be positive"),
         ("hdd-7200", "cylinders = 2", "hdd-7200: cylinders must be at least 3"),
+        ("hdd-7200", "honor_flush = false\nwrite_cache = false", "hdd-7200: honor_flush = false needs write_cache = true: without a write cache a flush has nothing to leave undone"),
         ("hdd-7200", "seek_avg_ms = 14.0", "hdd-7200: no monotonic seek curve through track-to-track 0.8 ms, average 14 ms, full stroke 15 ms; the average must lie between a + (full-a)/3 and a + 8(full-a)/15"),
         ("ssd-sata", "read_mb_per_s = -1", "ssd-sata: read_mb_per_s must be a positive number, got -1"),
         ("nvme", "flush_latency_us = -1.5", "nvme: flush_latency_us must be a number >= 0, got -1.5"),
@@ -139,7 +140,7 @@ fn model_error_texts_are_stable() {
         ("raid6", "spindle = { rpm = 0 }", "raid6: spindle: rpm must be a positive number, got 0"),
         ("raid6", "spindle = { seed = 3 }", "raid6: spindle.seed is set by the array (spindle i is seeded with seed + i); set raid6's `seed` instead"),
         ("raid6", "spindle = { capacity_bytes = 3 }", "raid6: spindle.capacity_bytes is set by the array (capacity_bytes / (spindles - 2)); set raid6's `capacity_bytes` instead"),
-        ("raid6", "spindle = { rmp = 5400 }", "raid6: unknown parameter `spindle.rmp`; known parameters: spindle.capacity_bytes, spindle.cylinders, spindle.interface_mb_per_s, spindle.rate_inner_mb_per_s, spindle.rate_outer_mb_per_s, spindle.rpm, spindle.seed, spindle.seek_avg_ms, spindle.seek_full_stroke_ms, spindle.seek_track_to_track_ms, spindle.sequential_write_slip, spindle.write_cache, spindle.write_cache_bytes"),
+        ("raid6", "spindle = { rmp = 5400 }", "raid6: unknown parameter `spindle.rmp`; known parameters: spindle.capacity_bytes, spindle.cylinders, spindle.honor_flush, spindle.interface_mb_per_s, spindle.rate_inner_mb_per_s, spindle.rate_outer_mb_per_s, spindle.rpm, spindle.seed, spindle.seek_avg_ms, spindle.seek_full_stroke_ms, spindle.seek_track_to_track_ms, spindle.sequential_write_slip, spindle.write_cache, spindle.write_cache_bytes"),
     ];
     for (name, params, want) in cases {
         assert_eq!(text(name, params), want, "{name} with {params}");
@@ -157,6 +158,43 @@ fn model_error_texts_are_stable() {
     let bad = text("nvme", "read_latency_us = \"fast\"");
     assert!(bad.starts_with("nvme: bad parameter value: "), "{bad}");
     assert!(bad.contains("read_latency_us"), "{bad}");
+}
+
+/// What the write log's header says of each built-in model's disk.
+#[test]
+fn which_models_keep_acknowledged_writes_in_a_volatile_cache() {
+    let cases = [
+        ("hdd-7200", "", true, true),
+        ("hdd-7200", "honor_flush = false", true, false),
+        ("hdd-7200", "write_cache = false", false, true),
+        ("raid6", "", false, true),
+        ("raid6", "nonvolatile = false", true, true),
+        ("raid6", "spindle = { write_cache = true }", true, false),
+        (
+            "raid6",
+            "nonvolatile = false\nspindle = { write_cache = true }",
+            true,
+            true,
+        ),
+        (
+            "raid6",
+            "nonvolatile = false\nspindle = { write_cache = true, honor_flush = false }",
+            true,
+            false,
+        ),
+        ("ssd-sata", "", true, true),
+        ("nvme", "", true, true),
+        ("nvram", "", false, true),
+        ("ram", "", false, true),
+    ];
+    for (name, params, volatile, honest) in cases {
+        let m = model_by_name(name, Some(&table(params))).unwrap();
+        assert_eq!(
+            (m.volatile_cache(), m.honors_flush()),
+            (volatile, honest),
+            "{name} with {params:?}"
+        );
+    }
 }
 
 #[test]

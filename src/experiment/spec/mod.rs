@@ -4,7 +4,7 @@
 //! along the way a file is read:
 //!
 //! - `raw.rs`: the TOML shape, with type errors that name the key;
-//! - `tables.rs`: `[emulation]`, `[models]` and `[[workload]]`;
+//! - `tables.rs`: `[emulation]`, `[crash]`, `[models]` and `[[workload]]`;
 //! - `factors.rs`: the table of matrix factors, each declared once;
 //! - `matrix.rs`: the configurations the factors expand to, and their labels;
 //! - `rules.rs`: combinations the kernel or mkfs would refuse, and capacity;
@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use crate::crash::CrashOptions;
 use crate::emu::EmulationOptions;
 use crate::experiment::config::{Config, DataMode, DeviceModelSpec, FsType, Placement};
 use crate::units::{format_size, parse_duration, parse_size};
@@ -169,6 +170,9 @@ pub struct Spec {
     pub workloads: Vec<WorkloadSpec>,
     /// How emulated disks (`device_model`) are served: the `[emulation]` table.
     pub emulation: EmulationOptions,
+    /// The `[crash]` table: what `jbench crash` builds and checks; `jbench run` ignores
+    /// it. `seed` is always set (the experiment's when the table gives none).
+    pub crash: CrashOptions,
     /// The spec with every default filled in, as TOML: stored with the results and
     /// compared on `--resume`.
     pub resolved: String,
@@ -187,7 +191,7 @@ use raw::*;
 use resolved::resolve;
 pub use rules::needed_bytes;
 use rules::{check_capacity, check_combination};
-use tables::{build_emulation, build_models, build_workloads, model_of};
+use tables::{build_crash, build_emulation, build_models, build_workloads, model_of};
 
 struct Ctx<'a> {
     file: String,
@@ -396,6 +400,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
     };
 
     let emulation = build_emulation(ctx, &raw.emulation)?;
+    let crash = build_crash(ctx, &raw.crash, seed)?;
     let models = build_models(ctx, &raw.models)?;
     let workloads = build_workloads(ctx, &raw.workload)?;
     let configs = build_configs(ctx, &raw, &models)?;
@@ -436,6 +441,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         configs,
         workloads,
         emulation,
+        crash,
         resolved: String::new(),
     };
     spec.resolved = resolve(&spec);

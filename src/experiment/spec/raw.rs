@@ -179,6 +179,7 @@ pub(super) struct RawSpec {
     #[serde(default)]
     pub(super) models: BTreeMap<String, Spanned<toml::Table>>,
     pub(super) emulation: Key<RawEmulation>,
+    pub(super) crash: Key<RawCrash>,
     #[serde(default)]
     pub(super) workload: Vec<Spanned<toml::Table>>,
     #[serde(default)]
@@ -204,6 +205,20 @@ pub(super) struct RawEmulation {
     pub(super) write_log: Key<bool>,
     pub(super) watchdog: Key<String>,
     pub(super) pin_cpus: Key<bool>,
+}
+
+/// The `[crash]` table. Its values are read as plain TOML values so that a wrong type
+/// is refused by `tables::build_crash` saying what the key takes, rather than by
+/// serde's "expected i64".
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCrash {
+    pub(super) states: Key<toml::Value>,
+    pub(super) strategies: Key<toml::Value>,
+    pub(super) seed: Key<toml::Value>,
+    pub(super) recovery_timing: Key<toml::Value>,
+    pub(super) lose_journal: Key<toml::Value>,
+    pub(super) mount_timeout: Key<toml::Value>,
 }
 
 /// The `[filesystem]` table: every key is a factor of the matrix, read, checked and

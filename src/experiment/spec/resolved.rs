@@ -15,6 +15,7 @@ pub(super) struct Resolved<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
     emulation: toml::Table,
+    crash: toml::Table,
     /// The `[models]` entries the configurations use.
     #[serde(skip_serializing_if = "toml::Table::is_empty")]
     models: toml::Table,
@@ -102,6 +103,7 @@ pub(super) fn resolve(spec: &Spec) -> String {
         t.insert("model".into(), s(&m.model));
         models.insert(m.name.clone(), toml::Value::Table(t));
     }
+    let crash = crash_table(&spec.crash, spec.seed);
     let r = Resolved {
         name: &spec.name,
         repetitions: match spec.adaptive {
@@ -125,6 +127,7 @@ pub(super) fn resolve(spec: &Spec) -> String {
         work_dir: spec.work_dir.display().to_string(),
         baseline: spec.baseline.as_deref(),
         emulation,
+        crash,
         models,
         workload,
         config,
@@ -136,6 +139,38 @@ pub(super) fn resolve(spec: &Spec) -> String {
         env!("CARGO_PKG_VERSION"),
         labels.join(" | ")
     )
+}
+
+/// `[crash]` with every key explicit. `lose_journal` left to the placement is written
+/// `"auto"`, which reads back as not given: writing the per-configuration answer would
+/// turn a rule into a fixed choice.
+fn crash_table(c: &crate::crash::CrashOptions, experiment_seed: u64) -> toml::Table {
+    let int = |n: u64| toml::Value::Integer(n as i64);
+    let mut t = toml::Table::new();
+    t.insert("states".into(), int(c.states.into()));
+    t.insert(
+        "strategies".into(),
+        toml::Value::Array(
+            c.strategies
+                .iter()
+                .map(|s| toml::Value::String(s.as_str().into()))
+                .collect(),
+        ),
+    );
+    t.insert("seed".into(), int(c.effective_seed(experiment_seed)));
+    t.insert("recovery_timing".into(), int(c.recovery_timing.into()));
+    t.insert(
+        "lose_journal".into(),
+        match c.lose_journal {
+            Some(b) => toml::Value::Boolean(b),
+            None => toml::Value::String("auto".into()),
+        },
+    );
+    t.insert(
+        "mount_timeout".into(),
+        toml::Value::String(crate::units::format_duration(c.mount_timeout)),
+    );
+    t
 }
 
 /// TOML has no null: absent parameters are left out.

@@ -1,5 +1,5 @@
 //! The tables of an experiment file that are not factors of the matrix: `[emulation]`,
-//! `[models]` (device models with overridden parameters) and `[[workload]]`.
+//! `[crash]`, `[models]` (device models with overridden parameters) and `[[workload]]`.
 
 use super::*;
 
@@ -34,6 +34,148 @@ pub(super) fn build_emulation(
         let d = crate::units::parse_duration_in(w.get_ref(), MIN_WATCHDOG, MAX_WATCHDOG)
             .map_err(|m| ctx.at(w, "emulation.watchdog", m))?;
         out.watchdog = d;
+    }
+    Ok(out)
+}
+
+/// The `[crash]` table, read by `jbench crash` only; its absence means the defaults.
+/// `seed` falls back to the experiment's, so the stored spec names the seed in use.
+pub(super) fn build_crash(
+    ctx: &Ctx,
+    raw: &Key<RawCrash>,
+    experiment_seed: u64,
+) -> Result<CrashOptions, SpecError> {
+    use crate::crash::options::{
+        DEFAULT_RECOVERY_TIMING, MAX_MOUNT_TIMEOUT, MAX_STATES, MIN_MOUNT_TIMEOUT,
+    };
+    let mut out = CrashOptions {
+        seed: Some(experiment_seed),
+        ..CrashOptions::default()
+    };
+    let Some(raw) = raw else {
+        return Ok(out);
+    };
+    let c = raw.get_ref();
+    // A whole number in `min..=max`; `range` says what the allowed range is.
+    let count = |v: &Spanned<toml::Value>, key: &str, min: u32, max: u32, range: &str| match v
+        .get_ref()
+        .as_integer()
+    {
+        Some(i) if (i64::from(min)..=i64::from(max)).contains(&i) => Ok(i as u32),
+        Some(i) => Err(ctx.at(v, key, format!("{i} is out of range: allowed {range}"))),
+        None => Err(ctx.at(
+            v,
+            key,
+            format!(
+                "expected a whole number ({range}); found {}",
+                kind_of(v.get_ref())
+            ),
+        )),
+    };
+    if let Some(v) = &c.states {
+        let range = format!("1 to {MAX_STATES} states per configuration x workload");
+        out.states = count(v, "crash.states", 1, MAX_STATES, &range)?;
+    }
+    out.recovery_timing = match &c.recovery_timing {
+        Some(v) => {
+            let range = format!("0 to crash.states, {}", out.states);
+            count(v, "crash.recovery_timing", 0, out.states, &range)?
+        }
+        // Asking for 5 states must not be refused over a default nobody wrote.
+        None => DEFAULT_RECOVERY_TIMING.min(out.states),
+    };
+    if let Some(v) = &c.strategies {
+        out.strategies = read_strategies(ctx, v)?;
+    }
+    if let Some(v) = &c.seed {
+        out.seed = Some(match v.get_ref().as_integer() {
+            Some(i) if i >= 0 => i as u64,
+            Some(i) => {
+                return Err(ctx.at(
+                    v,
+                    "crash.seed",
+                    format!("{i} is out of range: allowed 0 to {}", i64::MAX),
+                ))
+            }
+            None => {
+                return Err(ctx.at(
+                    v,
+                    "crash.seed",
+                    format!(
+                        "expected a whole number from 0 to {}; found {}",
+                        i64::MAX,
+                        kind_of(v.get_ref())
+                    ),
+                ))
+            }
+        });
+    }
+    if let Some(v) = &c.lose_journal {
+        out.lose_journal = match v.get_ref() {
+            toml::Value::Boolean(b) => Some(*b),
+            toml::Value::String(t) if t == "auto" => None,
+            other => {
+                return Err(ctx.at(
+                    v,
+                    "crash.lose_journal",
+                    format!(
+                        "expected true, false or \"auto\" (\"auto\": on where the journal is on a ram or nvram disk); found {}",
+                        match other {
+                            toml::Value::String(t) => format!("\"{t}\""),
+                            other => kind_of(other).to_string(),
+                        }
+                    ),
+                ))
+            }
+        };
+    }
+    if let Some(t) = &c.mount_timeout {
+        let blame = |m: String| ctx.at(t, "crash.mount_timeout", m);
+        let text = t.get_ref().as_str().ok_or_else(|| {
+            blame(format!(
+                "expected a duration such as \"120s\" (1s to 3600s); found {}",
+                kind_of(t.get_ref())
+            ))
+        })?;
+        out.mount_timeout =
+            crate::units::parse_duration_in(text, MIN_MOUNT_TIMEOUT, MAX_MOUNT_TIMEOUT)
+                .map_err(blame)?;
+    }
+    Ok(out)
+}
+
+/// `strategies = ["prefix", "subset"]`: a non-empty list, each strategy once.
+fn read_strategies(
+    ctx: &Ctx,
+    v: &Spanned<toml::Value>,
+) -> Result<Vec<crate::crash::Strategy>, SpecError> {
+    let blame = |m: String| ctx.at(v, "crash.strategies", m);
+    let toml::Value::Array(items) = v.get_ref() else {
+        return Err(blame(format!(
+            "expected a list of strategies such as [\"prefix\", \"subset\"]; found {}",
+            kind_of(v.get_ref())
+        )));
+    };
+    if items.is_empty() {
+        return Err(blame(
+            "the list is empty; name at least one of prefix, subset, torn".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    for item in items {
+        let Some(text) = item.as_str() else {
+            return Err(blame(format!(
+                "expected strategy names (prefix, subset, torn); found {}",
+                kind_of(item)
+            )));
+        };
+        let s = crate::crash::Strategy::parse(text).map_err(blame)?;
+        if out.contains(&s) {
+            return Err(blame(format!(
+                "`{s}` is listed twice; name each strategy once"
+            )));
+        }
+        out.push(s);
     }
     Ok(out)
 }

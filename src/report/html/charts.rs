@@ -436,7 +436,17 @@ pub(crate) fn error_bar(
     cap: f64,
     color: RGBColor,
 ) -> PathElement<(f64, f64)> {
-    let (lo, hi) = ((mean - sd).max(0.0), mean + sd);
+    range_bar(x, (mean - sd).max(0.0), mean + sd, cap, color)
+}
+
+/// A vertical bar from `lo` to `hi` with caps `cap` wide (data units), one path.
+pub(crate) fn range_bar(
+    x: f64,
+    lo: f64,
+    hi: f64,
+    cap: f64,
+    color: RGBColor,
+) -> PathElement<(f64, f64)> {
     PathElement::new(
         vec![
             (x - cap, hi),
@@ -462,7 +472,67 @@ pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<Stri
     Ok(line_chart_drawn(title, unit, lines)?.svg)
 }
 
+/// What the vertical bar at a point of a journal-size chart spans, from the point's
+/// (journal bytes, value, spread).
+#[derive(Clone, Copy, PartialEq)]
+enum Spread {
+    /// value ± spread (a standard deviation).
+    Sd,
+    /// value (a median) up to spread (a 95th percentile).
+    UpTo,
+}
+
+impl Spread {
+    /// (low, high) of the bar at `p`; `None` when there is none to draw.
+    fn range(self, p: &(u64, f64, f64)) -> Option<(f64, f64)> {
+        match self {
+            Spread::Sd => (p.2 > 0.0).then(|| ((p.1 - p.2).max(0.0), p.1 + p.2)),
+            Spread::UpTo => (p.2 > p.1).then_some((p.1, p.2)),
+        }
+    }
+
+    fn top(self, p: &(u64, f64, f64)) -> f64 {
+        self.range(p).map_or(p.1, |r| r.1.max(p.1))
+    }
+}
+
 pub(crate) fn line_chart_drawn(title: &str, unit: &str, lines: &[Line]) -> Result<Drawn> {
+    let entries = line_entries(lines.iter().map(|l| l.name.as_str()));
+    size_chart_drawn(title, unit, lines, Spread::Sd, entries)
+}
+
+/// Recovery (mount) time against journal size: per line (placement) the median of
+/// each configuration, a whisker up to its 95th percentile.
+pub(crate) fn recovery_chart(title: &str, y_desc: &str, lines: &[Line]) -> Result<String> {
+    Ok(recovery_chart_drawn(title, y_desc, lines)?.svg)
+}
+
+/// [`recovery_chart`], with where it put things. `lines` hold (journal bytes, median,
+/// p95).
+pub(crate) fn recovery_chart_drawn(title: &str, y_desc: &str, lines: &[Line]) -> Result<Drawn> {
+    let mut entries = line_entries(lines.iter().map(|l| l.name.as_str()));
+    let whiskers = lines
+        .iter()
+        .flat_map(|l| &l.points)
+        .any(|p| Spread::UpTo.range(p).is_some());
+    if whiskers {
+        entries.push((
+            "median; whisker up to the 95th percentile".to_string(),
+            Mark::ErrorBar,
+        ));
+    }
+    size_chart_drawn(title, y_desc, lines, Spread::UpTo, entries)
+}
+
+/// Lines of a value against journal size (log scale), a bar at each point as
+/// `spread` says, and the legend `entries` under the plot.
+fn size_chart_drawn(
+    title: &str,
+    unit: &str,
+    lines: &[Line],
+    spread: Spread,
+    entries: Vec<(String, Mark)>,
+) -> Result<Drawn> {
     let sizes: BTreeSet<u64> = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
@@ -475,10 +545,9 @@ pub(crate) fn line_chart_drawn(title: &str, unit: &str, lines: &[Line]) -> Resul
     let pad = ((hi - lo) * 0.08).max(0.3);
     let top = lines
         .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1 + p.2))
+        .flat_map(|l| l.points.iter().map(|p| spread.top(p)))
         .fold(0.0, f64::max);
     let y_max = nice_max(top * 1.1);
-    let entries = line_entries(lines.iter().map(|l| l.name.as_str()));
     let chart_h = 400;
     let height = chart_h + legend_height(&entries, LABEL_PX);
     let mut svg = String::new();
@@ -515,20 +584,22 @@ pub(crate) fn line_chart_drawn(title: &str, unit: &str, lines: &[Line]) -> Resul
             chart
                 .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))
                 .map_err(draw_err)?;
-            let spread = line.points.iter().filter(|p| p.2 > 0.0);
+            let bars: Vec<(f64, f64, f64)> = line
+                .points
+                .iter()
+                .filter_map(|p| spread.range(p).map(|(lo, hi)| (lx(p.0), lo, hi)))
+                .collect();
             chart
                 .draw_series(
-                    spread
-                        .clone()
-                        .map(|p| error_bar(lx(p.0), p.1, p.2, cap, color)),
+                    bars.iter()
+                        .map(|&(x, lo, hi)| range_bar(x, lo, hi, cap, color)),
                 )
                 .map_err(draw_err)?;
             marks.extend(pts.iter().map(|p| Px::around(chart.backend_coord(p), 4)));
-            marks.extend(spread.map(|p| {
-                let x = lx(p.0);
+            marks.extend(bars.iter().map(|&(x, lo, hi)| {
                 Px::span(
-                    chart.backend_coord(&(x - cap, (p.1 - p.2).max(0.0))),
-                    chart.backend_coord(&(x + cap, p.1 + p.2)),
+                    chart.backend_coord(&(x - cap, lo)),
+                    chart.backend_coord(&(x + cap, hi)),
                 )
             }));
         }

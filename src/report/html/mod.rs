@@ -7,7 +7,9 @@
 //! of [`crate::report::Analysis`], per workload and phase a bar chart of the mean rate per
 //! configuration with ± 1 sd error bars and, when the journal size varies, a line
 //! chart of rate against journal size; the text report's tables; per trial a
-//! timeline of device write throughput and CPU from `monitor/trial-<N>.jsonl`.
+//! timeline of device write throughput and CPU from `monitor/trial-<N>.jsonl`; with
+//! `crash.jsonl`, the crash section's tables and a chart of recovery time against
+//! journal size.
 //!
 //! `page` assembles the page (views for the template); `charts` draws the SVG
 //! charts apart from it.

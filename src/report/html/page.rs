@@ -8,8 +8,13 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::charts::{bar_chart, line_chart, timeline_chart, Bar, Line, Point, Series};
+use super::charts::{
+    bar_chart, line_chart, recovery_chart, timeline_chart, Bar, Line, Point, Series,
+};
+use crate::analysis::CrashAnalysis;
+use crate::report::crash::CrashWorkload;
 use crate::report::{self, Analysis, ConfigAnalysis, ReportOptions, WorkloadAnalysis};
+use crate::results::crash::{load_crash_records, CrashRecord};
 use crate::results::layout;
 use crate::results::monitor_series::{parse_series, CpuPct, SeriesPoint};
 use crate::results::record::TrialRecord;
@@ -31,6 +36,8 @@ pub struct Page<'a> {
     pub results_dir: Option<&'a Path>,
     /// Warnings shown before the analysis's own (e.g. `jbench compare`'s mismatches).
     pub extra_warnings: &'a [String],
+    /// The crash lab's states (`crash.jsonl`); empty: no crash section.
+    pub crash: &'a [CrashRecord],
 }
 
 /// Renders the page without timelines' monitor data (see [`render_page`]).
@@ -47,13 +54,15 @@ pub fn render(
         opts,
         results_dir: None,
         extra_warnings: &[],
+        crash: &[],
     })
 }
 
 /// Renders the report of the results directory `dir` (records, `env.json`,
-/// monitor samples).
+/// monitor samples, `crash.jsonl`).
 pub fn render_dir(dir: &Path, title: &str, opts: &ReportOptions) -> Result<String> {
     let records = crate::results::store::load_records(dir)?;
+    let crash = load_crash_records(&layout::crash_file(dir))?;
     let env = std::fs::read_to_string(dir.join(layout::ENV))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
@@ -64,11 +73,12 @@ pub fn render_dir(dir: &Path, title: &str, opts: &ReportOptions) -> Result<Strin
         opts,
         results_dir: Some(dir),
         extra_warnings: &[],
+        crash: &crash,
     })
 }
 
 pub fn render_page(page: &Page) -> Result<String> {
-    let analysis = report::analyse(page.records, page.opts);
+    let analysis = report::analyse(page.records, page.opts).with_crash(page.crash);
     let n_failed = page.records.iter().filter(|r| !r.is_ok()).count();
     let workloads = analysis
         .workloads
@@ -97,11 +107,14 @@ pub fn render_page(page: &Page) -> Result<String> {
             .extra_warnings
             .iter()
             .cloned()
+            .chain(report::crash::all_crash_warnings(&analysis))
             .chain(analysis.all_warnings())
             .collect(),
         verified: verified_views(page.records, &analysis),
         workloads,
         trials,
+        crash: report::crash::crash_workloads(&analysis.crash),
+        crash_chart: crash_chart(&analysis.crash)?,
     };
     let mut env = minijinja::Environment::new();
     env.add_template("report.html", TEMPLATE)?;
@@ -128,6 +141,10 @@ struct PageView {
     verified: Vec<VerifiedView>,
     workloads: Vec<WorkloadView>,
     trials: Vec<TrialView>,
+    /// The crash section per workload; empty without crash records (no section).
+    crash: Vec<CrashWorkload>,
+    /// Recovery time against journal size; `None` when no state was timed.
+    crash_chart: Option<ChartView>,
 }
 
 #[derive(Serialize)]
@@ -162,7 +179,7 @@ struct PhaseView {
 
 #[derive(Serialize)]
 struct ChartView {
-    /// `bar`, `journal-size`, `timeline-write` or `timeline-cpu`.
+    /// `bar`, `journal-size`, `timeline-write`, `timeline-cpu` or `crash-recovery`.
     kind: &'static str,
     /// The SVG element, marked safe (the template does not escape it).
     svg: minijinja::Value,
@@ -403,6 +420,75 @@ fn journal_size_lines(configs: &[ConfigAnalysis], phase: usize) -> Vec<Line> {
             };
             let mut points: Vec<(u64, f64, f64)> =
                 pts.iter().copied().filter(|p| p.0 > 0).collect();
+            points.sort_by_key(|p| p.0);
+            Line { name, points }
+        })
+        .collect()
+}
+
+/// The crash section's chart: mount (journal replay) time against journal size, one
+/// line per placement; `None` when no state was timed.
+fn crash_chart(crash: &[CrashAnalysis]) -> Result<Option<ChartView>> {
+    let lines = recovery_lines(crash);
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    let svg = recovery_chart(
+        "Crash recovery: mount time against journal size",
+        "mount seconds",
+        &lines,
+    )
+    .context("crash recovery chart")?;
+    Ok(Some(ChartView::new(
+        "crash-recovery",
+        svg,
+        concat!(
+            "Median time of the mount that replays the journal after a crash, with model ",
+            "timing on, against journal size (log scale), one line per placement; whiskers ",
+            "reach the 95th percentile of the states."
+        )
+        .to_string(),
+    )))
+}
+
+/// One line per placement (and per file system, mode or workload, when those differ
+/// too: a line never joins unlike configurations), points (journal bytes, median,
+/// p95) of the configurations with a timed mount and a known journal size.
+fn recovery_lines(crash: &[CrashAnalysis]) -> Vec<Line> {
+    type Key = [String; 4];
+    let mut groups: Vec<(Key, Vec<Point>)> = Vec::new();
+    for c in crash {
+        let Some(m) = c.recovery.as_ref().and_then(|r| r.mount) else {
+            continue;
+        };
+        if c.journal_size == 0 {
+            continue;
+        }
+        let key = [
+            c.placement.clone(),
+            c.filesystem.clone(),
+            c.mode.clone(),
+            c.workload.clone(),
+        ];
+        let point = (c.journal_size, m.median, m.p95);
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(point),
+            None => groups.push((key, vec![point])),
+        }
+    }
+    let differs = |i: usize| groups.iter().any(|g| g.0[i] != groups[0].0[i]);
+    let named: Vec<(usize, &str)> = [(1, "filesystem"), (2, "mode"), (3, "workload")]
+        .into_iter()
+        .filter(|(i, _)| differs(*i))
+        .collect();
+    groups
+        .iter()
+        .map(|(key, pts)| {
+            let mut name = key[0].clone();
+            for (i, factor) in &named {
+                name.push_str(&format!(", {factor}={}", key[*i]));
+            }
+            let mut points = pts.clone();
             points.sort_by_key(|p| p.0);
             Line { name, points }
         })

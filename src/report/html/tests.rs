@@ -93,6 +93,54 @@ fn legends_cover_no_bar_or_point() {
         .collect();
     let d = timeline_chart_drawn("t", "MiB/s", &series, &[(0.0, "a".into())], 190, None).unwrap();
     assert_legend_hides_nothing("timeline", &d);
+
+    // Recovery times: (journal bytes, median, p95); the largest journal's whisker
+    // reaches highest, at the right.
+    let lines: Vec<Line> = ["same-disk", "second-disk", "ramdisk"]
+        .iter()
+        .enumerate()
+        .map(|(k, n)| Line {
+            name: n.to_string(),
+            points: (0..4)
+                .map(|i| {
+                    let median = 0.05 * (i + 1) as f64 / (k + 1) as f64;
+                    (16u64 << (20 + 2 * i), median, median * 1.6)
+                })
+                .collect(),
+        })
+        .collect();
+    let d = recovery_chart_drawn("t", "mount seconds", &lines).unwrap();
+    assert_legend_hides_nothing("recovery chart", &d);
+    assert_eq!(d.data.len(), 2 * 12, "12 points and their whiskers");
+    assert!(d.svg.contains("whisker up to the 95th percentile"));
+}
+
+#[test]
+fn recovery_whiskers_span_median_to_p95_and_only_when_above() {
+    // One point's p95 equals its median: a point, no whisker, and with no whisker at
+    // all no whisker legend.
+    let flat = vec![Line {
+        name: "internal".into(),
+        points: vec![(1 << 24, 0.2, 0.2), (1 << 26, 0.3, 0.3)],
+    }];
+    let d = recovery_chart_drawn("t", "mount seconds", &flat).unwrap();
+    assert_eq!(d.data.len(), 2);
+    assert!(!d.svg.contains("whisker"), "{}", d.svg);
+    let one = vec![Line {
+        name: "internal".into(),
+        points: vec![(1 << 24, 0.2, 0.5), (1 << 26, 0.3, 0.3)],
+    }];
+    let d = recovery_chart_drawn("t", "mount seconds", &one).unwrap();
+    assert_eq!(d.data.len(), 3);
+    // The whisker runs from the median's point up to p95: its box holds the point's
+    // centre and reaches higher (smaller y) than the point's.
+    let (point, whisker) = (d.data[0], d.data[2]);
+    let centre_y = (point.t + point.b) / 2;
+    assert!(
+        whisker.b >= centre_y - 1 && whisker.b <= centre_y + 1,
+        "{point:?} {whisker:?}"
+    );
+    assert!(whisker.t < point.t, "{point:?} {whisker:?}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Tests of the analysis and of the text, Markdown, CSV and JSON exporters.
 
 mod analysis;
+mod crash;
 mod formats;
 mod significance;
 mod warnings;

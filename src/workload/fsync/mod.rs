@@ -401,6 +401,35 @@ fn default_write_size(size: u64) -> u64 {
     size.clamp(1, DEFAULT_WRITE_SIZE)
 }
 
+impl FsyncSpec {
+    /// The bytes every file holds once its fsync returned: what the crash lab expects
+    /// to find after recovery.
+    pub fn file_content(&self) -> Vec<u8> {
+        let buffer = fill_buffer(self.buffer_len());
+        let mut out = Vec::with_capacity(self.size as usize);
+        let mut left = self.size;
+        while left > 0 {
+            let chunk = left.min(self.write_size) as usize;
+            out.extend_from_slice(&buffer[..chunk]);
+            left -= chunk as u64;
+        }
+        out
+    }
+
+    /// The spec back from its recorded `params` (trials.jsonl), for the crash lab.
+    pub fn from_params(params: &serde_json::Value) -> Option<Self> {
+        let get = |k: &str| params.get(k).and_then(serde_json::Value::as_u64);
+        Some(FsyncSpec {
+            files: get("files")?,
+            size: get("size")?,
+            dirs: get("dirs")?,
+            threads: get("threads")?,
+            fsync_dir: params.get("fsync_dir")?.as_bool()?,
+            write_size: get("write_size")?,
+        })
+    }
+}
+
 /// Pseudo-random bytes (xorshift64), not zeros: a compressing or deduplicating file
 /// system would otherwise write far less than `size` per file.
 fn fill_buffer(len: usize) -> Vec<u8> {

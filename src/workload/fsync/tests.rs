@@ -170,6 +170,10 @@ fn files_hold_the_buffer_pattern() {
     let expected: Vec<u8> = pattern.iter().chain(&pattern[..2000]).copied().collect();
     assert_eq!(data, expected);
     assert!(pattern.iter().any(|&b| b != 0));
+    // What the crash lab expects a file to hold is what the run wrote, and the spec
+    // comes back from its recorded params.
+    assert_eq!(spec.file_content(), data);
+    assert_eq!(FsyncSpec::from_params(&spec.params()), Some(spec));
 }
 
 #[test]

@@ -325,3 +325,63 @@ fn same_seed_same_times_other_seed_differs() {
     assert_eq!(run(1), run(1));
     assert_ne!(run(1), run(2));
 }
+
+#[test]
+fn a_disk_that_lies_answers_a_flush_at_once_and_keeps_its_cache() {
+    let lying = HddParams {
+        honor_flush: false,
+        write_cache_bytes: 64 * KIB4,
+        ..HddParams::default()
+    };
+    let mut m = hdd(lying);
+    let offs = random_offsets(65, 3, m.p.capacity_bytes);
+    let mut now = Duration::ZERO;
+    for &o in &offs[..10] {
+        now += m.service(&Request::write(o, KIB4), now).duration;
+    }
+    let f = m.service(&Request::flush(), now);
+    assert_eq!(f.duration, Duration::ZERO);
+    assert!(f.cached && f.seek == Duration::ZERO, "{f:?}");
+    assert_eq!(m.dirty_bytes(), 10 * KIB4);
+    // The cache still drains when it fills.
+    for &o in &offs[10..] {
+        now += m.service(&Request::write(o, KIB4), now).duration;
+    }
+    assert_eq!(m.dirty_bytes(), KIB4);
+    // The honest disk empties it at a flush, at the media's pace.
+    let mut honest = hdd(HddParams::default());
+    let mut t = Duration::ZERO;
+    for &o in &offs[..10] {
+        t += honest.service(&Request::write(o, KIB4), t).duration;
+    }
+    assert!(honest.service(&Request::flush(), t).duration > Duration::from_millis(10));
+    assert_eq!(honest.dirty_bytes(), 0);
+}
+
+#[test]
+fn cache_and_flush_honesty_are_what_the_write_log_reports() {
+    use crate::emu::model::model_by_name;
+    let table = |s: &str| s.parse::<toml::Table>().unwrap();
+    let m = model_by_name("hdd-7200", None).unwrap();
+    assert!(m.volatile_cache() && m.honors_flush());
+    let m = model_by_name("hdd-7200", Some(&table("honor_flush = false"))).unwrap();
+    assert!(m.volatile_cache() && !m.honors_flush());
+    let m = model_by_name("hdd-7200", Some(&table("write_cache = false"))).unwrap();
+    assert!(!m.volatile_cache() && m.honors_flush());
+}
+
+#[test]
+fn a_lying_disk_without_a_write_cache_is_refused() {
+    let e = HddModel::new(HddParams {
+        honor_flush: false,
+        write_cache: false,
+        ..HddParams::default()
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("honor_flush = false needs write_cache = true"),
+        "{e}"
+    );
+}

@@ -76,6 +76,11 @@ const KEYS: &[&str] = &[
     "write_log",
     "watchdog",
     "pin_cpus",
+    "states",
+    "strategies",
+    "recovery_timing",
+    "lose_journal",
+    "mount_timeout",
     "min",
     "max",
     "target_cv",
@@ -92,6 +97,7 @@ const SECTIONS: &[&str] = &[
     "[[workload]]\nkind = \"fsync\"",
     "[[config]]",
     "[emulation]",
+    "[crash]",
     "[models.m]\nmodel = \"hdd-7200\"",
 ];
 
@@ -129,6 +135,10 @@ const WORDS: &[&str] = &[
     "16T",
     "1G",
     "2147483s",
+    "prefix",
+    "subset",
+    "torn",
+    "auto",
 ];
 
 fn scalar() -> impl Strategy<Value = toml::Value> {

@@ -2,6 +2,7 @@
 //! the resolved spec, and hostile inputs (proptest).
 
 /// The factor table drives the matrix, the stored spec and the docs' key lists.
+mod crash;
 mod factor_table;
 mod hostile;
 mod limits;

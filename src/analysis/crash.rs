@@ -1,0 +1,317 @@
+//! The figures of a report's crash section, from `crash.jsonl` ([`CrashRecord`]): per
+//! (configuration, workload), the states tested per strategy, the oracle's verdicts,
+//! how fast states were checked, recovery times, what recovering from a lost journal
+//! cost, and the typed findings the report warns about (a negative control the oracle
+//! did not catch, a state of an ordinary configuration that is not `ok`). Typed only:
+//! `report/crash.rs` writes the words.
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::quantile;
+use crate::results::crash::{CrashRecord, Verdict};
+
+/// One configuration x workload of the crash lab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrashAnalysis {
+    /// The configuration's label.
+    pub config: String,
+    /// The workload's name.
+    pub workload: String,
+    // The configuration as its first record states it.
+    pub filesystem: String,
+    pub placement: String,
+    pub mode: String,
+    /// Journal bytes.
+    pub journal_size: u64,
+    pub inodes: u64,
+    /// Any record says the configuration is built to lose data.
+    pub negative_control: bool,
+    /// Every record says the workload's fsync'ed files were checked; `false`: the
+    /// states were checked for consistency only.
+    pub checks_fsync: bool,
+    /// Crash states checked.
+    pub states: usize,
+    /// States per strategy, in order of first appearance.
+    pub strategies: Vec<StrategyCount>,
+    pub verdicts: VerdictCounts,
+    /// Sum of the states' `check_seconds`.
+    pub check_seconds: f64,
+    /// `states / check_seconds`; `None` when no time was recorded.
+    pub states_per_sec: Option<f64>,
+    /// Over the states timed with model timing on; `None` when none was.
+    pub recovery: Option<RecoveryStats>,
+    /// Over the states whose journal disk came back empty; `None` when none did.
+    pub lost_journal: Option<LostJournalStats>,
+    /// For a negative control, whether the oracle caught it; `None` otherwise.
+    pub control: Option<ControlOutcome>,
+    /// The lowest-numbered state whose verdict is not `ok`, if any.
+    pub first_not_ok: Option<StateRef>,
+}
+
+impl CrashAnalysis {
+    /// States whose verdict is not `ok`.
+    pub fn not_ok(&self) -> usize {
+        self.states - self.verdicts.ok
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StrategyCount {
+    pub strategy: String,
+    pub states: usize,
+}
+
+/// States per verdict, every verdict present (zeros included). Keys in JSON are the
+/// verdicts as `crash.jsonl` writes them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct VerdictCounts {
+    pub ok: usize,
+    pub unmountable: usize,
+    pub fsck_dirty: usize,
+    pub lost_fsynced: usize,
+    pub no_verdict: usize,
+}
+
+impl VerdictCounts {
+    pub fn get(&self, v: Verdict) -> usize {
+        match v {
+            Verdict::Ok => self.ok,
+            Verdict::Unmountable => self.unmountable,
+            Verdict::FsckDirty => self.fsck_dirty,
+            Verdict::LostFsynced => self.lost_fsynced,
+            Verdict::NoVerdict => self.no_verdict,
+        }
+    }
+
+    fn slot(&mut self, v: Verdict) -> &mut usize {
+        match v {
+            Verdict::Ok => &mut self.ok,
+            Verdict::Unmountable => &mut self.unmountable,
+            Verdict::FsckDirty => &mut self.fsck_dirty,
+            Verdict::LostFsynced => &mut self.lost_fsynced,
+            Verdict::NoVerdict => &mut self.no_verdict,
+        }
+    }
+
+    /// States whose verdict says durability or consistency was broken.
+    pub fn failures(&self) -> usize {
+        Verdict::ALL
+            .iter()
+            .filter(|v| v.is_failure())
+            .map(|v| self.get(*v))
+            .sum()
+    }
+}
+
+/// Order statistics of one recovery time, seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimeStats {
+    pub n: usize,
+    pub median: f64,
+    /// 95th percentile, interpolated between ranks ([`quantile`]).
+    pub p95: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl TimeStats {
+    /// `None` without values (or with a non-finite one).
+    pub fn of(xs: &[f64]) -> Option<TimeStats> {
+        Some(TimeStats {
+            n: xs.len(),
+            median: quantile(xs, 0.5)?,
+            p95: quantile(xs, 0.95)?,
+            min: xs.iter().copied().fold(f64::INFINITY, f64::min),
+            max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        })
+    }
+}
+
+/// Recovery times of the timed states. Each measure has its own `n`: `journal_only`
+/// exists for ext3/ext4 only, and a step that failed has no time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryStats {
+    /// States with timings.
+    pub timed: usize,
+    /// The mount, which replays the journal.
+    pub mount: Option<TimeStats>,
+    /// `e2fsck -E journal_only` on the unreplayed state.
+    pub journal_only: Option<TimeStats>,
+    /// A full check after the replay.
+    pub full_fsck: Option<TimeStats>,
+}
+
+/// A total and the largest value of one state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub total: u64,
+    pub max: u64,
+}
+
+impl Tally {
+    fn add(&mut self, x: u64) {
+        self.total = self.total.saturating_add(x);
+        self.max = self.max.max(x);
+    }
+}
+
+/// Recovery of the states whose `ram` journal disk came back empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LostJournalStats {
+    /// States tried.
+    pub states: usize,
+    /// Mounts that failed, as they must without the journal.
+    pub mount_failed: usize,
+    /// States the documented procedure brought back to a mountable file system.
+    pub recovered: usize,
+    pub fsynced_missing: Tally,
+    pub fsynced_different: Tally,
+    pub lost_found: Tally,
+    pub fsck_repairs: Tally,
+}
+
+/// What became of a configuration built to lose data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlOutcome {
+    /// At least one state has a failure verdict: the oracle sees lost data.
+    FailedAsItShould,
+    /// No state failed: the oracle (or the states) missed what the configuration
+    /// was built to lose.
+    NotCaught,
+}
+
+/// One state, named for a warning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateRef {
+    pub state: u64,
+    pub trial: usize,
+    pub strategy: String,
+    pub verdict: Verdict,
+    /// The first line of its evidence; empty when it has none.
+    pub evidence: String,
+}
+
+/// The crash section's figures, per (configuration, workload) in order of first
+/// appearance in `records`.
+pub fn analyse_crash(records: &[CrashRecord]) -> Vec<CrashAnalysis> {
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for r in records {
+        let k = (r.config.as_str(), r.workload.as_str());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(config, workload)| {
+            let of: Vec<&CrashRecord> = records
+                .iter()
+                .filter(|r| r.config == config && r.workload == workload)
+                .collect();
+            analyse_group(&of)
+        })
+        .collect()
+}
+
+fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
+    let first = recs[0];
+    let mut strategies: Vec<StrategyCount> = Vec::new();
+    let mut verdicts = VerdictCounts::default();
+    for r in recs {
+        match strategies.iter_mut().find(|s| s.strategy == r.strategy) {
+            Some(s) => s.states += 1,
+            None => strategies.push(StrategyCount {
+                strategy: r.strategy.clone(),
+                states: 1,
+            }),
+        }
+        *verdicts.slot(r.verdict) += 1;
+    }
+    let check_seconds: f64 = recs.iter().map(|r| r.check_seconds).sum();
+    let states_per_sec = (check_seconds.is_finite() && check_seconds > 0.0)
+        .then(|| recs.len() as f64 / check_seconds);
+    let negative_control = recs.iter().any(|r| r.negative_control);
+    let control = negative_control.then(|| {
+        if verdicts.failures() > 0 {
+            ControlOutcome::FailedAsItShould
+        } else {
+            ControlOutcome::NotCaught
+        }
+    });
+    let first_not_ok = recs
+        .iter()
+        .filter(|r| r.verdict != Verdict::Ok)
+        .min_by_key(|r| (r.state, r.trial))
+        .map(|r| StateRef {
+            state: r.state,
+            trial: r.trial,
+            strategy: r.strategy.clone(),
+            verdict: r.verdict,
+            evidence: first_evidence_line(&r.evidence),
+        });
+    CrashAnalysis {
+        config: first.config.clone(),
+        workload: first.workload.clone(),
+        filesystem: first.filesystem.clone(),
+        placement: first.placement.clone(),
+        mode: first.mode.clone(),
+        journal_size: first.journal_size,
+        inodes: first.inodes,
+        negative_control,
+        checks_fsync: recs.iter().all(|r| r.checks_fsync),
+        states: recs.len(),
+        strategies,
+        verdicts,
+        check_seconds,
+        states_per_sec,
+        recovery: recovery(recs),
+        lost_journal: lost_journal(recs),
+        control,
+        first_not_ok,
+    }
+}
+
+/// The first non-blank line of the evidence (its steps may be multi-line).
+fn first_evidence_line(evidence: &[String]) -> String {
+    evidence
+        .iter()
+        .flat_map(|e| e.lines())
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn recovery(recs: &[&CrashRecord]) -> Option<RecoveryStats> {
+    let timed: Vec<_> = recs.iter().filter_map(|r| r.timings.as_ref()).collect();
+    if timed.is_empty() {
+        return None;
+    }
+    let mount: Vec<f64> = timed.iter().map(|t| t.mount_seconds).collect();
+    let journal_only: Vec<f64> = timed
+        .iter()
+        .filter_map(|t| t.journal_only_seconds)
+        .collect();
+    let full_fsck: Vec<f64> = timed.iter().filter_map(|t| t.full_fsck_seconds).collect();
+    Some(RecoveryStats {
+        timed: timed.len(),
+        mount: TimeStats::of(&mount),
+        journal_only: TimeStats::of(&journal_only),
+        full_fsck: TimeStats::of(&full_fsck),
+    })
+}
+
+fn lost_journal(recs: &[&CrashRecord]) -> Option<LostJournalStats> {
+    let mut out = LostJournalStats::default();
+    for l in recs.iter().filter_map(|r| r.lost_journal.as_ref()) {
+        out.states += 1;
+        out.mount_failed += usize::from(l.mount_failed);
+        out.recovered += usize::from(l.recovered);
+        out.fsynced_missing.add(l.fsynced_missing);
+        out.fsynced_different.add(l.fsynced_different);
+        out.lost_found.add(l.lost_found);
+        out.fsck_repairs.add(l.fsck_repairs);
+    }
+    (out.states > 0).then_some(out)
+}

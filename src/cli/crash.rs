@@ -1,0 +1,243 @@
+//! `jbench crash`: the recording run (an ordinary run, one trial per configuration x
+//! workload, write log on), then the crash lab on every recorded trial, appending to
+//! crash.jsonl; then the report, as `jbench run` prints it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+
+use crate::cli::args::CrashArgs;
+use crate::cli::report::report_options;
+use crate::cli::run::{default_results_dir, print_run_report};
+use crate::crash::lab::{self, Recorded};
+use crate::experiment::config::Placement;
+use crate::experiment::{plan, spec};
+use crate::report::{self, Format};
+use crate::results::crash::{append_crash_record, load_crash_records};
+use crate::results::{layout, store};
+use crate::run::executor::RigExecutor;
+use crate::run::runner::Run;
+use crate::run::{interrupt, preflight};
+
+/// Why a configuration cannot be crash-tested, if it cannot.
+pub fn not_crash_testable(config: &crate::experiment::config::Config) -> Option<String> {
+    if config.fs_model.is_none() {
+        return Some(format!(
+            "configuration `{}` has no emulated file-system disk (filesystem.device_model): the crash lab cuts states from the device daemon's write log, which only emulated disks have",
+            config.label
+        ));
+    }
+    let external = matches!(
+        config.placement,
+        Placement::SecondDisk | Placement::Ramdisk | Placement::Zram | Placement::Device
+    );
+    if external && config.journal_model.is_none() {
+        return Some(format!(
+            "configuration `{}` puts its journal on a {} without an emulated disk (journal.device_model): its writes would not be in the write log",
+            config.label, config.placement
+        ));
+    }
+    None
+}
+
+pub fn crash(args: CrashArgs) -> Result<ExitCode> {
+    let (original, origin) = args.source.read()?;
+    let mut spec = spec::parse(&original, &origin)?;
+    let refusals: Vec<String> = spec.configs.iter().filter_map(not_crash_testable).collect();
+    if !refusals.is_empty() {
+        bail!("{}", refusals.join("\n"));
+    }
+    let mut opts = spec.crash.clone();
+    if let Some(n) = args.states {
+        opts.states = n;
+        opts.recovery_timing = opts.recovery_timing.min(n);
+    }
+    let seed = args.seed.or(opts.seed).unwrap_or(spec.seed);
+    preflight::require_root("jbench crash")?;
+    for w in preflight::check(&spec, &[])? {
+        eprintln!("jbench: warning: {w}");
+    }
+    // One recording per configuration x workload, with every write logged.
+    spec.emulation.write_log = true;
+    spec.repetitions = 1;
+    spec.adaptive = None;
+    let results_dir = match (&args.resume, &args.results) {
+        (Some(dir), _) | (None, Some(dir)) => dir.clone(),
+        (None, None) => default_results_dir(&format!("{}-crash", spec.name)),
+    };
+    preflight::check_results_dir_trusted(&results_dir)?;
+    preflight::create_dirs(&spec)?;
+    let trials = plan::plan(&spec);
+    let (mut store, existing) = match &args.resume {
+        Some(dir) => store::Store::resume(dir, &spec)?,
+        None => (
+            store::Store::create(&results_dir, &spec, &original)?,
+            Vec::new(),
+        ),
+    };
+    let dir = store.dir().to_path_buf();
+    let say = |quiet: bool, m: &str| {
+        if !quiet {
+            eprintln!("jbench: {m}");
+        }
+    };
+    say(
+        args.quiet,
+        &format!(
+            "crash lab: {} recordings, up to {} states each ({}); results in {}",
+            trials.len(),
+            opts.states,
+            opts.strategies
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            dir.display()
+        ),
+    );
+    let ctl = interrupt::install()?;
+    let outcome = {
+        let mut exec = RigExecutor::new(&spec, Vec::new())?
+            .with_write_logs(layout::write_log_dir(&dir))
+            .with_monitor_dir(layout::monitor_dir(&dir));
+        Run::new(&spec, &mut store, &mut exec, &ctl)
+            .quiet(args.quiet)
+            .execute(&trials, &existing)?
+    };
+    let records = store::load_records(&dir)?;
+    let crash_path = layout::crash_file(&dir);
+    let mut done: BTreeMap<(String, String), BTreeSet<u64>> = BTreeMap::new();
+    for r in load_crash_records(&crash_path)? {
+        done.entry((r.config, r.workload))
+            .or_default()
+            .insert(r.state);
+    }
+    let mut interrupted = outcome.interrupted;
+    let mut lab_failed = Vec::new();
+    if !interrupted {
+        for rec in records.iter().filter(|r| r.is_ok()) {
+            let Some(config) = spec.configs.iter().find(|c| c.label == rec.config.label) else {
+                continue;
+            };
+            let log = layout::write_log_dir(&dir).join(layout::write_log_file_name(rec.trial));
+            let key = (rec.config.label.clone(), rec.workload.name.clone());
+            let skip = done.get(&key).cloned().unwrap_or_default();
+            let recorded = Recorded {
+                config,
+                record: rec,
+                log: &log,
+            };
+            let mut emit = |r| append_crash_record(&crash_path, &r);
+            let quiet = args.quiet;
+            match lab::test_trial(
+                &spec.work_dir,
+                &recorded,
+                &opts,
+                seed,
+                &skip,
+                &ctl,
+                &mut |m| say(quiet, m),
+                &mut emit,
+            ) {
+                Ok(t) => {
+                    if t.states > 0 {
+                        say(
+                            quiet,
+                            &format!(
+                                "{} / {}: {} states in {:.1} s ({:.1} states/s), {} failed",
+                                key.0,
+                                key.1,
+                                t.states,
+                                t.seconds,
+                                t.states as f64 / t.seconds.max(1e-9),
+                                t.failures
+                            ),
+                        );
+                    }
+                    if t.interrupted {
+                        interrupted = true;
+                        break;
+                    }
+                }
+                Err(e) => {
+                    eprintln!("jbench: crash lab on {} / {}: {e:#}", key.0, key.1);
+                    lab_failed.push(key);
+                    if ctl.stop_requested() {
+                        interrupted = true;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let crash = load_crash_records(&crash_path)?;
+    let report_opts = report_options(&spec, None, None)?;
+    store::write_summary(
+        &dir,
+        &report::render_with_crash(&records, &crash, &report_opts, Format::Csv),
+    )?;
+    print_run_report(&dir, &spec, &records, &crash, &report_opts)?;
+    if interrupted {
+        let again = match (&args.source.spec, &args.source.preset) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(p)) => format!("--preset {p}"),
+            (None, None) => String::new(),
+        };
+        eprintln!(
+            "jbench: interrupted; everything was released. Finish with: jbench crash {again} --resume {}",
+            dir.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if outcome.failed > 0 || !lab_failed.is_empty() {
+        eprintln!(
+            "jbench: {} recording trial(s) and {} crash lab run(s) failed; see {}/trials.jsonl and the messages above",
+            outcome.failed,
+            lab_failed.len(),
+            dir.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let unexpected = unexpected(&crash);
+    if !unexpected.is_empty() {
+        for u in &unexpected {
+            eprintln!("jbench: {u}");
+        }
+        return Ok(ExitCode::from(5));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What makes the exit status 5: an ordinary configuration x workload with a state
+/// that lost data or consistency, or a negative control in which none did.
+pub fn unexpected(records: &[crate::results::crash::CrashRecord]) -> Vec<String> {
+    let mut groups: BTreeMap<(&str, &str), Vec<&crate::results::crash::CrashRecord>> =
+        BTreeMap::new();
+    for r in records {
+        groups.entry((&r.config, &r.workload)).or_default().push(r);
+    }
+    let mut out = Vec::new();
+    for ((config, workload), states) in groups {
+        let negative = states.iter().any(|r| r.negative_control);
+        let failed: Vec<_> = states.iter().filter(|r| r.verdict.is_failure()).collect();
+        match (negative, failed.first()) {
+            (true, None) => out.push(format!(
+                "negative control `{config}` / `{workload}`: none of {} states lost data; the oracle did not catch a configuration built to lose it",
+                states.len()
+            )),
+            (false, Some(first)) => out.push(format!(
+                "`{config}` / `{workload}`: {} of {} states failed; first: state {} ({}, cut {}) {}: {}",
+                failed.len(),
+                states.len(),
+                first.state,
+                first.strategy,
+                first.cut,
+                first.verdict,
+                first.evidence.first().map(String::as_str).unwrap_or("")
+            )),
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,370 @@
+//! One recorded trial through the crash lab: read its write log, plan the states,
+//! build each on the recovery rig, judge it, time some recoveries, lose the RAM
+//! journal where there is one, and hand each state's record to the caller.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use super::options::CrashOptions;
+use super::oracle::{self, Promises};
+use super::recover::RecoveryRig;
+use super::states::{plan_states, DiskTraits, LogRec, Marks, StatePlan};
+use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind, RecordMeta};
+use crate::experiment::config::{Config, FsType};
+use crate::results::crash::{CrashRecord, FsyncMark, TornWrite, Verdict, CRASH_SCHEMA_VERSION};
+use crate::results::record::TrialRecord;
+use crate::workload::fsync::FsyncSpec;
+use crate::workload::RunControl;
+
+/// A write log read into memory without its payloads.
+pub struct LoadedLog {
+    pub header: LogHeader,
+    pub metas: Vec<RecordMeta>,
+    pub recs: Vec<LogRec>,
+}
+
+pub fn load_log(path: &Path) -> Result<LoadedLog> {
+    let mut r = LogReader::open(path)?;
+    let header = r.header.clone();
+    let mut metas = Vec::new();
+    let mut recs = Vec::new();
+    while let Some(m) = r.next_meta()? {
+        let label = if m.kind == RecordKind::Marker {
+            Some(String::from_utf8_lossy(&read_payload(r.file(), &m)?).into_owned())
+        } else {
+            None
+        };
+        recs.push(LogRec {
+            seq: m.seq,
+            kind: m.kind,
+            disk: m.disk,
+            offset: m.offset,
+            len: m.len,
+            issued: m.issued,
+            acked: m.acked,
+            label,
+        });
+        metas.push(m);
+    }
+    Ok(LoadedLog {
+        header,
+        metas,
+        recs,
+    })
+}
+
+/// How each disk of the log treats acknowledged writes. A version 1 log does not say:
+/// its disks are taken to have volatile caches that honour flushes (hdd-7200's
+/// defaults), which can only add states, never hide one.
+pub fn disk_traits(header: &LogHeader) -> Vec<DiskTraits> {
+    header
+        .disks
+        .iter()
+        .map(|d| DiskTraits {
+            volatile_cache: d.volatile_cache.unwrap_or(true),
+            honor_flush: d.honor_flush.unwrap_or(true),
+        })
+        .collect()
+}
+
+/// A configuration built to lose data: a disk that ignores flushes, or flushes turned
+/// off while a disk has a volatile cache.
+pub fn is_negative_control(config: &Config, header: &LogHeader) -> bool {
+    let lying = header.disks.iter().any(|d| d.honor_flush == Some(false));
+    let no_barrier = config
+        .mount_options
+        .iter()
+        .any(|o| matches!(o.as_str(), "barrier=0" | "nobarrier"));
+    let volatile = disk_traits(header).iter().any(|t| t.volatile_cache);
+    lying || (no_barrier && volatile)
+}
+
+/// Whether a lost-journal recovery applies: ext3/ext4 with its journal alone on a
+/// `ram` disk (an `nvram` disk keeps its contents across the power cut).
+pub fn journal_can_be_lost(config: &Config, opts: &CrashOptions) -> bool {
+    let on_ram = config
+        .journal_model
+        .as_ref()
+        .is_some_and(|m| m.model == "ram");
+    let on_nvram = config
+        .journal_model
+        .as_ref()
+        .is_some_and(|m| m.model == "nvram");
+    config.fs_type.is_ext() && on_ram && opts.lose_journal.unwrap_or(on_ram || on_nvram)
+}
+
+/// Which states (by number) are also recovered with model timing on: `n` spread
+/// evenly over the `total`.
+pub fn timed_states(total: usize, n: u32) -> BTreeSet<usize> {
+    let n = (n as usize).min(total);
+    (0..n).map(|i| i * total / n.max(1)).collect()
+}
+
+/// What one recorded trial needs from the run.
+pub struct Recorded<'a> {
+    pub config: &'a Config,
+    pub record: &'a TrialRecord,
+    pub log: &'a Path,
+}
+
+/// Counts for the progress line and the caller's summary.
+#[derive(Debug, Default, Clone)]
+pub struct LabTally {
+    pub states: u64,
+    pub failures: u64,
+    pub seconds: f64,
+    pub interrupted: bool,
+}
+
+/// A seed per configuration x workload, so adding a configuration does not change the
+/// states of the others.
+fn seed_for(seed: u64, config: &str, workload: &str) -> u64 {
+    // FNV-1a: stable across Rust versions, unlike the standard hasher.
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed;
+    for b in config.bytes().chain([0]).chain(workload.bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Runs the lab on one recorded trial. `done` holds state numbers already in
+/// crash.jsonl (a resumed run skips them); `emit` stores each new record.
+#[allow(clippy::too_many_arguments)]
+pub fn test_trial(
+    work_dir: &Path,
+    t: &Recorded<'_>,
+    opts: &CrashOptions,
+    seed: u64,
+    done: &BTreeSet<u64>,
+    ctl: &RunControl,
+    say: &mut dyn FnMut(&str),
+    emit: &mut dyn FnMut(CrashRecord) -> Result<()>,
+) -> Result<LabTally> {
+    let config = t.config;
+    let wl = &t.record.workload;
+    let log = load_log(t.log)
+        .with_context(|| format!("configuration `{}`, workload `{}`", config.label, wl.name))?;
+    let traits = disk_traits(&log.header);
+    let marks = Marks::of(&log.recs)?;
+    let plans = plan_states(
+        &log.recs,
+        &traits,
+        opts,
+        seed_for(seed, &config.label, &wl.name),
+    )?;
+    let negative = is_negative_control(config, &log.header);
+    let fsync = (wl.kind == "fsync")
+        .then(|| FsyncSpec::from_params(&wl.params))
+        .flatten();
+    let content = fsync.map(|f| f.file_content());
+    let trial_mount = t
+        .record
+        .layout
+        .get("mount_point")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    let lose = journal_can_be_lost(config, opts);
+    let timed = timed_states(plans.len(), opts.recovery_timing);
+    say(&format!(
+        "{} / {}: {} crash states from {} log records ({}){}",
+        config.label,
+        wl.name,
+        plans.len(),
+        log.recs.len(),
+        strategies_line(&plans),
+        if negative {
+            "; a negative control: it should lose data"
+        } else {
+            ""
+        }
+    ));
+    let mut rig = RecoveryRig::new(work_dir, config, &log.header, t.log, opts.mount_timeout)?;
+    let inodes = inode_count(&mut rig, &log.metas, plans.first(), config.fs_type);
+    let mut tally = LabTally::default();
+    let started = Instant::now();
+    let mut last_say = Instant::now();
+    for (i, plan) in plans.iter().enumerate() {
+        if done.contains(&(i as u64)) {
+            continue;
+        }
+        if ctl.stop_requested() {
+            tally.interrupted = true;
+            break;
+        }
+        let state_started = Instant::now();
+        let fsyncs = marks.fsyncs_before(plan.cut);
+        let rel: Vec<String> = fsyncs
+            .iter()
+            .map(|(_, p)| relative(p, &trial_mount))
+            .collect();
+        let promises = Promises {
+            files: if content.is_some() {
+                rel.iter().map(String::as_str).collect()
+            } else {
+                Vec::new()
+            },
+            content: content.as_deref(),
+            removal_started: marks.phase_at(plan.cut).is_some_and(|p| p == "remove"),
+        };
+        rig.load(&log.metas, plan)?;
+        let judged = oracle::judge(&rig, &promises)?;
+        if judged.hung {
+            rig.restart_daemon()?;
+        }
+        let check_seconds = state_started.elapsed().as_secs_f64();
+        let mut timings = None;
+        if timed.contains(&i) && !judged.hung && judged.verdict != Verdict::Unmountable {
+            rig.load(&log.metas, plan)?;
+            let metas = &log.metas;
+            let rig_ref: &RecoveryRig = &rig;
+            // The reload only clears and reloads the overlay: the base stays put.
+            timings = oracle::time_recovery(rig_ref, &mut || reload(rig_ref, metas, plan))?;
+        }
+        let mut lost_journal = None;
+        if lose && !judged.hung {
+            rig.load(&log.metas, plan)?;
+            rig.daemon().overlay_lose("journal")?;
+            lost_journal = Some(oracle::lose_journal(&rig, &promises, config.journal_size)?);
+        }
+        rig.clear()?;
+        if judged.verdict.is_failure() {
+            tally.failures += 1;
+        }
+        tally.states += 1;
+        tally.seconds += check_seconds;
+        emit(CrashRecord {
+            schema: CRASH_SCHEMA_VERSION,
+            config: config.label.clone(),
+            workload: wl.name.clone(),
+            trial: t.record.trial,
+            state: i as u64,
+            strategy: plan.strategy.to_string(),
+            cut: plan.cut,
+            kept: plan.kept,
+            dropped: plan.dropped,
+            torn: plan.torn.map(|(seq, kept_bytes, len)| TornWrite {
+                seq,
+                kept_bytes,
+                len,
+            }),
+            last_fsync: fsyncs.last().map(|(seq, p)| FsyncMark {
+                seq: *seq,
+                path: relative(p, &trial_mount),
+            }),
+            fsynced_files: judged.checked,
+            verdict: judged.verdict,
+            evidence: judged.evidence,
+            timings,
+            lost_journal,
+            check_seconds,
+            filesystem: config.fs_type.to_string(),
+            placement: config.placement.to_string(),
+            mode: config.mode_label().to_string(),
+            journal_size: config.journal_bytes(),
+            inodes,
+            negative_control: negative,
+            checks_fsync: content.is_some(),
+        })?;
+        if last_say.elapsed().as_secs() >= 5 {
+            last_say = Instant::now();
+            say(&format!(
+                "{} / {}: {}/{} states, {} failed, {:.1} states/s",
+                config.label,
+                wl.name,
+                i + 1,
+                plans.len(),
+                tally.failures,
+                (i + 1) as f64 / started.elapsed().as_secs_f64()
+            ));
+        }
+    }
+    rig.release()?;
+    Ok(tally)
+}
+
+fn reload(rig: &RecoveryRig, metas: &[RecordMeta], plan: &StatePlan) -> Result<()> {
+    // `load` needs `&mut` only to move the base, which is already at `plan.base`.
+    rig.clear()?;
+    rig.reload_overlay(metas, plan)
+}
+
+fn strategies_line(plans: &[StatePlan]) -> String {
+    let mut counts = std::collections::BTreeMap::new();
+    for p in plans {
+        *counts.entry(p.strategy).or_insert(0) += 1;
+    }
+    counts
+        .iter()
+        .map(|(s, n)| format!("{n} {s}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The marker's path relative to the trial's mount point.
+fn relative(path: &str, mount: &str) -> String {
+    let p = Path::new(path);
+    p.strip_prefix(mount)
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|_| path.trim_start_matches('/').to_string())
+}
+
+/// Inodes of the file system, read from the first state's superblock (ext only).
+fn inode_count(
+    rig: &mut RecoveryRig,
+    metas: &[RecordMeta],
+    first: Option<&StatePlan>,
+    fs: FsType,
+) -> u64 {
+    let (Some(plan), true) = (first, fs.is_ext()) else {
+        return 0;
+    };
+    let count = (|| -> Result<u64> {
+        rig.load(metas, plan)?;
+        let att = rig.attach()?;
+        let sb = crate::rig::ext4::superblock(att.fs_path());
+        att.release()?;
+        rig.clear()?;
+        Ok(sb?
+            .get("Inode count")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0))
+    })();
+    count.unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timed_states_spread_over_the_run() {
+        assert_eq!(timed_states(100, 4), BTreeSet::from([0, 25, 50, 75]));
+        assert_eq!(timed_states(3, 10), BTreeSet::from([0, 1, 2]));
+        assert!(timed_states(50, 0).is_empty());
+        assert!(timed_states(0, 5).is_empty());
+    }
+
+    #[test]
+    fn seeds_differ_per_configuration_and_workload_and_are_stable() {
+        assert_ne!(seed_for(1, "a", "b"), seed_for(1, "ab", ""));
+        assert_ne!(seed_for(1, "a", "b"), seed_for(2, "a", "b"));
+        assert_eq!(seed_for(1, "a", "b"), seed_for(1, "a", "b"));
+    }
+
+    #[test]
+    fn marker_paths_are_made_relative_to_the_trial_mount() {
+        assert_eq!(
+            relative(
+                "/w/jbench-1-0/mnt/jbench-fsync.7/t0/d0/f1",
+                "/w/jbench-1-0/mnt"
+            ),
+            "jbench-fsync.7/t0/d0/f1"
+        );
+        assert_eq!(relative("/elsewhere/f", "/w/mnt"), "elsewhere/f");
+    }
+}

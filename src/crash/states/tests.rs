@@ -1,0 +1,308 @@
+use super::*;
+
+/// A log built by hand: `w d` a 4 KiB write to disk d, `f d` a flush, `m label` a
+/// marker; every record is acknowledged in order, issued right before its ack unless
+/// `issue_early` moves a flush's issue before the previous writes' acks.
+struct Log {
+    recs: Vec<LogRec>,
+    clock: u64,
+}
+
+impl Log {
+    fn new() -> Self {
+        let mut l = Log {
+            recs: Vec::new(),
+            clock: 0,
+        };
+        l.mark("timing on");
+        l
+    }
+    fn push(
+        &mut self,
+        kind: RecordKind,
+        disk: u8,
+        len: u64,
+        label: Option<&str>,
+        issued: Option<u64>,
+    ) -> u64 {
+        let seq = self.recs.len() as u64;
+        let issued = issued.unwrap_or_else(|| {
+            self.clock += 1;
+            self.clock - 1
+        });
+        let acked = self.clock;
+        self.clock += 1;
+        self.recs.push(LogRec {
+            seq,
+            kind,
+            disk,
+            offset: seq * 4096,
+            len,
+            issued: Some(issued),
+            acked: Some(acked),
+            label: label.map(str::to_string),
+        });
+        seq
+    }
+    fn w(&mut self, d: u8) -> u64 {
+        self.push(RecordKind::Write, d, 4096, None, None)
+    }
+    fn f(&mut self, d: u8) -> u64 {
+        self.push(RecordKind::Flush, d, 0, None, None)
+    }
+    fn mark(&mut self, label: &str) -> u64 {
+        self.push(
+            RecordKind::Marker,
+            NO_DISK,
+            label.len() as u64,
+            Some(label),
+            None,
+        )
+    }
+}
+
+const CACHED: DiskTraits = DiskTraits {
+    volatile_cache: true,
+    honor_flush: true,
+};
+const NO_CACHE: DiskTraits = DiskTraits {
+    volatile_cache: false,
+    honor_flush: true,
+};
+const LIAR: DiskTraits = DiskTraits {
+    volatile_cache: true,
+    honor_flush: false,
+};
+
+#[test]
+fn a_flush_covers_its_own_disk_and_only_writes_acknowledged_before_it_was_issued() {
+    let mut l = Log::new();
+    let a = l.w(0);
+    let b = l.w(1);
+    // The flush of disk 0 is issued before `c` is acknowledged: `c` was in flight.
+    let issue = l.clock;
+    l.clock += 1;
+    let c = l.w(0);
+    let f = l.push(RecordKind::Flush, 0, 0, None, Some(issue));
+    let d = durability(&l.recs, &[CACHED, CACHED], 0).unwrap();
+    assert_eq!(d[a as usize], Some(f));
+    assert_eq!(
+        d[b as usize], None,
+        "a flush of disk 0 covers nothing on disk 1"
+    );
+    assert_eq!(
+        d[c as usize], None,
+        "a write in flight while the flush was issued is not covered"
+    );
+    let f2 = l.f(0);
+    let d = durability(&l.recs, &[CACHED, CACHED], 0).unwrap();
+    assert_eq!(d[c as usize], Some(f2));
+}
+
+#[test]
+fn without_a_cache_a_write_is_durable_when_acknowledged_and_a_lying_disk_never_is() {
+    let mut l = Log::new();
+    let a = l.w(0);
+    let b = l.w(1);
+    l.f(0);
+    l.f(1);
+    let d = durability(&l.recs, &[NO_CACHE, LIAR], 0).unwrap();
+    assert_eq!(d[a as usize], Some(a));
+    assert_eq!(d[b as usize], None);
+    // Before the measurement started the lying disk's flushes still count (mkfs ran on
+    // an honest disk).
+    let d = durability(&l.recs, &[NO_CACHE, LIAR], 100).unwrap();
+    assert!(d[b as usize].is_some());
+}
+
+fn opts(states: u32, strategies: &[Strategy]) -> CrashOptions {
+    CrashOptions {
+        states,
+        strategies: strategies.to_vec(),
+        ..CrashOptions::default()
+    }
+}
+
+fn workload() -> Log {
+    let mut l = Log {
+        recs: Vec::new(),
+        clock: 0,
+    };
+    // Set-up before the measurement: never cut there.
+    for _ in 0..5 {
+        l.w(0);
+    }
+    l.f(0);
+    l.mark("timing on");
+    for i in 0..30 {
+        l.w(0);
+        l.w(1);
+        l.w(0);
+        l.f(1);
+        l.f(0);
+        l.mark(&format!("fsync /mnt/f{i}"));
+    }
+    l
+}
+
+#[test]
+fn prefix_states_cut_after_flushes_and_fsync_markers_and_never_before_the_workload() {
+    let l = workload();
+    let marks = Marks::of(&l.recs).unwrap();
+    let plans = plan_states(
+        &l.recs,
+        &[CACHED, CACHED],
+        &opts(1000, &[Strategy::Prefix]),
+        1,
+    )
+    .unwrap();
+    assert!(!plans.is_empty());
+    for p in &plans {
+        assert!(p.cut > marks.timing_on, "a cut before the workload started");
+        assert_eq!((p.base, p.dropped, p.overlay.len()), (p.cut, 0, 0));
+        let prev = &l.recs[p.cut as usize - 1];
+        assert!(
+            prev.kind == RecordKind::Flush
+                || prev.kind == RecordKind::Marker
+                || p.cut == l.recs.len() as u64,
+            "cut {} does not follow a flush or a marker",
+            p.cut
+        );
+    }
+    // Every flush and every fsync marker in the window gives one state; cuts that
+    // give the same disks and the same promises are one state.
+    let mut cuts: Vec<u64> = plans.iter().map(|p| p.cut).collect();
+    cuts.dedup();
+    assert_eq!(cuts.len(), plans.len());
+    assert_eq!(marks.fsyncs_before(l.recs.len() as u64).len(), 30);
+}
+
+#[test]
+fn subset_states_drop_only_volatile_writes_and_keep_every_durable_one() {
+    let l = workload();
+    let disks = [CACHED, CACHED];
+    let plans = plan_states(&l.recs, &disks, &opts(200, &[Strategy::Subset]), 7).unwrap();
+    assert!(plans.len() > 20, "only {} subset states", plans.len());
+    let durable = durability(&l.recs, &disks, 6).unwrap();
+    for p in &plans {
+        assert!(
+            p.dropped >= 1,
+            "a subset state that drops nothing is the prefix state"
+        );
+        let kept: HashSet<u64> = p.overlay.iter().map(|o| o.0).collect();
+        for s in p.base..p.cut {
+            let w = s as usize;
+            if !l.recs[w].is_write() {
+                assert!(!kept.contains(&s));
+                continue;
+            }
+            if is_durable(&durable, w, p.cut) {
+                assert!(
+                    kept.contains(&s),
+                    "durable write {s} dropped at cut {}",
+                    p.cut
+                );
+            }
+        }
+        // The first write after the base is the first one dropped.
+        let first = (p.base..p.cut)
+            .find(|&s| l.recs[s as usize].is_write())
+            .unwrap();
+        assert!(!kept.contains(&first));
+        let writes = l.recs[..p.cut as usize]
+            .iter()
+            .filter(|r| r.is_write())
+            .count() as u64;
+        assert_eq!(p.kept + p.dropped, writes);
+    }
+    // Sorted by base, so the lab only moves the base images forward.
+    assert!(plans.windows(2).all(|w| w[0].base <= w[1].base));
+    // Seeded: the same seed gives the same states, another seed others.
+    assert_eq!(
+        plans,
+        plan_states(&l.recs, &disks, &opts(200, &[Strategy::Subset]), 7).unwrap()
+    );
+    assert_ne!(
+        plans,
+        plan_states(&l.recs, &disks, &opts(200, &[Strategy::Subset]), 8).unwrap()
+    );
+}
+
+#[test]
+fn on_disks_without_a_cache_there_is_nothing_to_drop() {
+    let l = workload();
+    let plans = plan_states(
+        &l.recs,
+        &[NO_CACHE, NO_CACHE],
+        &opts(50, &[Strategy::Subset]),
+        1,
+    )
+    .unwrap();
+    assert!(
+        plans.is_empty(),
+        "{} subset states on write-through disks",
+        plans.len()
+    );
+}
+
+#[test]
+fn torn_states_cut_one_kept_write_at_a_sector_boundary() {
+    let l = workload();
+    let plans = plan_states(&l.recs, &[CACHED, CACHED], &opts(60, &[Strategy::Torn]), 3).unwrap();
+    assert!(!plans.is_empty());
+    for p in &plans {
+        let (seq, kept, len) = p.torn.expect("a torn state tears a write");
+        assert!(kept % 512 == 0 && kept > 0 && kept < len);
+        assert!(p.overlay.contains(&(seq, Some(kept))));
+        assert!(p.base <= seq);
+    }
+}
+
+#[test]
+fn states_are_shared_among_strategies_and_none_is_built_twice() {
+    let l = workload();
+    let o = opts(90, &[Strategy::Prefix, Strategy::Subset, Strategy::Torn]);
+    let plans = plan_states(&l.recs, &[CACHED, CACHED], &o, 11).unwrap();
+    assert_eq!(plans.len(), 90);
+    for s in [Strategy::Prefix, Strategy::Subset, Strategy::Torn] {
+        assert!(plans.iter().any(|p| p.strategy == s), "no {s} state");
+    }
+    let keys: HashSet<_> = plans
+        .iter()
+        .map(|p| (p.cut, p.overlay.clone(), p.base))
+        .collect();
+    assert_eq!(keys.len(), plans.len());
+}
+
+#[test]
+fn a_log_without_the_workload_marker_is_refused() {
+    let mut l = Log {
+        recs: Vec::new(),
+        clock: 0,
+    };
+    l.w(0);
+    l.f(0);
+    let e = plan_states(&l.recs, &[CACHED], &CrashOptions::default(), 1).unwrap_err();
+    assert!(format!("{e}").contains("timing on"), "{e}");
+}
+
+#[test]
+fn a_record_for_a_disk_the_header_does_not_list_is_an_error() {
+    let mut l = Log::new();
+    l.w(3);
+    let e = durability(&l.recs, &[CACHED], 0).unwrap_err();
+    assert!(format!("{e}").contains("disk 3"), "{e}");
+}
+
+#[test]
+fn phase_markers_say_which_phase_a_cut_falls_in() {
+    let mut l = Log::new();
+    l.mark("phase create_fsync");
+    l.w(0);
+    let r = l.mark("phase remove");
+    l.w(0);
+    let m = Marks::of(&l.recs).unwrap();
+    assert_eq!(m.phase_at(r), Some("create_fsync"));
+    assert_eq!(m.phase_at(r + 1), Some("remove"));
+    assert_eq!(m.phase_at(0), None);
+}

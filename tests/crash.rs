@@ -1,0 +1,492 @@
+//! The crash lab for real: `jbench crash` on emulated disks, its negative controls
+//! (a disk that lies about flushes, flushes turned off), a state corrupted on purpose,
+//! a recovery that hangs, and the refusals of bad input. Every test checks that
+//! nothing it made is left attached.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use jbench::crash::lab::{self, load_log};
+use jbench::crash::oracle::{self, Promises};
+use jbench::crash::recover::RecoveryRig;
+use jbench::crash::states::{plan_states, StatePlan};
+use jbench::crash::{CrashOptions, Strategy};
+use jbench::emu::writelog::RecordKind;
+use jbench::results::crash::{load_crash_records, CrashRecord, Verdict};
+
+fn crash_spec(work: &Path, configs: &str, states: u32, extra: &str) -> String {
+    format!(
+        r#"name = "crash-test"
+seed = 3
+suspect_below = "60s"
+work_dir = "{}"
+
+[models.liar]
+model = "hdd-7200"
+honor_flush = false
+
+[filesystem]
+type = "ext4"
+size = "128M"
+device_model = "hdd-7200"
+
+[journal]
+size = "8M"
+mode = "ordered"
+
+{configs}
+
+[[workload]]
+kind = "fsync"
+name = "fsync"
+files = 30
+size = "4K"
+fsync_dir = true
+
+[crash]
+states = {states}
+recovery_timing = 2
+strategies = ["prefix", "subset"]
+{extra}
+"#,
+        work.display()
+    )
+}
+
+fn by_config(records: &[CrashRecord]) -> BTreeMap<String, Vec<&CrashRecord>> {
+    let mut m: BTreeMap<String, Vec<&CrashRecord>> = BTreeMap::new();
+    for r in records {
+        m.entry(r.config.clone()).or_default().push(r);
+    }
+    m
+}
+
+#[test]
+fn placements_in_ordered_and_journal_mode_survive_every_crash_state() {
+    let test = "placements_in_ordered_and_journal_mode_survive_every_crash_state";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    let tmp = scratch("crash-ok-");
+    let configs = r#"
+[[config]]
+label = "internal"
+journal.placement = "internal"
+
+[[config]]
+label = "second-disk"
+journal.placement = "second-disk"
+
+[[config]]
+label = "ram"
+journal.placement = "ramdisk"
+journal.device_model = "ram"
+
+[[config]]
+label = "nvram"
+journal.placement = "ramdisk"
+journal.device_model = "nvram"
+
+[[config]]
+label = "internal-journal-mode"
+journal.placement = "internal"
+journal.mode = "journal"
+"#;
+    let spec = write_spec(
+        tmp.path(),
+        "crash.toml",
+        &crash_spec(tmp.path(), configs, 40, ""),
+    );
+    let results = tmp.path().join("results");
+    let out = jbench()
+        .arg("crash")
+        .arg(&spec)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "jbench crash failed ({}):\n{stderr}",
+        out.status
+    );
+    let records = load_crash_records(&results.join("crash.jsonl")).unwrap();
+    let groups = by_config(&records);
+    assert_eq!(groups.len(), 5, "{:?}", groups.keys());
+    for (config, states) in &groups {
+        assert!(states.len() >= 30, "{config}: only {} states", states.len());
+        for s in [Strategy::Prefix, Strategy::Subset] {
+            assert!(
+                states.iter().any(|r| r.strategy == s.as_str()),
+                "{config}: no {s} state"
+            );
+        }
+        let bad: Vec<_> = states.iter().filter(|r| r.verdict != Verdict::Ok).collect();
+        assert!(
+            bad.is_empty(),
+            "{config}: {} states not ok, first {:?}",
+            bad.len(),
+            bad[0]
+        );
+        // The oracle had something to check: states after fsyncs returned.
+        assert!(
+            states.iter().any(|r| r.fsynced_files >= 10),
+            "{config}: no state checked 10 fsync'ed files"
+        );
+        assert!(states.iter().all(|r| r.checks_fsync && !r.negative_control));
+        let timed: Vec<_> = states.iter().filter_map(|r| r.timings.as_ref()).collect();
+        assert_eq!(timed.len(), 2, "{config}: recovery_timing = 2");
+        assert!(timed
+            .iter()
+            .all(|t| t.mount_seconds > 0.0 && t.full_fsck_seconds.is_some()));
+    }
+    // A RAM journal is lost with the power: the mount fails, the procedure recovers
+    // the file system, and what only the journal held is gone.
+    let ram = &groups["ram"];
+    let lost: Vec<_> = ram.iter().filter_map(|r| r.lost_journal.as_ref()).collect();
+    assert_eq!(
+        lost.len(),
+        ram.len(),
+        "every ram state is also recovered without its journal"
+    );
+    assert!(
+        lost.iter().all(|l| l.mount_failed),
+        "a mount succeeded without the journal"
+    );
+    assert!(
+        lost.iter().all(|l| l.recovered),
+        "{:?}",
+        lost.iter().find(|l| !l.recovered)
+    );
+    assert!(
+        lost.iter()
+            .any(|l| l.fsynced_missing + l.fsynced_different > 0),
+        "no lost-journal state lost an fsync'ed file"
+    );
+    // NVRAM keeps its contents: nothing is recovered as lost.
+    assert!(groups["nvram"].iter().all(|r| r.lost_journal.is_none()));
+    assert!(groups["internal"].iter().all(|r| r.lost_journal.is_none()));
+    // The report carries the crash section.
+    let report = run_ok(jbench().arg("report").arg(&results));
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.to_lowercase().contains("crash"),
+        "no crash section:\n{text}"
+    );
+    assert_no_leaks(tmp.path());
+}
+
+#[test]
+fn negative_controls_lose_fsynced_data_and_the_lab_says_so() {
+    let test = "negative_controls_lose_fsynced_data_and_the_lab_says_so";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    let tmp = scratch("crash-neg-");
+    let configs = r#"
+[[config]]
+label = "lying-disk"
+journal.placement = "internal"
+filesystem.device_model = "liar"
+
+[[config]]
+label = "no-barrier"
+journal.placement = "internal"
+filesystem.mount_options = ["barrier=0"]
+"#;
+    let spec = write_spec(
+        tmp.path(),
+        "crash.toml",
+        &crash_spec(tmp.path(), configs, 30, "").replace(
+            r#"strategies = ["prefix", "subset"]"#,
+            r#"strategies = ["subset"]"#,
+        ),
+    );
+    let results = tmp.path().join("results");
+    let out = jbench()
+        .arg("crash")
+        .arg(&spec)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Negative controls that fail as they should are the expected outcome.
+    assert!(
+        out.status.success(),
+        "jbench crash: {}\n{stderr}",
+        out.status
+    );
+    let records = load_crash_records(&results.join("crash.jsonl")).unwrap();
+    for (config, states) in by_config(&records) {
+        assert!(
+            states.iter().all(|r| r.negative_control),
+            "{config} not marked a negative control"
+        );
+        let lost = states
+            .iter()
+            .filter(|r| r.verdict == Verdict::LostFsynced)
+            .count();
+        assert!(
+            lost > 0,
+            "{config}: no lost-fsynced state among {}",
+            states.len()
+        );
+        let r = states
+            .iter()
+            .find(|r| r.verdict == Verdict::LostFsynced)
+            .unwrap();
+        assert!(
+            r.evidence.iter().any(|e| e.contains("fsync'ed files lost")),
+            "{:?}",
+            r.evidence
+        );
+    }
+    assert_no_leaks(tmp.path());
+}
+
+/// Records one trial of `config` with the write log on and returns the results
+/// directory, for the tests that drive the lab's parts by hand.
+fn record_one(tmp: &Path, config: &str) -> (std::path::PathBuf, jbench::experiment::spec::Spec) {
+    let spec_path = write_spec(tmp, "one.toml", &crash_spec(tmp, config, 5, ""));
+    let results = tmp.join("results");
+    run_ok(
+        jbench()
+            .arg("crash")
+            .arg(&spec_path)
+            .arg("--results")
+            .arg(&results)
+            .arg("-q"),
+    );
+    (results, jbench::experiment::spec::load(&spec_path).unwrap())
+}
+
+#[test]
+fn a_state_with_a_dropped_commit_block_is_judged_and_the_base_stays_untouched() {
+    let test = "a_state_with_a_dropped_commit_block_is_judged_and_the_base_stays_untouched";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    let tmp = scratch("crash-corrupt-");
+    let (results, spec) = record_one(
+        tmp.path(),
+        "[[config]]\nlabel = \"ram\"\njournal.placement = \"ramdisk\"\njournal.device_model = \"ram\"\n",
+    );
+    let log_path = results.join("write-logs/trial-0.wlog");
+    let log = load_log(&log_path).unwrap();
+    // The last commit block: the journal disk's last single-block write before its
+    // last flush in the workload. Dropping it while keeping later writes is what no
+    // real disk can do; the lab must judge the result, not fail on it.
+    let journal = log
+        .header
+        .disks
+        .iter()
+        .position(|d| d.name == "journal")
+        .unwrap() as u8;
+    let flushes: Vec<u64> = log
+        .recs
+        .iter()
+        .filter(|r| r.kind == RecordKind::Flush && r.disk == journal)
+        .map(|r| r.seq)
+        .collect();
+    let f = flushes[flushes.len() / 2];
+    let commit = log.recs[..f as usize]
+        .iter()
+        .rev()
+        .find(|r| r.disk == journal && r.kind == RecordKind::Write && r.len == 4096)
+        .unwrap()
+        .seq;
+    let cut = log.recs.len() as u64;
+    let plan = StatePlan {
+        strategy: Strategy::Subset,
+        cut,
+        base: commit,
+        overlay: (commit + 1..cut)
+            .filter(|&s| log.recs[s as usize].is_write())
+            .map(|s| (s, None))
+            .collect(),
+        kept: 0,
+        dropped: 1,
+        torn: None,
+    };
+    let config = &spec.configs[0];
+    let mut rig = RecoveryRig::new(
+        &spec.work_dir,
+        config,
+        &log.header,
+        &log_path,
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    rig.load(&log.metas, &plan).unwrap();
+    let judged = oracle::judge(&rig, &Promises::default()).unwrap();
+    assert!(!judged.evidence.is_empty());
+    // Whatever the verdict, recovery wrote only the overlay: the base is the log
+    // replayed up to the plan's base.
+    let images: Vec<std::path::PathBuf> = log
+        .header
+        .disks
+        .iter()
+        .map(|d| {
+            let p = tmp.path().join(format!("replay-{}.img", d.name));
+            std::fs::File::create(&p).unwrap().set_len(d.size).unwrap();
+            p
+        })
+        .collect();
+    let refs: Vec<&Path> = images.iter().map(|p| p.as_path()).collect();
+    jbench::emu::writelog::replay(&log_path, &refs, Some(plan.base)).unwrap();
+    for (d, replayed) in log.header.disks.iter().zip(&images) {
+        let base = rig.session().join(format!("base-{}.img", d.name));
+        assert!(
+            std::fs::read(&base).unwrap() == std::fs::read(replayed).unwrap(),
+            "base image of disk {} was changed by recovery",
+            d.name
+        );
+    }
+    rig.release().unwrap();
+    assert_no_leaks(tmp.path());
+}
+
+#[test]
+fn a_recovery_step_that_hangs_gives_no_verdict_and_leaves_nothing_behind() {
+    let test = "a_recovery_step_that_hangs_gives_no_verdict_and_leaves_nothing_behind";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    let tmp = scratch("crash-hang-");
+    let (results, spec) = record_one(
+        tmp.path(),
+        "[[config]]\nlabel = \"internal\"\njournal.placement = \"internal\"\n",
+    );
+    let log_path = results.join("write-logs/trial-0.wlog");
+    let log = load_log(&log_path).unwrap();
+    let traits = lab::disk_traits(&log.header);
+    let plans = plan_states(
+        &log.recs,
+        &traits,
+        &CrashOptions {
+            states: 3,
+            ..CrashOptions::default()
+        },
+        1,
+    )
+    .unwrap();
+    // Model timing on a 7200 rpm disk makes the mount take far longer than a 1 ms
+    // limit: the step is stopped as a hung one would be.
+    let mut rig = RecoveryRig::new(
+        &spec.work_dir,
+        &spec.configs[0],
+        &log.header,
+        &log_path,
+        Duration::from_millis(1),
+    )
+    .unwrap();
+    rig.load(&log.metas, &plans[0]).unwrap();
+    rig.daemon().set_timing(true).unwrap();
+    let judged = oracle::judge(&rig, &Promises::default()).unwrap();
+    assert_eq!(judged.verdict, Verdict::NoVerdict, "{:?}", judged.evidence);
+    assert!(judged.hung);
+    assert!(judged.evidence[0].contains("hung"), "{:?}", judged.evidence);
+    // The aborted daemon is replaced and the next state is judged normally.
+    rig.restart_daemon().unwrap();
+    rig.timeout = Duration::from_secs(60);
+    rig.load(&log.metas, &plans[1]).unwrap();
+    let judged = oracle::judge(&rig, &Promises::default()).unwrap();
+    assert_eq!(judged.verdict, Verdict::Ok, "{:?}", judged.evidence);
+    rig.release().unwrap();
+    assert_no_leaks(tmp.path());
+}
+
+#[test]
+fn a_configuration_without_emulated_disks_is_refused_before_anything_is_made() {
+    let tmp = scratch("crash-refuse-");
+    // The file system on the host's own disk: no device daemon, no write log.
+    let body = crash_spec(
+        tmp.path(),
+        "[[config]]\nlabel = \"host\"\njournal.placement = \"internal\"\n",
+        5,
+        "",
+    )
+    .replace("device_model = \"hdd-7200\"\n", "");
+    let spec = write_spec(tmp.path(), "crash.toml", &body);
+    let out = jbench().arg("crash").arg(&spec).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("`host`") && stderr.contains("device_model"),
+        "the refusal names the configuration and the key: {stderr}"
+    );
+    assert!(!tmp.path().join("results").exists());
+}
+
+#[test]
+fn logs_of_another_version_are_refused_and_a_torn_log_is_cut_where_it_tears() {
+    let tmp = scratch("crash-badlog-");
+    let path = tmp.path().join("x.wlog");
+    std::fs::write(&path, b"JBWLOG09\x02\x00\x00\x00{}").unwrap();
+    let e = load_log(&path).err().expect("version 9 is refused");
+    assert!(format!("{e:#}").contains('9'), "{e:#}");
+    // A torn log: a real one cut in the middle of its last records.
+    let header = jbench::emu::writelog::LogHeader {
+        version: 2,
+        disks: vec![jbench::emu::writelog::LogDisk {
+            index: 0,
+            name: "fs".into(),
+            size: 1 << 20,
+            model: "hdd-7200".into(),
+            volatile_cache: Some(true),
+            honor_flush: Some(true),
+        }],
+        initial_state: "zeros".into(),
+    };
+    let mut w = jbench::emu::writelog::LogWriter::create(&path, &header).unwrap();
+    let mut clock = 0;
+    let mut stamp = || {
+        clock += 2;
+        jbench::emu::writelog::Stamp {
+            time_ns: clock,
+            issued: clock - 2,
+            acked: clock - 1,
+        }
+    };
+    w.append(RecordKind::Marker, 255, 0, 0, b"timing on", stamp())
+        .unwrap();
+    for i in 0..20u64 {
+        w.append(
+            RecordKind::Write,
+            0,
+            i * 4096,
+            4096,
+            &[i as u8 + 1; 4096],
+            stamp(),
+        )
+        .unwrap();
+        w.append(RecordKind::Flush, 0, 0, 0, &[], stamp()).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let full = std::fs::metadata(&path).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(full - 100)
+        .unwrap();
+    let log = load_log(&path).unwrap();
+    // The last flush and part of the last write's payload are gone: the torn write
+    // ends the log.
+    assert_eq!(log.recs.len(), 39);
+    let plans = plan_states(
+        &log.recs,
+        &lab::disk_traits(&log.header),
+        &CrashOptions::default(),
+        1,
+    )
+    .unwrap();
+    assert!(!plans.is_empty() && plans.iter().all(|p| p.cut <= 39));
+}

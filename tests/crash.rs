@@ -323,7 +323,7 @@ fn a_state_with_a_dropped_commit_block_is_judged_and_the_base_stays_untouched() 
         Duration::from_secs(60),
     )
     .unwrap();
-    rig.load(&log.metas, &plan).unwrap();
+    rig.load(&log.recs, &plan).unwrap();
     let judged = oracle::judge(&rig, &Promises::default()).unwrap();
     assert!(!judged.evidence.is_empty());
     // Whatever the verdict, recovery wrote only the overlay: the base is the log
@@ -386,7 +386,7 @@ fn a_recovery_step_that_hangs_gives_no_verdict_and_leaves_nothing_behind() {
         Duration::from_millis(1),
     )
     .unwrap();
-    rig.load(&log.metas, &plans[0]).unwrap();
+    rig.load(&log.recs, &plans[0]).unwrap();
     rig.daemon().set_timing(true).unwrap();
     let judged = oracle::judge(&rig, &Promises::default()).unwrap();
     assert_eq!(judged.verdict, Verdict::NoVerdict, "{:?}", judged.evidence);
@@ -395,7 +395,7 @@ fn a_recovery_step_that_hangs_gives_no_verdict_and_leaves_nothing_behind() {
     // The aborted daemon is replaced and the next state is judged normally.
     rig.restart_daemon().unwrap();
     rig.timeout = Duration::from_secs(60);
-    rig.load(&log.metas, &plans[1]).unwrap();
+    rig.load(&log.recs, &plans[1]).unwrap();
     let judged = oracle::judge(&rig, &Promises::default()).unwrap();
     assert_eq!(judged.verdict, Verdict::Ok, "{:?}", judged.evidence);
     rig.release().unwrap();

@@ -28,7 +28,9 @@ fn a_trial_records_devices_journal_and_series_for_every_phase() {
         return;
     }
     let tmp = scratch("monitor-");
-    let spec = fsync_spec(tmp.path(), 1500);
+    // Long enough (2-3 s here) that the 1 s sampler takes several points whatever the
+    // host disk's speed; 1500 files took 0.9-1.1 s and flaked.
+    let spec = fsync_spec(tmp.path(), 4000);
     assert_eq!(
         spec.monitor_interval,
         Some(std::time::Duration::from_secs(1))

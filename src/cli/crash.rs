@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 
 use crate::cli::args::CrashArgs;
 use crate::cli::report::report_options;
-use crate::cli::run::{default_results_dir, print_run_report};
+use crate::cli::run::{open_store, print_run_report, results_dir};
 use crate::crash::lab::{self, Recorded};
 use crate::experiment::config::Placement;
 use crate::experiment::{plan, spec};
@@ -62,20 +62,10 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     spec.emulation.write_log = true;
     spec.repetitions = 1;
     spec.adaptive = None;
-    let results_dir = match (&args.resume, &args.results) {
-        (Some(dir), _) | (None, Some(dir)) => dir.clone(),
-        (None, None) => default_results_dir(&format!("{}-crash", spec.name)),
-    };
-    preflight::check_results_dir_trusted(&results_dir)?;
+    let results_dir = results_dir(&args.resume, &args.results, &format!("{}-crash", spec.name))?;
     preflight::create_dirs(&spec)?;
     let trials = plan::plan(&spec);
-    let (mut store, existing) = match &args.resume {
-        Some(dir) => store::Store::resume(dir, &spec)?,
-        None => (
-            store::Store::create(&results_dir, &spec, &original)?,
-            Vec::new(),
-        ),
-    };
+    let (mut store, existing) = open_store(&results_dir, args.resume.is_some(), &spec, &original)?;
     let dir = store.dir().to_path_buf();
     let say = |quiet: bool, m: &str| {
         if !quiet {

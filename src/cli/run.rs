@@ -30,22 +30,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             eprintln!("jbench: warning: {w}");
         }
     }
-    let results_dir = match (&args.resume, &args.results) {
-        (Some(dir), _) | (None, Some(dir)) => dir.clone(),
-        (None, None) => default_results_dir(&spec.name),
-    };
-    preflight::check_results_dir_trusted(&results_dir)?;
+    let results_dir = results_dir(&args.resume, &args.results, &spec.name)?;
     if real {
         preflight::create_dirs(&spec)?;
     }
     let trials = plan::plan(&spec);
-    let (mut store, existing) = match &args.resume {
-        Some(dir) => store::Store::resume(dir, &spec)?,
-        None => (
-            store::Store::create(&results_dir, &spec, &original)?,
-            Vec::new(),
-        ),
-    };
+    let (mut store, existing) = open_store(&results_dir, args.resume.is_some(), &spec, &original)?;
     let dir = store.dir().to_path_buf();
     if !args.quiet {
         eprintln!(
@@ -167,7 +157,36 @@ fn run_status(
     ExitCode::SUCCESS
 }
 
-pub(crate) fn default_results_dir(name: &str) -> PathBuf {
+/// `--resume DIR`, else `--results DIR`, else `results/<name>-<timestamp>`; checked to
+/// be a directory nobody else can change.
+pub(crate) fn results_dir(
+    resume: &Option<PathBuf>,
+    results: &Option<PathBuf>,
+    name: &str,
+) -> Result<PathBuf> {
+    let dir = match (resume, results) {
+        (Some(dir), _) | (None, Some(dir)) => dir.clone(),
+        (None, None) => default_results_dir(name),
+    };
+    preflight::check_results_dir_trusted(&dir)?;
+    Ok(dir)
+}
+
+/// The run's store: resumed (with the trials already recorded) or created afresh.
+pub(crate) fn open_store(
+    dir: &Path,
+    resume: bool,
+    spec: &spec::Spec,
+    original: &str,
+) -> Result<(store::Store, Vec<TrialRecord>)> {
+    if resume {
+        store::Store::resume(dir, spec)
+    } else {
+        Ok((store::Store::create(dir, spec, original)?, Vec::new()))
+    }
+}
+
+fn default_results_dir(name: &str) -> PathBuf {
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
     PathBuf::from("results").join(format!("{name}-{stamp}"))
 }

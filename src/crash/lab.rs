@@ -12,7 +12,7 @@ use super::options::CrashOptions;
 use super::oracle::{self, Promises};
 use super::recover::RecoveryRig;
 use super::states::{plan_states, DiskTraits, LogRec, Marks, StatePlan};
-use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind, RecordMeta};
+use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
 use crate::experiment::config::{Config, FsType};
 use crate::results::crash::{CrashRecord, FsyncMark, TornWrite, Verdict, CRASH_SCHEMA_VERSION};
 use crate::results::record::TrialRecord;
@@ -22,38 +22,22 @@ use crate::workload::RunControl;
 /// A write log read into memory without its payloads.
 pub struct LoadedLog {
     pub header: LogHeader,
-    pub metas: Vec<RecordMeta>,
     pub recs: Vec<LogRec>,
 }
 
 pub fn load_log(path: &Path) -> Result<LoadedLog> {
     let mut r = LogReader::open(path)?;
     let header = r.header.clone();
-    let mut metas = Vec::new();
     let mut recs = Vec::new();
-    while let Some(m) = r.next_meta()? {
-        let label = if m.kind == RecordKind::Marker {
-            Some(String::from_utf8_lossy(&read_payload(r.file(), &m)?).into_owned())
+    while let Some(meta) = r.next_meta()? {
+        let label = if meta.kind == RecordKind::Marker {
+            Some(String::from_utf8_lossy(&read_payload(r.file(), &meta)?).into_owned())
         } else {
             None
         };
-        recs.push(LogRec {
-            seq: m.seq,
-            kind: m.kind,
-            disk: m.disk,
-            offset: m.offset,
-            len: m.len,
-            issued: m.issued,
-            acked: m.acked,
-            label,
-        });
-        metas.push(m);
+        recs.push(LogRec { meta, label });
     }
-    Ok(LoadedLog {
-        header,
-        metas,
-        recs,
-    })
+    Ok(LoadedLog { header, recs })
 }
 
 /// How each disk of the log treats acknowledged writes. A version 1 log does not say:
@@ -184,7 +168,7 @@ pub fn test_trial(
         }
     ));
     let mut rig = RecoveryRig::new(work_dir, config, &log.header, t.log, opts.mount_timeout)?;
-    let inodes = inode_count(&mut rig, &log.metas, plans.first(), config.fs_type);
+    let inodes = inode_count(&mut rig, &log.recs, plans.first(), config.fs_type);
     let mut tally = LabTally::default();
     let started = Instant::now();
     let mut last_say = Instant::now();
@@ -211,7 +195,7 @@ pub fn test_trial(
             content: content.as_deref(),
             removal_started: marks.phase_at(plan.cut).is_some_and(|p| p == "remove"),
         };
-        rig.load(&log.metas, plan)?;
+        rig.load(&log.recs, plan)?;
         let judged = oracle::judge(&rig, &promises)?;
         if judged.hung {
             rig.restart_daemon()?;
@@ -219,15 +203,15 @@ pub fn test_trial(
         let check_seconds = state_started.elapsed().as_secs_f64();
         let mut timings = None;
         if timed.contains(&i) && !judged.hung && judged.verdict != Verdict::Unmountable {
-            rig.load(&log.metas, plan)?;
-            let metas = &log.metas;
+            rig.load(&log.recs, plan)?;
+            let recs = &log.recs;
             let rig_ref: &RecoveryRig = &rig;
             // The reload only clears and reloads the overlay: the base stays put.
-            timings = oracle::time_recovery(rig_ref, &mut || reload(rig_ref, metas, plan))?;
+            timings = oracle::time_recovery(rig_ref, &mut || reload(rig_ref, recs, plan))?;
         }
         let mut lost_journal = None;
         if lose && !judged.hung {
-            rig.load(&log.metas, plan)?;
+            rig.load(&log.recs, plan)?;
             rig.daemon().overlay_lose("journal")?;
             lost_journal = Some(oracle::lose_journal(&rig, &promises, config.journal_size)?);
         }
@@ -287,10 +271,10 @@ pub fn test_trial(
     Ok(tally)
 }
 
-fn reload(rig: &RecoveryRig, metas: &[RecordMeta], plan: &StatePlan) -> Result<()> {
+fn reload(rig: &RecoveryRig, recs: &[LogRec], plan: &StatePlan) -> Result<()> {
     // `load` needs `&mut` only to move the base, which is already at `plan.base`.
     rig.clear()?;
-    rig.reload_overlay(metas, plan)
+    rig.reload_overlay(recs, plan)
 }
 
 fn strategies_line(plans: &[StatePlan]) -> String {
@@ -316,7 +300,7 @@ fn relative(path: &str, mount: &str) -> String {
 /// Inodes of the file system, read from the first state's superblock (ext only).
 fn inode_count(
     rig: &mut RecoveryRig,
-    metas: &[RecordMeta],
+    recs: &[LogRec],
     first: Option<&StatePlan>,
     fs: FsType,
 ) -> u64 {
@@ -324,7 +308,7 @@ fn inode_count(
         return 0;
     };
     let count = (|| -> Result<u64> {
-        rig.load(metas, plan)?;
+        rig.load(recs, plan)?;
         let att = rig.attach()?;
         let sb = crate::rig::ext4::superblock(att.fs_path());
         att.release()?;

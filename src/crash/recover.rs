@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::states::StatePlan;
+use super::states::{LogRec, StatePlan};
 use crate::emu::daemon::DiskSpec;
 use crate::emu::host::DeviceDaemon;
-use crate::emu::writelog::{read_payload, LogHeader, LogWriter, RecordKind, RecordMeta, Stamp};
+use crate::emu::writelog::{read_payload, write_zeros, LogHeader, LogWriter, RecordKind, Stamp};
 use crate::emu::EmulationOptions;
 use crate::experiment::config::{Config, FsType, Placement};
 use crate::rig::cmd::{self, Ran};
@@ -217,7 +217,7 @@ impl RecoveryRig {
 
     /// Applies records `[applied, upto)` to the base images. Only forward: states come
     /// sorted by base.
-    fn advance(&mut self, metas: &[RecordMeta], upto: u64) -> Result<()> {
+    fn advance(&mut self, recs: &[LogRec], upto: u64) -> Result<()> {
         if upto < self.applied {
             bail!(
                 "crash states out of order: base {upto} after {}",
@@ -225,21 +225,14 @@ impl RecoveryRig {
             );
         }
         let zeros = vec![0u8; 1 << 20];
-        for m in &metas[self.applied as usize..upto as usize] {
+        for m in &recs[self.applied as usize..upto as usize] {
             let Some(image) = self.images.get(m.disk as usize) else {
                 continue;
             };
             let f = image.file();
             match m.kind {
                 RecordKind::Write => f.write_all_at(&read_payload(&self.log, m)?, m.offset)?,
-                RecordKind::Zero | RecordKind::Discard => {
-                    let mut done = 0;
-                    while done < m.len {
-                        let n = (m.len - done).min(zeros.len() as u64) as usize;
-                        f.write_all_at(&zeros[..n], m.offset + done)?;
-                        done += n as u64;
-                    }
-                }
+                RecordKind::Zero | RecordKind::Discard => write_zeros(f, &zeros, m.offset, m.len)?,
                 RecordKind::Flush | RecordKind::Marker => {}
             }
         }
@@ -249,15 +242,15 @@ impl RecoveryRig {
 
     /// Makes the daemon serve `plan`: the base moved to `plan.base`, the state's own
     /// writes in the overlay.
-    pub fn load(&mut self, metas: &[RecordMeta], plan: &StatePlan) -> Result<()> {
+    pub fn load(&mut self, recs: &[LogRec], plan: &StatePlan) -> Result<()> {
         self.daemon().overlay_clear()?;
-        self.advance(metas, plan.base)?;
-        self.reload_overlay(metas, plan)
+        self.advance(recs, plan.base)?;
+        self.reload_overlay(recs, plan)
     }
 
     /// Loads `plan`'s own writes into the (cleared) overlay; the base must already be
     /// at `plan.base`.
-    pub fn reload_overlay(&self, metas: &[RecordMeta], plan: &StatePlan) -> Result<()> {
+    pub fn reload_overlay(&self, recs: &[LogRec], plan: &StatePlan) -> Result<()> {
         if self.applied != plan.base {
             bail!(
                 "the base is at {}, not at state base {}",
@@ -270,7 +263,7 @@ impl RecoveryRig {
         }
         let mut w = LogWriter::create(&self.state_file, &self.header)?;
         for &(seq, torn) in &plan.overlay {
-            let m = &metas[seq as usize];
+            let m = &recs[seq as usize];
             let stamp = Stamp {
                 time_ns: m.time_ns,
                 issued: m.issued.unwrap_or(0),

@@ -25,21 +25,21 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::options::{CrashOptions, Strategy};
-use crate::emu::writelog::{RecordKind, NO_DISK};
+use crate::emu::writelog::{RecordKind, RecordMeta, NO_DISK};
 
-/// What the planner needs of one record (payloads stay in the log).
+/// What the planner needs of one record: its metadata (payloads stay in the log) and,
+/// for a marker, its label.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogRec {
-    pub seq: u64,
-    pub kind: RecordKind,
-    pub disk: u8,
-    pub offset: u64,
-    pub len: u64,
-    /// Event-clock ticks of the request's arrival and acknowledgement (version 2 logs).
-    pub issued: Option<u64>,
-    pub acked: Option<u64>,
-    /// A marker's label.
+    pub meta: RecordMeta,
     pub label: Option<String>,
+}
+
+impl std::ops::Deref for LogRec {
+    type Target = RecordMeta;
+    fn deref(&self) -> &RecordMeta {
+        &self.meta
+    }
 }
 
 impl LogRec {

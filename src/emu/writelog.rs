@@ -496,6 +496,18 @@ pub fn summarize(path: &Path) -> Result<(LogHeader, LogSummary)> {
     Ok((r.header, s))
 }
 
+/// Writes `len` zero bytes at `offset`, `zeros` (any non-empty length) at a time:
+/// what a `zero` or `discard` record does to a replayed image.
+pub fn write_zeros(f: &File, zeros: &[u8], offset: u64, len: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(zeros.len() as u64) as usize;
+        f.write_all_at(&zeros[..n], offset + done)?;
+        done += n as u64;
+    }
+    Ok(())
+}
+
 /// Applies the log's records with `seq < upto` (all when `None`) to `images`, one file
 /// per disk index, which must start all zeros (e.g. freshly truncated). Returns how
 /// many records were applied.
@@ -528,12 +540,7 @@ pub fn replay(path: &Path, images: &[&Path], upto: Option<u64>) -> Result<u64> {
             match rec.kind {
                 RecordKind::Write => f.write_all_at(&rec.payload, rec.offset)?,
                 RecordKind::Zero | RecordKind::Discard => {
-                    let mut done = 0;
-                    while done < rec.len {
-                        let n = (rec.len - done).min(zeros.len() as u64) as usize;
-                        f.write_all_at(&zeros[..n], rec.offset + done)?;
-                        done += n as u64;
-                    }
+                    write_zeros(f, &zeros, rec.offset, rec.len)?
                 }
                 RecordKind::Flush | RecordKind::Marker => {}
             }

@@ -33,13 +33,17 @@ impl Log {
         let acked = self.clock;
         self.clock += 1;
         self.recs.push(LogRec {
-            seq,
-            kind,
-            disk,
-            offset: seq * 4096,
-            len,
-            issued: Some(issued),
-            acked: Some(acked),
+            meta: RecordMeta {
+                seq,
+                time_ns: 0,
+                kind,
+                disk,
+                offset: seq * 4096,
+                len,
+                issued: Some(issued),
+                acked: Some(acked),
+                payload_pos: 0,
+            },
             label: label.map(str::to_string),
         });
         seq

@@ -490,3 +490,84 @@ fn logs_of_another_version_are_refused_and_a_torn_log_is_cut_where_it_tears() {
     .unwrap();
     assert!(!plans.is_empty() && plans.iter().all(|p| p.cut <= 39));
 }
+
+#[test]
+fn an_interrupted_crash_run_stops_cleanly_and_resumes_where_it_stopped() {
+    let test = "an_interrupted_crash_run_stops_cleanly_and_resumes_where_it_stopped";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    let tmp = scratch("crash-resume-");
+    let body = crash_spec(
+        tmp.path(),
+        "[[config]]\nlabel = \"internal\"\njournal.placement = \"internal\"\n",
+        400,
+        "",
+    );
+    let spec = write_spec(tmp.path(), "crash.toml", &body);
+    let results = tmp.path().join("results");
+    let crash_file = results.join("crash.jsonl");
+    let mut child = jbench()
+        .arg("crash")
+        .arg(&spec)
+        .arg("--results")
+        .arg(&results)
+        .arg("-q")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ctrl-C once the lab has judged some states.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while load_crash_records(&crash_file)
+        .map(|r| r.len())
+        .unwrap_or(0)
+        < 5
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no crash states after 120 s"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "jbench crash ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--resume"), "says how to finish: {stderr}");
+    assert_no_leaks(tmp.path());
+    let before = load_crash_records(&crash_file).unwrap();
+    assert!(
+        before.len() < 400,
+        "the run was not interrupted: {} states",
+        before.len()
+    );
+    // Resume: the states already judged are kept, the rest are added, none twice.
+    run_ok(
+        jbench()
+            .arg("crash")
+            .arg(&spec)
+            .arg("--resume")
+            .arg(&results)
+            .arg("-q"),
+    );
+    let after = load_crash_records(&crash_file).unwrap();
+    let numbers: std::collections::BTreeSet<u64> = after.iter().map(|r| r.state).collect();
+    assert_eq!(numbers.len(), after.len(), "a state was judged twice");
+    assert!(after.len() > before.len());
+    assert_eq!(&after[..before.len()], &before[..]);
+    assert_eq!(
+        *numbers.iter().next_back().unwrap() as usize,
+        after.len() - 1,
+        "states 0..n, none missing"
+    );
+    assert_no_leaks(tmp.path());
+}

@@ -135,12 +135,13 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
                         say(
                             quiet,
                             &format!(
-                                "{} / {}: {} states in {:.1} s ({:.1} states/s), {} failed",
+                                "{} / {}: {} states in {:.1} s ({:.1} states/s checked; {:.1} states/s with recovery timing and lost journals), {} failed",
                                 key.0,
                                 key.1,
                                 t.states,
-                                t.seconds,
+                                t.wall_seconds,
                                 t.states as f64 / t.seconds.max(1e-9),
+                                t.states as f64 / t.wall_seconds.max(1e-9),
                                 t.failures
                             ),
                         );

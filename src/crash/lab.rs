@@ -99,7 +99,11 @@ pub struct Recorded<'a> {
 pub struct LabTally {
     pub states: u64,
     pub failures: u64,
+    /// Seconds spent building and judging states (`check_seconds` summed).
     pub seconds: f64,
+    /// Wall seconds of the whole lab on this trial: recovery timing, the lost journal
+    /// and set-up included.
+    pub wall_seconds: f64,
     pub interrupted: bool,
 }
 
@@ -268,6 +272,7 @@ pub fn test_trial(
         }
     }
     rig.release()?;
+    tally.wall_seconds = started.elapsed().as_secs_f64();
     Ok(tally)
 }
 

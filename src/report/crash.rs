@@ -155,7 +155,13 @@ fn recovery_grid(name: &str, entries: &[&CrashAnalysis]) -> Option<Grid> {
     if timed.is_empty() {
         return None;
     }
-    let mut headers = vec!["configuration".to_string()];
+    // Replay grows with the journal's dirty content, a full fsck with the inodes: the
+    // two figures that explain the times sit next to them.
+    let mut headers = vec![
+        "configuration".to_string(),
+        "journal".to_string(),
+        "inodes".to_string(),
+    ];
     for step in ["mount", "journal_only", "full fsck"] {
         headers.push(format!("{step} median"));
         headers.push(format!("{step} p95"));
@@ -168,7 +174,14 @@ fn recovery_grid(name: &str, entries: &[&CrashAnalysis]) -> Option<Grid> {
     let rows = timed
         .iter()
         .map(|(c, r)| {
-            let mut row = vec![config_cell(c)];
+            let mut row = vec![
+                config_cell(c),
+                crate::units::format_size(c.journal_size),
+                match c.inodes {
+                    0 => "-".to_string(),
+                    n => n.to_string(),
+                },
+            ];
             for t in [&r.mount, &r.journal_only, &r.full_fsck] {
                 row.extend(cells(t));
             }

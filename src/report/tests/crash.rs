@@ -286,6 +286,8 @@ fn median_and_p95_are_right_on_known_numbers() {
         t.headers,
         [
             "configuration",
+            "journal",
+            "inodes",
             "mount median",
             "mount p95",
             "journal_only median",
@@ -302,6 +304,8 @@ fn median_and_p95_are_right_on_known_numbers() {
         t.rows[0],
         [
             "same-disk",
+            "16M",
+            "65536",
             "10.5",
             &mount_p95,
             "3.00",

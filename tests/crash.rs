@@ -57,6 +57,24 @@ strategies = ["prefix", "subset"]
     )
 }
 
+/// `jbench crash SPEC --results DIR`, which must exit 0; its crash records.
+fn crash_ok(spec: &Path, results: &Path) -> Vec<CrashRecord> {
+    let out = jbench()
+        .arg("crash")
+        .arg(spec)
+        .arg("--results")
+        .arg(results)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "jbench crash failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    load_crash_records(&results.join("crash.jsonl")).unwrap()
+}
+
 fn by_config(records: &[CrashRecord]) -> BTreeMap<String, Vec<&CrashRecord>> {
     let mut m: BTreeMap<String, Vec<&CrashRecord>> = BTreeMap::new();
     for r in records {
@@ -102,20 +120,7 @@ journal.mode = "journal"
         &crash_spec(tmp.path(), configs, 40, ""),
     );
     let results = tmp.path().join("results");
-    let out = jbench()
-        .arg("crash")
-        .arg(&spec)
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "jbench crash failed ({}):\n{stderr}",
-        out.status
-    );
-    let records = load_crash_records(&results.join("crash.jsonl")).unwrap();
+    let records = crash_ok(&spec, &results);
     let groups = by_config(&records);
     assert_eq!(groups.len(), 5, "{:?}", groups.keys());
     for (config, states) in &groups {
@@ -208,21 +213,8 @@ filesystem.mount_options = ["barrier=0"]
         ),
     );
     let results = tmp.path().join("results");
-    let out = jbench()
-        .arg("crash")
-        .arg(&spec)
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    // Negative controls that fail as they should are the expected outcome.
-    assert!(
-        out.status.success(),
-        "jbench crash: {}\n{stderr}",
-        out.status
-    );
-    let records = load_crash_records(&results.join("crash.jsonl")).unwrap();
+    // Negative controls that fail as they should are the expected outcome: exit 0.
+    let records = crash_ok(&spec, &results);
     for (config, states) in by_config(&records) {
         assert!(
             states.iter().all(|r| r.negative_control),

@@ -19,6 +19,7 @@ pub mod report;
 pub mod results;
 pub mod rig;
 pub mod run;
+pub mod scale;
 pub mod selftest;
 pub mod trust;
 pub mod units;

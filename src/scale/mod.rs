@@ -1,0 +1,12 @@
+//! Scale-out (issue 15): one experiment split into shards that an existing scheduler
+//! (Slurm, Kubernetes, GNU parallel) runs anywhere, and a strict merge of what they
+//! wrote. jbench schedules nothing itself.
+//!
+//! - `shard`: which trials a shard runs (deterministic, balanced by estimated time);
+//! - `fingerprint`: the machine a trial ran on;
+//! - `seal`: the atomic completion file that says an attempt finished;
+//! - `merge`: attempts into one results directory;
+//! - `launch`: the scheduler files `jbench submit` writes.
+
+pub mod fingerprint;
+pub mod seal;

@@ -246,3 +246,149 @@ fn adaptive_extra_rounds_run_through_the_command_line_up_to_max() {
         "every pair is at max: nothing more"
     );
 }
+
+fn seal_of(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("shard.json")).unwrap()).unwrap()
+}
+
+/// (config label, workload name, rep) of each trial number.
+fn trial_keys(records: &[serde_json::Value]) -> std::collections::BTreeMap<u64, String> {
+    records
+        .iter()
+        .map(|r| {
+            (
+                r["trial"].as_u64().unwrap(),
+                format!(
+                    "{}|{}|{}",
+                    r["config"]["label"], r["workload"]["name"], r["rep"]
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn shards_run_the_unsharded_plan_exactly_once_and_are_sealed() {
+    let (tmp, _spec) = scratch();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = if is_root() {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_jbench"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_jbench"))
+        };
+        for v in [
+            "SLURM_ARRAY_TASK_ID",
+            "SLURM_ARRAY_TASK_MIN",
+            "JOB_COMPLETION_INDEX",
+        ] {
+            cmd.env_remove(v);
+        }
+        cmd.envs(env.iter().copied());
+        let out = cmd.args(args).current_dir(tmp.path()).output().unwrap();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{args:?}\n{stdout}\n{stderr}");
+        stderr
+    };
+    run(
+        &[
+            "run",
+            "scripted.toml",
+            "--executor",
+            "scripted",
+            "--results",
+            "whole",
+            "-q",
+        ],
+        &[],
+    );
+    let whole = trial_keys(&trial_lines(&tmp.path().join("whole")));
+    assert_eq!(whole.len(), 6);
+
+    let mut seen = std::collections::BTreeMap::new();
+    for i in 0..3 {
+        let dir = format!("shard{i}");
+        let shard = format!("{i}/3");
+        let stderr = run(
+            &[
+                "run",
+                "scripted.toml",
+                "--executor",
+                "scripted",
+                "--shard",
+                &shard,
+                "--results",
+                &dir,
+                "-q",
+            ],
+            &[],
+        );
+        assert!(stderr.contains(&format!("--shard {i}/3")), "{stderr}");
+        let dir = tmp.path().join(&dir);
+        let seal = seal_of(&dir);
+        assert_eq!(seal["shard"], i);
+        assert_eq!(seal["shards"], 3);
+        assert_eq!(seal["shard_by"], "round");
+        let trials = std::fs::read(dir.join("trials.jsonl")).unwrap();
+        assert_eq!(seal["trials_sha256"], jbench::scale::sha256_hex(&trials));
+        let spec = std::fs::read(dir.join("spec.toml")).unwrap();
+        assert_eq!(seal["spec_sha256"], jbench::scale::sha256_hex(&spec));
+        let sealed: jbench::scale::seal::Seal = serde_json::from_value(seal.clone()).unwrap();
+        jbench::scale::seal::verify(&dir, &sealed).unwrap();
+        let keys = trial_keys(&trial_lines(&dir));
+        let listed: Vec<u64> = seal["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_u64().unwrap())
+            .collect();
+        assert_eq!(keys.keys().copied().collect::<Vec<_>>(), listed);
+        for (t, k) in keys {
+            assert_eq!(whole[&t], k, "trial {t} differs from the unsharded plan");
+            assert!(seen.insert(t, i).is_none(), "trial {t} in two shards");
+        }
+    }
+    assert_eq!(
+        seen.keys().copied().collect::<Vec<_>>(),
+        whole.keys().copied().collect::<Vec<_>>()
+    );
+
+    let stderr = run(
+        &[
+            "run",
+            "scripted.toml",
+            "--executor",
+            "scripted",
+            "--shard",
+            "auto/3",
+            "--results",
+            "auto",
+            "-q",
+        ],
+        &[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "1")],
+    );
+    assert!(stderr.contains("SLURM_ARRAY_TASK_ID=2"), "{stderr}");
+    let seal = seal_of(&tmp.path().join("auto"));
+    assert_eq!(seal["shard"], 1);
+    assert_eq!(seal["scheduler"]["SLURM_ARRAY_TASK_ID"], "2");
+    assert_eq!(
+        seal["trials"],
+        seal_of(&tmp.path().join("shard1"))["trials"]
+    );
+
+    // `plan --shards` prints the same split.
+    let out = jbench(tmp.path(), &["plan", "scripted.toml", "--shards", "3"]);
+    let stdout = text(&out.stdout);
+    for i in 0..3 {
+        let listed = seal_of(&tmp.path().join(format!("shard{i}")))["trials"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert!(
+            stdout.contains(&format!("shard {i}/3: {listed} trials")),
+            "{stdout}"
+        );
+    }
+}

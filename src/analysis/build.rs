@@ -21,7 +21,7 @@ use crate::results::record::TrialRecord;
 
 /// Builds the report's data model from the trial records of one run.
 pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
-    let mut warnings = Vec::new();
+    let mut warnings = opts.warnings.clone();
     let confidence = checked_confidence(opts.confidence, &mut warnings);
     let with_durable = with_durable_phases(records);
     let records = with_durable.as_slice();

@@ -124,8 +124,18 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
     let mut suspect_below_secs = None;
     let mut noise_band = None;
     for (dir, name) in dirs.iter().zip(&names) {
-        let records = store::load_records(dir)
+        let mut records = store::load_records(dir)
             .with_context(|| format!("cannot load the trials of {}", dir.display()))?;
+        // A merged directory of shards from different machines is already several
+        // groups: they stay apart here too.
+        if let Some(m) = crate::scale::merge::read_merge(dir)? {
+            m.relabel(&mut records);
+            warnings.extend(
+                m.warnings(&records)
+                    .into_iter()
+                    .map(|w| format!("{name}: {w}")),
+            );
+        }
         let spec = match crate::experiment::spec::load(&dir.join(store::SPEC)) {
             Ok(s) => Some(s),
             Err(e) => {

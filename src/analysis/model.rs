@@ -44,6 +44,10 @@ pub struct ReportOptions {
     /// ([`crate::analysis::default_main_phase`]).
     #[serde(default)]
     pub main_phases: std::collections::BTreeMap<String, String>,
+    /// Warnings the records cannot show by themselves (a partial or heterogeneous
+    /// merge, `merge.json`): first among the run-wide warnings of every report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 fn default_noise_band() -> f64 {
@@ -61,6 +65,7 @@ impl Default for ReportOptions {
             noise_band: default_noise_band(),
             adaptive_looks: None,
             main_phases: Default::default(),
+            warnings: Vec::new(),
         }
     }
 }

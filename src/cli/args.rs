@@ -54,12 +54,23 @@ pub enum Command {
     Plan {
         #[command(flatten)]
         source: SpecSource,
+        /// Also print how the plan splits into N shards for `jbench run --shard I/N`:
+        /// each shard's trial numbers, count and estimated seconds (a crude estimate
+        /// from the workloads' sizes that only balances the shards).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        shards: Option<u64>,
+        /// The unit a shard keeps together on one machine (see `jbench run --help`).
+        #[arg(long, value_enum, default_value = "round", requires = "shards")]
+        shard_by: crate::scale::shard::ShardBy,
     },
     /// Tables of times, rates and comparisons from a results directory.
     Report(ReportArgs),
     /// Configurations of several results directories side by side, labelled
     /// `<dir-name>:<label>`, with the same statistics and verdicts as `report`.
     Compare(CompareArgs),
+    /// Merge the sealed shard attempts of a sharded run into one results directory
+    /// that report, compare and --resume read like a single run's.
+    Merge(MergeArgs),
     /// Run one workload in an existing directory, without provisioning anything.
     #[command(subcommand)]
     Workload(WorkloadCmd),
@@ -73,6 +84,9 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Write what Slurm, Kubernetes or GNU parallel needs to run an experiment's shards
+    /// on many machines, and say how to start it and merge the results.
+    Submit(SubmitArgs),
     /// Benchmarks of jbench itself.
     #[command(subcommand)]
     Selftest(SelftestCmd),
@@ -145,6 +159,22 @@ pub struct RunArgs {
     /// No progress output (the final report is still printed).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run only shard I of N (0-based) of the plan, with the trial numbers and seeds
+    /// of the unsharded plan; `auto/N` takes I from SLURM_ARRAY_TASK_ID minus
+    /// SLURM_ARRAY_TASK_MIN (Slurm array job), else JOB_COMPLETION_INDEX (Kubernetes
+    /// Indexed Job). Each attempt writes its own directory [default:
+    /// results/<name>-shard<I>of<N>-<host>-<pid>-<timestamp>], sealed with shard.json
+    /// once every trial of the shard has a record; `jbench plan --shards N` shows the
+    /// split.
+    #[arg(long, value_name = "I/N", value_parser = crate::scale::shard::parse_shard_arg)]
+    pub shard: Option<crate::scale::shard::ShardArg>,
+    /// The unit a shard keeps together on one machine: `round` = every configuration
+    /// of one repetition of a workload, so configurations are compared within rounds
+    /// run on one machine while rounds may come from different machines; `workload`
+    /// = all configurations and repetitions of a workload, so every comparison of a
+    /// workload and its spread come from one machine (coarser balance).
+    #[arg(long, value_enum, default_value = "round", requires = "shard")]
+    pub shard_by: crate::scale::shard::ShardBy,
     // Hidden, for tests: `--executor scripted` runs every trial through
     // `run::scripted::ScriptedExecutor` (made-up, deterministic phase times; no devices,
     // no root), so the whole path run -> store -> report -> report.html is tested
@@ -180,6 +210,70 @@ pub struct CrashArgs {
     /// No progress output (the final report is still printed).
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `jbench submit`.
+#[derive(Args)]
+#[command(
+    after_help = "Each shard runs `jbench run SPEC --shard auto/N` and writes its own \
+results directory under the results root, sealed by shard.json when it finished; \
+`jbench merge RESULTS_ROOT --out DIR` puts the sealed attempts together (docs/scale-out.md)."
+)]
+pub struct SubmitArgs {
+    /// The scheduler: slurm (an sbatch array script), k8s (an Indexed Job manifest) or
+    /// parallel (a GNU parallel script for SSH hosts or this one).
+    #[arg(value_enum)]
+    pub scheduler: SchedulerKind,
+    #[command(flatten)]
+    pub source: SpecSource,
+    /// Number of shards.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub shards: u32,
+    /// Where the launcher, the copied experiment file and the logs go
+    /// [default: jbench-submit-<name>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Where every attempt writes its results directory; a path all machines share, or
+    /// one you collect; on k8s the hostPath on each node [default: OUT/results].
+    #[arg(long, value_name = "PATH")]
+    pub results_root: Option<PathBuf>,
+    /// What one shard keeps together on one machine: every configuration of a
+    /// repetition round of a workload (round), or all of a workload (workload).
+    #[arg(long, default_value = "round", value_parser = ["round", "workload"])]
+    pub shard_by: String,
+    /// At most K shards at once (slurm, k8s).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub throttle: Option<u32>,
+    /// Retries of a failed shard (k8s backoffLimitPerIndex, parallel --retries).
+    #[arg(long, value_name = "R", default_value_t = 2)]
+    pub retries: u32,
+    /// k8s: the container image (jbench, e2fsprogs, xfsprogs, util-linux).
+    #[arg(long, default_value = "jbench:latest")]
+    pub image: String,
+    /// k8s: a ReadWriteMany PersistentVolumeClaim for the results instead of a hostPath
+    /// on each node.
+    #[arg(long, value_name = "CLAIM")]
+    pub pvc: Option<String>,
+    /// parallel: the SSH hosts (GNU parallel's format) [default: this machine only].
+    #[arg(long, value_name = "FILE")]
+    pub sshloginfile: Option<PathBuf>,
+    /// The jbench the shards run (slurm, parallel) [default: this one].
+    #[arg(long, value_name = "PATH")]
+    pub jbench: Option<PathBuf>,
+    /// slurm: also call `sbatch` and print the job id.
+    #[arg(long)]
+    pub submit: bool,
+    // Hidden, for tests: extra arguments for every `jbench run` (`--executor scripted`).
+    #[arg(long, value_name = "ARGS", hide = true, allow_hyphen_values = true)]
+    pub run_args: Option<String>,
+}
+
+/// The schedulers `jbench submit` writes files for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchedulerKind {
+    Slurm,
+    K8s,
+    Parallel,
 }
 
 /// What runs each trial of `jbench run`.
@@ -226,6 +320,32 @@ pub struct CompareArgs {
     /// warnings) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+/// `jbench merge`.
+#[derive(Args)]
+#[command(
+    after_help = "Only sealed attempts (shard.json) count; a directory without one did \
+not finish and is listed, not used. All attempts must come from the same spec, jbench version \
+and results schema; one attempt is taken per shard (the earliest sealed) and the duplicates \
+are listed. The merged directory records all of it in merge.json (docs/scale-out.md)."
+)]
+pub struct MergeArgs {
+    /// Attempt directories, or directories holding attempt directories one level down
+    /// (the results root of a Slurm array).
+    #[arg(required = true, value_name = "SHARD_DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The merged results directory (new, or empty).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Merge even though some shards have no sealed attempt; every report then says
+    /// which are missing, and `jbench run SPEC --resume DIR` runs their trials here.
+    #[arg(long)]
+    pub partial: bool,
+    /// Merge shards run on machines that differ; the report then keeps each machine's
+    /// trials apart (`<label>@<machine>`) instead of pooling their rates.
+    #[arg(long)]
+    pub allow_heterogeneous: bool,
 }
 
 #[derive(Subcommand)]

@@ -30,10 +30,12 @@ pub mod compare;
 pub mod crash;
 pub mod device;
 pub mod exit;
+pub mod merge;
 pub mod plan;
 pub mod report;
 pub mod run;
 pub mod selftest;
+pub mod submit;
 pub mod workload;
 
 use args::{Cli, Command};
@@ -43,9 +45,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Crash(args) => crash::crash(args),
-        Command::Plan { source } => plan::plan(&source),
+        Command::Plan {
+            source,
+            shards,
+            shard_by,
+        } => plan::plan(&source, shards, shard_by),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Merge(args) => merge::merge(args),
         Command::Workload(cmd) => workload::workload(cmd),
         Command::Cleanup { work_dirs, dry_run } => cleanup::cleanup(work_dirs, dry_run),
         Command::Device(cmd) => device::device(cmd),
@@ -53,6 +60,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             crate::emu::daemon::run(&config)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Submit(args) => submit::submit(args),
         Command::Selftest(cmd) => selftest::selftest(cmd),
     }
 }

@@ -1,4 +1,5 @@
-//! `jbench plan`: the configurations and the ordered trials of an experiment.
+//! `jbench plan`: the configurations and the ordered trials of an experiment, and with
+//! `--shards N` which trials each shard of `jbench run --shard I/N` runs.
 
 use std::process::ExitCode;
 
@@ -6,9 +7,19 @@ use anyhow::Result;
 
 use crate::cli::args::SpecSource;
 use crate::experiment::plan;
+use crate::scale::shard::{self, ShardBy};
 
-pub fn plan(source: &SpecSource) -> Result<ExitCode> {
+pub fn plan(source: &SpecSource, shards: Option<u64>, by: ShardBy) -> Result<ExitCode> {
     let spec = source.load()?;
-    out!("{}", plan::describe(&spec, &plan::plan(&spec)));
+    let trials = plan::plan(&spec);
+    out!("{}", plan::describe(&spec, &trials));
+    if let Some(n) = shards {
+        if spec.adaptive.is_some() {
+            anyhow::bail!(
+                "an experiment with adaptive repetitions cannot be sharded: the extra rounds depend on every shard's results; give a fixed `repetitions`"
+            );
+        }
+        out!("{}", shard::describe(&spec, &trials, n as usize, by));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,7 +13,7 @@ use crate::results::crash::load_crash_records;
 use crate::results::{layout, store};
 
 pub fn report(args: ReportArgs) -> Result<ExitCode> {
-    let records = store::load_records(&args.dir)?;
+    let mut records = store::load_records(&args.dir)?;
     let spec_path = args.dir.join(store::SPEC);
     let spec = spec::load(&spec_path).with_context(|| {
         format!(
@@ -21,7 +21,10 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
             spec_path.display()
         )
     })?;
-    let opts = report_options(&spec, args.baseline, args.suspect_below.as_deref())?;
+    let mut opts = report_options(&spec, args.baseline, args.suspect_below.as_deref())?;
+    // A merged directory: per-machine labels and the merge's warnings (the HTML page
+    // applies the same to the records it reads).
+    crate::scale::merge::apply_dir(&args.dir, &mut records, &mut opts)?;
     if let Some(b) = &opts.baseline {
         if !records.iter().any(|r| &r.config.label == b) {
             bail!("no configuration `{b}` in {}", args.dir.display());
@@ -65,5 +68,6 @@ pub fn report_options(
             .collect(),
         noise_band: spec.noise_band,
         adaptive_looks: spec.adaptive.map(|a| a.max.saturating_sub(a.min) + 1),
+        warnings: Vec::new(),
     })
 }

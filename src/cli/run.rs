@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::cli::args::{ExecutorKind, RunArgs};
 use crate::cli::exit::is_broken_pipe;
@@ -18,10 +18,17 @@ use crate::run::executor::{Executor, RigExecutor};
 use crate::run::runner::{Run, RunOutcome};
 use crate::run::scripted::ScriptedExecutor;
 use crate::run::{interrupt, preflight};
+use crate::scale::fingerprint::Fingerprint;
+use crate::scale::shard::{self, ShardArg, ShardBy};
+use crate::scale::{seal, sha256_hex};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
     let spec = spec::parse(&original, &origin)?;
+    let shard = match &args.shard {
+        Some(arg) => Some(Shard::resolve(arg, args.shard_by, &spec)?),
+        None => None,
+    };
     // The scripted executor provisions nothing: no root, tools or directories needed.
     let real = args.executor == ExecutorKind::Rig;
     if real {
@@ -30,13 +37,52 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             eprintln!("jbench: warning: {w}");
         }
     }
-    let results_dir = results_dir(&args.resume, &args.results, &spec.name)?;
+    let results_dir = match &shard {
+        Some(s) if args.resume.is_none() && args.results.is_none() => {
+            let dir = s.default_results_dir(&spec.name);
+            preflight::check_results_dir_trusted(&dir)?;
+            dir
+        }
+        _ => results_dir(&args.resume, &args.results, &spec.name)?,
+    };
+    if let (None, Some(dir)) = (&shard, &args.resume) {
+        // The whole plan resumed into one shard's attempt would break its seal.
+        if let Some(s) = seal::read_seal(dir)? {
+            anyhow::bail!(
+                "{} is the sealed attempt of shard {}/{}; resume it with --shard {}/{} --shard-by {}",
+                dir.display(),
+                s.shard,
+                s.shards,
+                s.shard,
+                s.shards,
+                s.shard_by
+            );
+        }
+    }
     if real {
         preflight::create_dirs(&spec)?;
     }
-    let trials = plan::plan(&spec);
+    let mut trials = plan::plan(&spec);
+    if let Some(s) = &shard {
+        trials = s.trials(&spec, &trials);
+        if args.resume.is_some() {
+            s.check_resumed(&results_dir)?;
+        }
+    }
     let (mut store, existing) = open_store(&results_dir, args.resume.is_some(), &spec, &original)?;
     let dir = store.dir().to_path_buf();
+    if let Some(s) = &shard {
+        s.check_existing(&dir, &trials, &existing)?;
+        eprintln!(
+            "jbench: shard {}/{} by {} (index from {}): {} of the plan's {} trials",
+            s.index,
+            s.count,
+            s.by,
+            s.source,
+            trials.len(),
+            plan::plan(&spec).len()
+        );
+    }
     if !args.quiet {
         eprintln!(
             "jbench: {} trials ({} configurations x {} workloads x {}); results in {}",
@@ -61,8 +107,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .quiet(args.quiet)
             .execute(&trials, &existing)?
     };
-    let records = store::load_records(&dir)?;
-    let opts = report_options(&spec, None, None)?;
+    if let (Some(s), false) = (&shard, outcome.interrupted) {
+        s.seal(&dir, &spec, &trials)?;
+    }
+    let mut records = store::load_records(&dir)?;
+    let mut opts = report_options(&spec, None, None)?;
+    if args.resume.is_some() {
+        // A merged directory: the trials run here are this machine's, which may not
+        // be the shards' (merge.json; nothing happens to an ordinary directory).
+        let here = crate::scale::fingerprint::Fingerprint::collect(&spec.work_dir);
+        crate::scale::merge::record_local_trials(&dir, &records, &here)?;
+        crate::scale::merge::apply_dir(&dir, &mut records, &mut opts)?;
+    }
     store::write_summary(&dir, &report::render(&records, &opts, Format::Csv))?;
     // The run's status says what happened to the trials; a closed or full standard
     // output must not hide it (the results are on disk either way).
@@ -190,3 +246,181 @@ fn default_results_dir(name: &str) -> PathBuf {
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
     PathBuf::from("results").join(format!("{name}-{stamp}"))
 }
+
+/// `jbench run --shard`: the resolved shard of this attempt.
+struct Shard {
+    index: usize,
+    count: usize,
+    by: ShardBy,
+    source: String,
+}
+
+impl Shard {
+    fn resolve(arg: &ShardArg, by: ShardBy, spec: &spec::Spec) -> Result<Self> {
+        // The adaptive rule adds trials after the plan from the results of every
+        // configuration; shards would each add their own, with clashing numbers.
+        if spec.adaptive.is_some() {
+            anyhow::bail!(
+                "--shard cannot run an experiment with adaptive repetitions: the extra rounds depend on every shard's results; give a fixed `repetitions`"
+            );
+        }
+        let (index, source) = shard::resolve_index(arg, |k| std::env::var(k).ok())?;
+        Ok(Self {
+            index,
+            count: arg.count,
+            by,
+            source,
+        })
+    }
+
+    /// The shard's trials, with the numbers they have in the whole plan.
+    fn trials(&self, spec: &spec::Spec, all: &[plan::Trial]) -> Vec<plan::Trial> {
+        shard::assign(spec, all, self.count, self.by)[self.index]
+            .iter()
+            .map(|&i| all[i])
+            .collect()
+    }
+
+    /// `results/<name>-shard<I>of<N>-<host>-<pid>-<timestamp>`: every attempt its own
+    /// directory, since a scheduler may start one shard twice at once.
+    fn default_results_dir(&self, name: &str) -> PathBuf {
+        let host: String = nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+        PathBuf::from("results").join(format!(
+            "{name}-shard{}of{}-{host}-{}-{stamp}",
+            self.index,
+            self.count,
+            std::process::id()
+        ))
+    }
+
+    /// A sealed directory belongs to the shard its seal names.
+    fn check_resumed(&self, dir: &Path) -> Result<()> {
+        if let Some(seal) = seal::read_seal(dir)? {
+            if (seal.shard, seal.shards, seal.shard_by.as_str())
+                != (self.index, self.count, self.by.as_str())
+            {
+                anyhow::bail!(
+                    "{} is the sealed attempt of shard {}/{} by {}, not {}/{} by {}",
+                    dir.display(),
+                    seal.shard,
+                    seal.shards,
+                    seal.shard_by,
+                    self.index,
+                    self.count,
+                    self.by
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Records of trials outside the shard mean the directory is another shard's (or a
+    /// whole run's): resuming into it would mix them.
+    fn check_existing(
+        &self,
+        dir: &Path,
+        trials: &[plan::Trial],
+        existing: &[TrialRecord],
+    ) -> Result<()> {
+        let mine: std::collections::BTreeSet<usize> = trials.iter().map(|t| t.index).collect();
+        let foreign: Vec<usize> = existing
+            .iter()
+            .map(|r| r.trial)
+            .filter(|i| !mine.contains(i))
+            .collect();
+        if !foreign.is_empty() {
+            anyhow::bail!(
+                "{} holds trials {} that are not in shard {}/{} by {}; resume it with the --shard and --shard-by it was started with",
+                dir.display(),
+                shard::compact_ranges(&foreign),
+                self.index,
+                self.count,
+                self.by
+            );
+        }
+        Ok(())
+    }
+
+    /// Writes the seal when every trial of the shard has a record (ok or failed).
+    fn seal(&self, dir: &Path, spec: &spec::Spec, trials: &[plan::Trial]) -> Result<()> {
+        let done = store::done_indices(&store::load_records(dir)?);
+        let missing: Vec<usize> = trials
+            .iter()
+            .map(|t| t.index)
+            .filter(|i| !done.contains(i))
+            .collect();
+        if !missing.is_empty() {
+            eprintln!(
+                "jbench: shard {}/{} not sealed: trials {} have no record",
+                self.index,
+                self.count,
+                shard::compact_ranges(&missing)
+            );
+            return Ok(());
+        }
+        let read = |name: &str| {
+            std::fs::read(dir.join(name))
+                .with_context(|| format!("cannot read {}", dir.join(name).display()))
+        };
+        let spec_sha256 = sha256_hex(&read(store::SPEC)?);
+        let trials_sha256 = sha256_hex(&read(store::TRIALS)?);
+        // A resumed attempt that was already sealed over these same bytes keeps its
+        // seal (and its time).
+        if let Some(old) = seal::read_seal(dir)? {
+            if old.trials_sha256 == trials_sha256 && seal::verify(dir, &old).is_ok() {
+                return Ok(());
+            }
+        }
+        let scheduler = SCHEDULER_VARS
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+        let sealed = seal::Seal {
+            seal_version: seal::SEAL_VERSION,
+            shard: self.index,
+            shards: self.count,
+            shard_by: self.by.as_str().to_string(),
+            spec_sha256,
+            jbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            schema_version: crate::results::record::SCHEMA_VERSION,
+            trials: trials.iter().map(|t| t.index).collect(),
+            trials_sha256,
+            machine: Fingerprint::collect(&spec.work_dir),
+            index_source: self.source.clone(),
+            sealed_at: chrono::Local::now().to_rfc3339(),
+            scheduler,
+        };
+        seal::write_seal(dir, &sealed)?;
+        eprintln!(
+            "jbench: shard {}/{} sealed: {}",
+            self.index,
+            self.count,
+            dir.join(seal::SEAL).display()
+        );
+        Ok(())
+    }
+}
+
+/// Scheduler identifiers kept in a seal, so a merge can tell attempts apart (`HOSTNAME`
+/// is the pod's name on Kubernetes).
+const SCHEDULER_VARS: [&str; 7] = [
+    "SLURM_JOB_ID",
+    "SLURM_ARRAY_JOB_ID",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_RESTART_COUNT",
+    "SLURMD_NODENAME",
+    "JOB_COMPLETION_INDEX",
+    "HOSTNAME",
+];

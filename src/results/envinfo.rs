@@ -64,39 +64,67 @@ pub fn collect(spec: &Spec) -> Environment {
                 )
             })
             .unwrap_or_default(),
-        e2fsprogs: cmd::run_all("mke2fs", &["-V"])
-            .map(|t| t.lines().next().unwrap_or("").trim().to_string())
-            .unwrap_or_else(|_| "not found".into()),
-        xfsprogs: cmd::run_all("mkfs.xfs", &["-V"])
-            .map(|t| t.lines().next().unwrap_or("").trim().to_string())
-            .unwrap_or_else(|_| "not found".into()),
-        cpu_model: std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|t| {
-                t.lines()
-                    .find_map(|l| l.strip_prefix("model name"))
-                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
-            })
-            .unwrap_or_default(),
-        cores: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-        memory_bytes: std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|t| {
-                t.lines()
-                    .find_map(|l| l.strip_prefix("MemTotal:"))
-                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            })
-            .map(|kb| kb * 1024)
-            .unwrap_or(0),
+        e2fsprogs: e2fsprogs(),
+        xfsprogs: xfsprogs(),
+        cpu_model: cpu_model(),
+        cores: cores(),
+        memory_bytes: memory_bytes(),
         mkfs_extended_options: ext4::NO_LAZY_INIT.to_string(),
         image_locations: locations,
     }
 }
 
+// Shared with the scale-out fingerprint, which must describe a machine the same way.
+
+/// `mke2fs -V`'s first line, or "not found".
+pub(crate) fn e2fsprogs() -> String {
+    first_line_of("mke2fs")
+}
+
+/// `mkfs.xfs -V`'s first line, or "not found".
+pub(crate) fn xfsprogs() -> String {
+    first_line_of("mkfs.xfs")
+}
+
+fn first_line_of(program: &str) -> String {
+    cmd::run_all(program, &["-V"])
+        .map(|t| t.lines().next().unwrap_or("").trim().to_string())
+        .unwrap_or_else(|_| "not found".into())
+}
+
+/// /proc/cpuinfo's first `model name`.
+pub(crate) fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// /proc/meminfo's `MemTotal`, bytes.
+pub(crate) fn memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
 /// The file system a path lives on: the longest mount point that is its prefix.
-fn location(role: &str, path: &Path) -> ImageLocation {
+pub(crate) fn location(role: &str, path: &Path) -> ImageLocation {
     let probe = path
         .ancestors()
         .find(|p| p.exists())

@@ -13,6 +13,7 @@
 //!   report.html          the self-contained HTML report
 //!   monitor/trial-N.jsonl     per-interval device and CPU series of trial N
 //!   write-logs/trial-N.wlog   the emulated disks' write log of trial N
+//!   merge.json           `jbench merge`: the shard attempts merged, machines, gaps
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ pub const SUMMARY: &str = "summary.csv";
 pub const REPORT_HTML: &str = "report.html";
 pub const MONITOR_DIR: &str = "monitor";
 pub const WRITE_LOG_DIR: &str = "write-logs";
+/// `jbench merge`: which shard attempts a merged directory is made of (`scale::merge`).
+pub const MERGE: &str = "merge.json";
 
 /// `trial-N.jsonl`: a trial's monitor series, inside [`MONITOR_DIR`].
 pub fn monitor_file_name(trial: usize) -> String {

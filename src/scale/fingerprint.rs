@@ -1,6 +1,8 @@
 //! The machine a trial ran on, taken at run time. Two machines whose fingerprints
 //! differ give rates that must not be pooled into one mean.
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 /// What decides whether trials from two machines are comparable.
@@ -19,4 +21,136 @@ pub struct Fingerprint {
     /// File-system type and source device of `work_dir`, where the images live.
     pub work_dir_storage: String,
     pub jbench_version: String,
+}
+
+impl Fingerprint {
+    /// This machine, with `work_dir` (where the spec puts its images) as the storage
+    /// that is described. Fields that cannot be read are empty (or "not found" for the
+    /// tools), so two machines that both lack something still compare equal on it.
+    pub fn collect(work_dir: &Path) -> Fingerprint {
+        use crate::results::envinfo;
+        let storage = envinfo::location("work_dir", work_dir);
+        Fingerprint {
+            cpu_model: envinfo::cpu_model(),
+            cpus: envinfo::cores(),
+            memory_bytes: envinfo::memory_bytes() >> 20 << 20,
+            kernel: nix::sys::utsname::uname()
+                .map(|u| u.release().to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            virtualization: virtualization(),
+            e2fsprogs: envinfo::e2fsprogs(),
+            xfsprogs: envinfo::xfsprogs(),
+            work_dir_storage: format!("{} on {}", storage.filesystem, storage.device),
+            jbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// `field: mine vs theirs`, one line per field that differs; empty when equal.
+    pub fn differences(&self, other: &Fingerprint) -> Vec<String> {
+        let (a, b) = (self.fields(), other.fields());
+        a.into_iter()
+            .zip(b)
+            .filter(|((_, x), (_, y))| x != y)
+            .map(|((name, x), (_, y))| format!("{name}: {x} vs {y}"))
+            .collect()
+    }
+
+    /// A short hash of every field: the name of a machine group in a merge. Stable
+    /// across runs and versions as long as the field names and values are.
+    pub fn id(&self) -> String {
+        // serde_json writes struct fields in declaration order, so the bytes are stable.
+        let json = serde_json::to_vec(self).expect("a fingerprint serialises");
+        crate::scale::sha256_hex(&json)[..12].to_string()
+    }
+
+    fn fields(&self) -> [(&'static str, String); 9] {
+        [
+            ("cpu_model", self.cpu_model.clone()),
+            ("cpus", self.cpus.to_string()),
+            ("memory_bytes", self.memory_bytes.to_string()),
+            ("kernel", self.kernel.clone()),
+            ("virtualization", self.virtualization.clone()),
+            ("e2fsprogs", self.e2fsprogs.clone()),
+            ("xfsprogs", self.xfsprogs.clone()),
+            ("work_dir_storage", self.work_dir_storage.clone()),
+            ("jbench_version", self.jbench_version.clone()),
+        ]
+    }
+}
+
+/// `systemd-detect-virt` (kvm, docker, none, ...) where it exists; else the
+/// cpuinfo `hypervisor` flag, which every mainstream hypervisor sets: "vm" or "none".
+fn virtualization() -> String {
+    if let Ok(out) = std::process::Command::new("systemd-detect-virt")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+    {
+        // It exits 1 with "none" on bare metal: the text, not the status, is the answer.
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !text.is_empty() {
+            return text;
+        }
+    }
+    let flagged = std::fs::read_to_string("/proc/cpuinfo")
+        .map(|t| {
+            t.lines()
+                .filter(|l| l.starts_with("flags"))
+                .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
+        })
+        .unwrap_or(false);
+    if flagged { "vm" } else { "none" }.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Fingerprint {
+        Fingerprint {
+            cpu_model: "Example CPU".into(),
+            cpus: 8,
+            memory_bytes: 16 << 30,
+            kernel: "6.1.0".into(),
+            virtualization: "kvm".into(),
+            e2fsprogs: "mke2fs 1.47.0".into(),
+            xfsprogs: "mkfs.xfs version 6.1.0".into(),
+            work_dir_storage: "ext4 on /dev/vda1".into(),
+            jbench_version: "0.1.0".into(),
+        }
+    }
+
+    #[test]
+    fn differences_name_each_field_and_id_follows_them() {
+        let a = sample();
+        assert!(a.differences(&a.clone()).is_empty());
+        assert_eq!(a.id(), sample().id());
+        assert_eq!(a.id().len(), 12);
+        let mut b = sample();
+        b.kernel = "6.12.0".into();
+        b.cpus = 4;
+        assert_eq!(
+            a.differences(&b),
+            ["cpus: 8 vs 4", "kernel: 6.1.0 vs 6.12.0"]
+        );
+        assert_ne!(a.id(), b.id());
+    }
+
+    #[test]
+    fn collects_this_machine() {
+        let f = Fingerprint::collect(Path::new("/var/tmp/jbench-does-not-exist/x"));
+        assert!(f.cpus >= 1);
+        assert!(!f.kernel.is_empty());
+        assert!(!f.virtualization.is_empty());
+        assert_eq!(f.memory_bytes % (1 << 20), 0);
+        assert!(
+            f.work_dir_storage.contains(" on "),
+            "{}",
+            f.work_dir_storage
+        );
+        assert_eq!(
+            f,
+            Fingerprint::collect(Path::new("/var/tmp/jbench-does-not-exist/x"))
+        );
+    }
 }

@@ -9,4 +9,16 @@
 //! - `launch`: the scheduler files `jbench submit` writes.
 
 pub mod fingerprint;
+pub mod launch;
+pub mod merge;
 pub mod seal;
+pub mod shard;
+
+/// SHA-256 of `bytes`, lowercase hex: the spec and trial hashes of a seal.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

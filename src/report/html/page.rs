@@ -61,7 +61,10 @@ pub fn render(
 /// Renders the report of the results directory `dir` (records, `env.json`,
 /// monitor samples, `crash.jsonl`).
 pub fn render_dir(dir: &Path, title: &str, opts: &ReportOptions) -> Result<String> {
-    let records = crate::results::store::load_records(dir)?;
+    let mut records = crate::results::store::load_records(dir)?;
+    let mut opts = opts.clone();
+    crate::scale::merge::apply_dir(dir, &mut records, &mut opts)?;
+    let opts = &opts;
     let crash = load_crash_records(&layout::crash_file(dir))?;
     let env = std::fs::read_to_string(dir.join(layout::ENV))
         .ok()

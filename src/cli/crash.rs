@@ -90,7 +90,8 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let outcome = {
         let mut exec = RigExecutor::new(&spec, Vec::new())?
             .with_write_logs(layout::write_log_dir(&dir))
-            .with_monitor_dir(layout::monitor_dir(&dir));
+            .with_monitor_dir(layout::monitor_dir(&dir))
+            .with_output_dir(layout::output_dir(&dir));
         Run::new(&spec, &mut store, &mut exec, &ctl)
             .quiet(args.quiet)
             .execute(&trials, &existing)?

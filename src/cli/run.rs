@@ -99,7 +99,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             ExecutorKind::Rig => Box::new(
                 RigExecutor::new(&spec, args.destroy.clone())?
                     .with_write_logs(layout::write_log_dir(&dir))
-                    .with_monitor_dir(layout::monitor_dir(&dir)),
+                    .with_monitor_dir(layout::monitor_dir(&dir))
+                    .with_output_dir(layout::output_dir(&dir)),
             ),
             ExecutorKind::Scripted => Box::new(ScriptedExecutor),
         };

@@ -13,6 +13,8 @@
 //!   report.html          the self-contained HTML report
 //!   monitor/trial-N.jsonl     per-interval device and CPU series of trial N
 //!   write-logs/trial-N.wlog   the emulated disks' write log of trial N
+//!   outputs/trial-N/          what trial N's workload printed (fio's JSON, a command's
+//!                             stdout and stderr)
 //!   merge.json           `jbench merge`: the shard attempts merged, machines, gaps
 //! ```
 
@@ -27,6 +29,7 @@ pub const SUMMARY: &str = "summary.csv";
 pub const REPORT_HTML: &str = "report.html";
 pub const MONITOR_DIR: &str = "monitor";
 pub const WRITE_LOG_DIR: &str = "write-logs";
+pub const OUTPUT_DIR: &str = "outputs";
 /// `jbench merge`: which shard attempts a merged directory is made of (`scale::merge`).
 pub const MERGE: &str = "merge.json";
 
@@ -38,6 +41,16 @@ pub fn monitor_file_name(trial: usize) -> String {
 /// `trial-N.wlog`: a trial's write log, inside [`WRITE_LOG_DIR`].
 pub fn write_log_file_name(trial: usize) -> String {
     format!("trial-{trial}.wlog")
+}
+
+/// `<results>/outputs`: one folder per trial whose workload printed something.
+pub fn output_dir(results: &Path) -> PathBuf {
+    results.join(OUTPUT_DIR)
+}
+
+/// `trial-N`: a trial's folder inside [`OUTPUT_DIR`].
+pub fn output_dir_name(trial: usize) -> String {
+    format!("trial-{trial}")
 }
 
 /// `<results>/monitor`.

@@ -71,6 +71,7 @@ pub struct RigExecutor {
     shown: BTreeSet<usize>,
     write_logs: Option<PathBuf>,
     monitor_dir: Option<PathBuf>,
+    output_dir: Option<PathBuf>,
 }
 
 impl RigExecutor {
@@ -81,6 +82,7 @@ impl RigExecutor {
             shown: BTreeSet::new(),
             write_logs: None,
             monitor_dir: None,
+            output_dir: None,
         })
     }
 
@@ -95,6 +97,13 @@ impl RigExecutor {
     /// `<results>/monitor`. Without it the summary is still recorded.
     pub fn with_monitor_dir(mut self, dir: PathBuf) -> Self {
         self.monitor_dir = Some(dir);
+        self
+    }
+
+    /// Where workloads keep what they print, one folder per trial; usually
+    /// `<results>/outputs`.
+    pub fn with_output_dir(mut self, dir: PathBuf) -> Self {
+        self.output_dir = Some(dir);
         self
     }
 
@@ -163,7 +172,11 @@ impl Executor for RigExecutor {
             ));
         }
         let verified = Some(rig.verified.clone());
-        let mut ctl = ctl.clone().with_durable(workload.durable);
+        let mut ctl = ctl.clone().with_durable(workload.durable).with_output_dir(
+            self.output_dir
+                .as_ref()
+                .map(|d| d.join(layout::output_dir_name(trial.index))),
+        );
         // The cgroup is made fresh per trial so its peak is this trial's alone.
         let limit = config.memory_limit.map(MemoryLimit::create).transpose();
         let session = limit.and_then(|limit| EmulatedRun::begin(&rig, &emu).map(|e| (limit, e)));

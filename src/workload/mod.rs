@@ -14,7 +14,7 @@ pub mod postmark;
 pub mod sys;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -88,6 +88,9 @@ pub struct RunControl {
     marker: Option<Arc<std::fs::File>>,
     /// Told where each measured phase begins and ends (the trial's monitor).
     phases: Option<PhaseHook>,
+    /// Where the trial keeps what a workload prints (`<results>/outputs/trial-N`);
+    /// `None` outside a run (`jbench workload`): engines then keep nothing.
+    output_dir: Option<PathBuf>,
 }
 
 /// A phase boundary, as engines report it to [`RunControl::phase_begin`] and
@@ -132,6 +135,7 @@ impl RunControl {
             durable: false,
             marker: None,
             phases: None,
+            output_dir: None,
         }
     }
 
@@ -185,6 +189,16 @@ impl RunControl {
             use std::io::Write;
             let _ = (&**f).write_all(format!("marker {label}").as_bytes());
         }
+    }
+
+    /// Where this trial's workload output goes (made by the engine when it has any).
+    pub fn with_output_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.output_dir = dir;
+        self
+    }
+
+    pub fn output_dir(&self) -> Option<&Path> {
+        self.output_dir.as_deref()
     }
 
     /// Asks engines to also time each phase up to `syncfs` (see [`Self::finish_phase`]).
@@ -378,8 +392,9 @@ pub trait Workload: Send + Sync {
     fn default_name(&self) -> String {
         self.kind().to_string()
     }
-    /// Phase identifiers in the order they run.
-    fn phase_names(&self) -> Vec<&'static str>;
+    /// Phase identifiers in the order they run (engines that read a job file, like
+    /// fio, know them only from it).
+    fn phase_names(&self) -> Vec<String>;
     /// Payload bytes the workload will hold on the file system at its peak.
     fn peak_data_bytes(&self) -> u64;
     /// Inodes (files + directories) the workload will hold at its peak.

@@ -449,8 +449,8 @@ impl Workload for Fdtree {
         )
     }
 
-    fn phase_names(&self) -> Vec<&'static str> {
-        Phase::ALL.iter().map(|p| p.name()).collect()
+    fn phase_names(&self) -> Vec<String> {
+        Phase::ALL.iter().map(|p| p.name().to_string()).collect()
     }
 
     fn peak_data_bytes(&self) -> u64 {

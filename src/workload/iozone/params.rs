@@ -157,8 +157,11 @@ impl Workload for Iozone {
         s
     }
 
-    fn phase_names(&self) -> Vec<&'static str> {
-        self.phases().into_iter().map(Phase::name).collect()
+    fn phase_names(&self) -> Vec<String> {
+        self.phases()
+            .into_iter()
+            .map(|p| p.name().to_string())
+            .collect()
     }
 
     fn peak_data_bytes(&self) -> u64 {

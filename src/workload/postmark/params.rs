@@ -181,8 +181,10 @@ impl Workload for Postmark {
         )
     }
 
-    fn phase_names(&self) -> Vec<&'static str> {
-        vec!["create", "transactions", "delete"]
+    fn phase_names(&self) -> Vec<String> {
+        ["create", "transactions", "delete"]
+            .map(String::from)
+            .to_vec()
     }
 
     /// Every file alive at once at its largest (`high`); a bound, not a forecast.

@@ -110,7 +110,8 @@ pub struct SpecSource {
     /// Use a built-in experiment instead of a file: quick, quick-host, study1-journal-device,
     /// study2-journal-size, study3-nvram-postmark, study4-journaling-modes-iozone,
     /// study1-hdd, study2-hdd, study3-hdd, study3-hdd-modern, study4-hdd, and for
-    /// `jbench crash` crash-placement, crash-modes (the files in presets/ are the same).
+    /// `jbench crash` crash-placement, crash-modes; fio-db (a real fio job; the files in
+    /// presets/ are the same).
     #[arg(long, conflicts_with = "spec")]
     pub preset: Option<String>,
 }
@@ -362,6 +363,12 @@ pub enum WorkloadCmd {
     /// Create files, write and fsync each before close (fs_mark -S 1 style): the
     /// workload where journal placement shows most. Per-operation latency percentiles.
     Fsync(crate::workload::fsync::CliArgs),
+    /// The real fio running a job file (checked: no devices, no paths outside DIR);
+    /// IOs, bytes and latency percentiles per job and direction from fio's json+.
+    Fio(crate::workload::fio::CliArgs),
+    /// Any program, run in DIR in its own process group with a timeout; timed whole.
+    /// stdout/stderr go to --output (or a temporary folder).
+    Command(crate::workload::command::CliArgs),
 }
 
 #[derive(Args)]

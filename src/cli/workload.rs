@@ -15,6 +15,8 @@ pub fn workload(cmd: WorkloadCmd) -> Result<ExitCode> {
         WorkloadCmd::Postmark(args) => workload::postmark::run_cli(&args, &interrupt::install()?)?,
         WorkloadCmd::Iozone(args) => workload::iozone::run_cli(&args, &interrupt::install()?)?,
         WorkloadCmd::Fsync(args) => workload::fsync::run_cli(&args, &interrupt::install()?)?,
+        WorkloadCmd::Fio(args) => workload::fio::run_cli(&args, &interrupt::install()?)?,
+        WorkloadCmd::Command(args) => workload::command::run_cli(&args, &interrupt::install()?)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,9 @@
 //! One folder per engine (its spec, timed loop, system calls, command line and
 //! reports apart); `sys.rs` holds the system-call loops and the error type they share.
 
+pub mod command;
 pub mod fdtree;
+pub mod fio;
 pub mod fsync;
 pub mod iozone;
 pub mod postmark;
@@ -367,6 +369,8 @@ pub fn from_table(kind: &str, t: &toml::Table) -> Result<Arc<dyn Workload>, Para
         "postmark" => postmark::from_table(t),
         "iozone" => iozone::from_table(t),
         "fsync" => fsync::from_table(t),
+        "fio" => fio::from_table(t),
+        "command" => command::from_table(t),
         other => Err(ParamError::new(
             "kind",
             format!(
@@ -378,7 +382,7 @@ pub fn from_table(kind: &str, t: &toml::Table) -> Result<Arc<dyn Workload>, Para
 }
 
 /// Workload kinds an experiment may name.
-pub const KINDS: [&str; 4] = ["fdtree", "postmark", "iozone", "fsync"];
+pub const KINDS: [&str; 6] = ["fdtree", "postmark", "iozone", "fsync", "command", "fio"];
 
 /// A workload engine. Later workloads (PostMark, iozone-style, fsync-heavy) implement
 /// this trait and slot into the runner unchanged.

@@ -1,0 +1,365 @@
+//! Running one command in its own process group: output to files, a timeout, Ctrl-C,
+//! and whatever it leaves running killed.
+
+use std::fs::File;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+use super::{CommandSpec, PhaseSource, RunAs, WHOLE_PHASE};
+use crate::workload::{Interrupted, PhaseResult, RunControl};
+
+/// Lines of stderr quoted when a command fails.
+const STDERR_TAIL: usize = 20;
+
+/// How a finished command ended.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub seconds: f64,
+    /// Processes still in its group after it exited (killed since).
+    pub leftovers: u64,
+    /// When the clock started, for `finish_phase`.
+    pub started: Instant,
+}
+
+/// The trial's output folder, or a temporary one removed when dropped.
+struct OutDir {
+    path: PathBuf,
+    temporary: bool,
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        if self.temporary {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn out_dir(ctl: &RunControl) -> anyhow::Result<OutDir> {
+    if let Some(d) = ctl.output_dir() {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        return Ok(OutDir {
+            path: d.to_path_buf(),
+            temporary: false,
+        });
+    }
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "jbench-command.{}.{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    Ok(OutDir {
+        path,
+        temporary: true,
+    })
+}
+
+/// Pids of live (not zombie) processes whose process group is `pgid`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The command name may hold spaces and parentheses: fields follow the last `)`.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 2 && f[0] != "Z" && f[2] == pgid.to_string() {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// SIGKILLs group `pgid` and waits (up to 5 s) until none of it is alive.
+fn kill_group(pgid: i32) -> anyhow::Result<()> {
+    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    let until = Instant::now() + Duration::from_secs(5);
+    while !group_members(pgid).is_empty() {
+        if Instant::now() > until {
+            bail!(
+                "processes of group {pgid} survived SIGKILL: {:?}",
+                group_members(pgid)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+/// Runs `argv` in `dir` with stdout/stderr to `<out>/<stem>stdout.txt` and
+/// `<stem>stderr.txt`. Calls `begin` right before the clock starts. Returns after the
+/// command and its whole process group are gone; `Interrupted` on stop.
+#[allow(clippy::too_many_arguments)]
+pub fn run_one(
+    argv: &[String],
+    dir: &Path,
+    env: &std::collections::BTreeMap<String, String>,
+    user: Option<&RunAs>,
+    timeout: Duration,
+    out: &Path,
+    stem: &str,
+    ctl: &RunControl,
+    begin: &dyn Fn(),
+) -> anyhow::Result<Finished> {
+    let stdout = File::create(out.join(format!("{stem}stdout.txt")))?;
+    let stderr = File::create(out.join(format!("{stem}stderr.txt")))?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(dir)
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0);
+    if let Some(u) = user.cloned() {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let gid = u.gid as libc::gid_t;
+                if libc::setgroups(1, &gid) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(u.uid) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    begin();
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start `{}` in {}", argv[0], dir.display()))?;
+    let pgid = child.id() as i32;
+    // A thread waits so the clock stops the moment the command exits, not at a poll.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let r = child.wait();
+        let _ = tx.send((r, Instant::now()));
+    });
+    let deadline = started + timeout;
+    let (status, ended) = loop {
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok((r, at)) => break (r.context("waiting for the command")?, at),
+            Err(mpsc::RecvTimeoutError::Disconnected) => bail!("lost the command's waiter"),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if ctl.stop_requested() {
+            kill_group(pgid)?;
+            let _ = rx.recv_timeout(Duration::from_secs(5));
+            return Err(Interrupted.into());
+        }
+        if Instant::now() >= deadline {
+            kill_group(pgid)?;
+            let _ = rx.recv_timeout(Duration::from_secs(5));
+            bail!(
+                "`{}` timed out after {}; its process group was killed",
+                argv.join(" "),
+                crate::units::format_duration(timeout)
+            );
+        }
+    };
+    let seconds = (ended - started).as_secs_f64();
+    let leftovers = group_members(pgid).len() as u64;
+    if leftovers > 0 {
+        kill_group(pgid)?;
+    }
+    Ok(Finished {
+        status,
+        seconds,
+        leftovers,
+        started,
+    })
+}
+
+fn describe(status: &ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        _ => format!("{status}"),
+    }
+}
+
+fn stderr_tail(path: &Path) -> String {
+    let text = String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(STDERR_TAIL)..].join("\n")
+}
+
+/// Fails with the status and stderr's last lines when `f` did not exit 0.
+fn check(what: &str, f: &Finished, out: &Path, stem: &str) -> anyhow::Result<()> {
+    if f.status.success() {
+        return Ok(());
+    }
+    let tail = stderr_tail(&out.join(format!("{stem}stderr.txt")));
+    bail!(
+        "{what} failed with {}{}",
+        describe(&f.status),
+        if tail.is_empty() {
+            " (stderr empty)".to_string()
+        } else {
+            format!("; last lines of stderr:\n{tail}")
+        }
+    )
+}
+
+fn write_exit(out: &Path, argv: &[String], r: &anyhow::Result<Finished>) {
+    let v = match r {
+        Ok(f) => serde_json::json!({
+            "argv": argv,
+            "status": f.status.code(),
+            "signal": f.status.signal(),
+            "seconds": f.seconds,
+            "leftover_processes": f.leftovers,
+        }),
+        Err(e) => serde_json::json!({"argv": argv, "error": format!("{e:#}")}),
+    };
+    let _ = std::fs::write(
+        out.join("exit.json"),
+        serde_json::to_string_pretty(&v).unwrap_or_default(),
+    );
+}
+
+/// The whole run: setup, the timed command, teardown, then its phases.
+pub fn run_spec(
+    spec: &CommandSpec,
+    dir: &Path,
+    ctl: &RunControl,
+) -> anyhow::Result<Vec<PhaseResult>> {
+    crate::workload::require_dir(dir)?;
+    let out = out_dir(ctl)?;
+    let no_user = None;
+    if let Some(setup) = &spec.setup {
+        // Setup and teardown run as jbench's own user, so setup can hand the mount
+        // point to `user` (e.g. `chown nobody .`).
+        let f = run_one(
+            setup,
+            dir,
+            &spec.env,
+            no_user,
+            spec.timeout,
+            &out.path,
+            "setup.",
+            ctl,
+            &|| {},
+        )?;
+        check("setup", &f, &out.path, "setup.")?;
+    }
+    let argv = spec.argv();
+    let r = run_one(
+        &argv,
+        dir,
+        &spec.env,
+        spec.user.as_ref(),
+        spec.timeout,
+        &out.path,
+        "",
+        ctl,
+        &|| ctl.phase_begin(WHOLE_PHASE),
+    );
+    write_exit(&out.path, &argv, &r);
+    if matches!(&r, Err(e) if e.is::<Interrupted>()) {
+        return r.map(|_| Vec::new());
+    }
+    let mut durable = None;
+    if r.is_ok() {
+        durable = ctl.finish_phase(
+            dir,
+            r.as_ref()
+                .map(|f| f.started)
+                .unwrap_or_else(|_| Instant::now()),
+        )?;
+        ctl.phase_end(WHOLE_PHASE);
+    }
+    let teardown = match &spec.teardown {
+        Some(t) => run_one(
+            t,
+            dir,
+            &spec.env,
+            no_user,
+            spec.timeout,
+            &out.path,
+            "teardown.",
+            ctl,
+            &|| {},
+        )
+        .and_then(|f| check("teardown", &f, &out.path, "teardown.")),
+        None => Ok(()),
+    };
+    let f = r?;
+    check(&format!("`{}`", argv.join(" ")), &f, &out.path, "").map_err(|e| {
+        e.context(format!(
+            "saved in {}",
+            if out.temporary {
+                "a temporary folder (removed)".into()
+            } else {
+                out.path.display().to_string()
+            }
+        ))
+    })?;
+    teardown?;
+    let mut phases = match &spec.phases {
+        PhaseSource::Whole => vec![PhaseResult {
+            name: WHOLE_PHASE.into(),
+            seconds: f.seconds,
+            ops: 1,
+            bytes: 0,
+            op_unit: "runs".into(),
+            durable_seconds: durable,
+            ..Default::default()
+        }],
+        PhaseSource::Patterns(ps) => {
+            let stdout =
+                String::from_utf8_lossy(&std::fs::read(out.path.join("stdout.txt"))?).to_string();
+            super::phases::from_patterns(ps, &stdout)?
+        }
+        PhaseSource::Json { path, names } => {
+            let (text, from) = if path == "-" {
+                (
+                    std::fs::read(out.path.join("stdout.txt"))?,
+                    "stdout".to_string(),
+                )
+            } else {
+                let p = dir.join(path);
+                (
+                    std::fs::read(&p)
+                        .with_context(|| format!("the command wrote no {}", p.display()))?,
+                    p.display().to_string(),
+                )
+            };
+            super::phases::from_json(names, &String::from_utf8_lossy(&text), &from)?
+        }
+    };
+    if f.leftovers > 0 {
+        eprintln!(
+            "warning: `{}` left {} process(es) running in its process group; they were killed",
+            argv.join(" "),
+            f.leftovers
+        );
+        if let Some(p) = phases.first_mut() {
+            p.counters.insert("leftover_processes".into(), f.leftovers);
+        }
+    }
+    Ok(phases)
+}

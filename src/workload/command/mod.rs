@@ -1,0 +1,437 @@
+//! `kind = "command"`: any program the user brings (a script, dbench, the original
+//! fdtree.bash), run in the trial's mount point inside jbench's laboratory.
+//!
+//! Phases come one of three ways: the whole command timed by jbench (`command`),
+//! named regular expressions matched against its stdout (`[[workload.phase]]`), or a
+//! JSON document it writes (`json`, with the names declared in `phases`).
+//!
+//! Here: the spec and its checks; `exec.rs` runs a command in its own process group
+//! and kills what it leaves behind; `phases.rs` turns output into phases; `cli.rs` is
+//! `jbench workload command`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use regex::Regex;
+
+use super::{
+    reject_unknown, table_bool, table_size, table_u64, ParamError, PhaseResult, RunControl,
+    Workload,
+};
+use crate::units::{format_duration, parse_duration_in};
+
+mod cli;
+mod exec;
+mod phases;
+pub use cli::*;
+pub use exec::*;
+pub use phases::*;
+
+/// Timeout when the spec gives none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// The phase name when jbench times the whole command.
+pub const WHOLE_PHASE: &str = "command";
+
+const KEYS: [&str; 12] = [
+    "run",
+    "shell",
+    "user",
+    "timeout",
+    "setup",
+    "teardown",
+    "env",
+    "phase",
+    "json",
+    "phases",
+    "data_bytes",
+    "inodes",
+];
+
+/// A user to run the command as, resolved when the spec is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunAs {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// One phase read from stdout with a regular expression.
+#[derive(Debug, Clone)]
+pub struct PatternPhase {
+    pub name: String,
+    pub pattern: Regex,
+    /// Capture group holding seconds.
+    pub seconds: String,
+    pub ops: Option<String>,
+    pub bytes: Option<String>,
+    pub unit: Option<String>,
+}
+
+/// Where the phases come from.
+#[derive(Debug, Clone)]
+pub enum PhaseSource {
+    /// One phase, `command`, timed by jbench.
+    Whole,
+    Patterns(Vec<PatternPhase>),
+    /// A JSON document at this path relative to the mount point (`-`: stdout).
+    Json {
+        path: String,
+        names: Vec<String>,
+    },
+}
+
+/// What `[[workload]] kind = "command"` describes.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    /// The argv as written (`shell`: one string).
+    pub run: Vec<String>,
+    pub shell: bool,
+    pub user: Option<RunAs>,
+    pub timeout: Duration,
+    pub setup: Option<Vec<String>>,
+    pub teardown: Option<Vec<String>>,
+    pub env: BTreeMap<String, String>,
+    pub phases: PhaseSource,
+    /// Stated by the user: jbench cannot know what a command writes.
+    pub data_bytes: u64,
+    pub inodes: u64,
+}
+
+impl CommandSpec {
+    /// A plain argv, timed whole, with the defaults.
+    pub fn new(run: Vec<String>) -> Self {
+        CommandSpec {
+            run,
+            shell: false,
+            user: None,
+            timeout: DEFAULT_TIMEOUT,
+            setup: None,
+            teardown: None,
+            env: BTreeMap::new(),
+            phases: PhaseSource::Whole,
+            data_bytes: 0,
+            inodes: 0,
+        }
+    }
+
+    /// The argv actually executed.
+    pub fn argv(&self) -> Vec<String> {
+        if self.shell {
+            vec!["/bin/sh".into(), "-c".into(), self.run[0].clone()]
+        } else {
+            self.run.clone()
+        }
+    }
+}
+
+/// Resolves a user name, refusing one the system does not know.
+pub fn resolve_user(name: &str) -> Result<RunAs, String> {
+    match nix::unistd::User::from_name(name) {
+        Ok(Some(u)) => Ok(RunAs {
+            name: name.to_string(),
+            uid: u.uid.as_raw(),
+            gid: u.gid.as_raw(),
+        }),
+        Ok(None) => Err(format!("no user `{name}` on this machine")),
+        Err(e) => Err(format!("cannot look up user `{name}`: {e}")),
+    }
+}
+
+fn string_list(t: &toml::Table, key: &str) -> Result<Option<Vec<String>>, ParamError> {
+    let bad = || {
+        ParamError::new(
+            key,
+            "expected a non-empty list of strings, e.g. [\"prog\", \"arg\"]",
+        )
+    };
+    match t.get(key) {
+        None => Ok(None),
+        Some(toml::Value::Array(a)) => {
+            let v: Option<Vec<String>> = a.iter().map(|x| x.as_str().map(str::to_string)).collect();
+            match v {
+                Some(v) if !v.is_empty() && !v[0].is_empty() => Ok(Some(v)),
+                _ => Err(bad()),
+            }
+        }
+        Some(_) => Err(bad()),
+    }
+}
+
+fn opt_string(t: &toml::Table, key: &str) -> Result<Option<String>, ParamError> {
+    match t.get(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+        Some(v) => Err(ParamError::new(
+            key,
+            format!("expected a non-empty string, found {v}"),
+        )),
+    }
+}
+
+fn pattern_phase(i: usize, v: &toml::Value) -> Result<PatternPhase, ParamError> {
+    let t = v
+        .as_table()
+        .ok_or_else(|| ParamError::new("phase", "each [[workload.phase]] must be a table"))?;
+    let name = opt_string(t, "name")
+        .ok()
+        .flatten()
+        .ok_or_else(|| ParamError::new("phase", format!("phase #{} needs a name", i + 1)))?;
+    let blame = |msg: String| ParamError::new("phase", format!("phase `{name}`: {msg}"));
+    for k in t.keys() {
+        if !["name", "pattern", "seconds", "ops", "bytes", "unit"].contains(&k.as_str()) {
+            return Err(blame(format!(
+                "unknown key `{k}` (known: name, pattern, seconds, ops, bytes, unit)"
+            )));
+        }
+    }
+    let get = |k: &str| opt_string(t, k).map_err(|e| blame(format!("`{k}`: {}", e.message)));
+    let text = get("pattern")?.ok_or_else(|| blame("needs a `pattern`".into()))?;
+    let pattern = Regex::new(&text).map_err(|e| blame(format!("bad pattern: {e}")))?;
+    let groups: Vec<&str> = pattern.capture_names().flatten().collect();
+    let group = |k: &str| -> Result<Option<String>, ParamError> {
+        let g = get(k)?;
+        if let Some(g) = &g {
+            if !groups.contains(&g.as_str()) {
+                return Err(blame(format!(
+                    "`{k} = \"{g}\"` names no group of the pattern (its named groups: {})",
+                    if groups.is_empty() {
+                        "none; write (?P<name>...)".to_string()
+                    } else {
+                        groups.join(", ")
+                    }
+                )));
+            }
+        }
+        Ok(g)
+    };
+    let seconds = group("seconds")?.ok_or_else(|| blame("needs `seconds = \"group\"`".into()))?;
+    Ok(PatternPhase {
+        ops: group("ops")?,
+        bytes: group("bytes")?,
+        unit: get("unit")?,
+        name,
+        pattern,
+        seconds,
+    })
+}
+
+/// Reads and checks a `[[workload]] kind = "command"` table.
+pub fn spec_from_table(t: &toml::Table) -> Result<CommandSpec, ParamError> {
+    reject_unknown(t, &KEYS)?;
+    let shell = table_bool(t, "shell", false)?;
+    let run = match (t.get("run"), shell) {
+        (None, _) => return Err(ParamError::new("run", "missing: the command to run, e.g. run = [\"dbench\", \"4\"]")),
+        (Some(toml::Value::String(s)), true) if !s.trim().is_empty() => vec![s.clone()],
+        (Some(toml::Value::String(_)), false) => {
+            return Err(ParamError::new("run", "a string is run by a shell only with shell = true; otherwise give a list [\"argv0\", \"arg\", ...]"))
+        }
+        _ => string_list(t, "run")?.unwrap_or_default(),
+    };
+    if run.is_empty() || run[0].trim().is_empty() {
+        return Err(ParamError::new("run", "must not be empty"));
+    }
+    if shell && run.len() != 1 {
+        return Err(ParamError::new(
+            "run",
+            "with shell = true, give one string (the shell command line)",
+        ));
+    }
+    let user = opt_string(t, "user")?
+        .map(|n| resolve_user(&n).map_err(|e| ParamError::new("user", e)))
+        .transpose()?;
+    let timeout = match opt_string(t, "timeout")? {
+        None => DEFAULT_TIMEOUT,
+        Some(s) => parse_duration_in(
+            &s,
+            Duration::from_millis(100),
+            Duration::from_secs(7 * 86_400),
+        )
+        .map_err(|e| ParamError::new("timeout", e))?,
+    };
+    let env = match t.get("env") {
+        None => BTreeMap::new(),
+        Some(toml::Value::Table(e)) => e
+            .iter()
+            .map(|(k, v)| match v.as_str() {
+                Some(s) if !k.is_empty() && !k.contains('=') => Ok((k.clone(), s.to_string())),
+                _ => Err(ParamError::new(
+                    "env",
+                    format!("`{k}` must be a name without `=` with a string value"),
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(ParamError::new(
+                "env",
+                "expected a table, e.g. env = { KEY = \"value\" }",
+            ))
+        }
+    };
+    let json = opt_string(t, "json")?;
+    let declared = string_list(t, "phases")?;
+    let patterns = match t.get("phase") {
+        None => None,
+        Some(toml::Value::Array(a)) if !a.is_empty() => Some(
+            a.iter()
+                .enumerate()
+                .map(|(i, v)| pattern_phase(i, v))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(_) => {
+            return Err(ParamError::new(
+                "phase",
+                "expected [[workload.phase]] tables",
+            ))
+        }
+    };
+    let phases = match (json, declared, patterns) {
+        (Some(_), _, Some(_)) => {
+            return Err(ParamError::new("json", "give either `json` or [[workload.phase]] patterns, not both"))
+        }
+        (Some(path), Some(names), None) => {
+            if path != "-" && (Path::new(&path).is_absolute() || path.split('/').any(|c| c == "..")) {
+                return Err(ParamError::new("json", "must be `-` (stdout) or a path inside the mount point, without `..`"));
+            }
+            PhaseSource::Json { path, names }
+        }
+        (Some(_), None, None) => {
+            return Err(ParamError::new("phases", "with `json`, declare the phase names the document holds, e.g. phases = [\"load\", \"run\"]"))
+        }
+        (None, Some(_), _) => return Err(ParamError::new("phases", "only with `json` (patterns name their phases)")),
+        (None, None, Some(p)) => PhaseSource::Patterns(p),
+        (None, None, None) => PhaseSource::Whole,
+    };
+    let names = match &phases {
+        PhaseSource::Whole => vec![WHOLE_PHASE.to_string()],
+        PhaseSource::Patterns(p) => p.iter().map(|p| p.name.clone()).collect(),
+        PhaseSource::Json { names, .. } => names.clone(),
+    };
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(ParamError::new(
+                "phase",
+                format!("phase `{n}` is declared twice"),
+            ));
+        }
+    }
+    // Only the whole-command phase has a jbench clock that a syncfs can extend.
+    if table_bool(t, "durable", false)? && !matches!(phases, PhaseSource::Whole) {
+        return Err(ParamError::new(
+            "durable",
+            "applies only to a command timed whole (no patterns, no json)",
+        ));
+    }
+    Ok(CommandSpec {
+        run,
+        shell,
+        user,
+        timeout,
+        setup: string_list(t, "setup")?,
+        teardown: string_list(t, "teardown")?,
+        env,
+        phases,
+        data_bytes: table_size(t, "data_bytes", 0)?,
+        inodes: table_u64(t, "inodes", 0)?,
+    })
+}
+
+pub fn from_table(t: &toml::Table) -> Result<Arc<dyn Workload>, ParamError> {
+    Ok(Arc::new(spec_from_table(t)?))
+}
+
+impl Workload for CommandSpec {
+    fn kind(&self) -> &'static str {
+        "command"
+    }
+
+    /// The experiment file's own keys, so the resolved spec reads back the same.
+    fn params(&self) -> serde_json::Value {
+        let mut p = serde_json::Map::new();
+        p.insert(
+            "run".into(),
+            if self.shell {
+                self.run[0].clone().into()
+            } else {
+                self.run.clone().into()
+            },
+        );
+        p.insert("shell".into(), self.shell.into());
+        if let Some(u) = &self.user {
+            p.insert("user".into(), u.name.clone().into());
+        }
+        p.insert("timeout".into(), format_duration(self.timeout).into());
+        if let Some(s) = &self.setup {
+            p.insert("setup".into(), s.clone().into());
+        }
+        if let Some(s) = &self.teardown {
+            p.insert("teardown".into(), s.clone().into());
+        }
+        if !self.env.is_empty() {
+            p.insert(
+                "env".into(),
+                serde_json::to_value(&self.env).unwrap_or_default(),
+            );
+        }
+        match &self.phases {
+            PhaseSource::Whole => {}
+            PhaseSource::Patterns(ps) => {
+                let list: Vec<serde_json::Value> = ps
+                    .iter()
+                    .map(|ph| {
+                        let mut m = serde_json::json!({"name": ph.name, "pattern": ph.pattern.as_str(), "seconds": ph.seconds});
+                        for (k, v) in [("ops", &ph.ops), ("bytes", &ph.bytes), ("unit", &ph.unit)] {
+                            if let Some(v) = v {
+                                m[k] = v.clone().into();
+                            }
+                        }
+                        m
+                    })
+                    .collect();
+                p.insert("phase".into(), list.into());
+            }
+            PhaseSource::Json { path, names } => {
+                p.insert("json".into(), path.clone().into());
+                p.insert("phases".into(), names.clone().into());
+            }
+        }
+        p.insert("data_bytes".into(), self.data_bytes.into());
+        p.insert("inodes".into(), self.inodes.into());
+        p.into()
+    }
+
+    /// `command-<program>`: the program's file name (`sh` with a shell).
+    fn default_name(&self) -> String {
+        let argv = self.argv();
+        let prog = Path::new(&argv[0])
+            .file_name()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "run".into());
+        format!("command-{prog}")
+    }
+
+    fn phase_names(&self) -> Vec<String> {
+        match &self.phases {
+            PhaseSource::Whole => vec![WHOLE_PHASE.to_string()],
+            PhaseSource::Patterns(p) => p.iter().map(|p| p.name.clone()).collect(),
+            PhaseSource::Json { names, .. } => names.clone(),
+        }
+    }
+
+    fn peak_data_bytes(&self) -> u64 {
+        self.data_bytes
+    }
+
+    fn peak_inodes(&self) -> u64 {
+        self.inodes
+    }
+
+    fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {
+        exec::run_spec(self, dir, ctl)
+    }
+}
+
+#[cfg(test)]
+mod tests;

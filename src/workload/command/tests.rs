@@ -1,0 +1,216 @@
+use super::*;
+
+fn table(text: &str) -> toml::Table {
+    text.parse().unwrap()
+}
+
+fn refused(text: &str) -> ParamError {
+    spec_from_table(&table(text)).unwrap_err()
+}
+
+fn sh(script: &str) -> CommandSpec {
+    let mut s = CommandSpec::new(vec!["sh".into(), "-c".into(), script.into()]);
+    s.timeout = Duration::from_secs(20);
+    s
+}
+
+fn out_ctl() -> (tempfile::TempDir, tempfile::TempDir, RunControl) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let ctl = RunControl::new().with_output_dir(Some(out.path().join("trial-1")));
+    (dir, out, ctl)
+}
+
+#[test]
+fn spec_refusals_name_the_key() {
+    assert_eq!(refused("run = []").key, "run");
+    assert_eq!(refused("shell = false").key, "run");
+    assert_eq!(refused("run = [\"true\"]\nbogus = 1").key, "bogus");
+    let e = refused(
+        "run = [\"true\"]\n[[phase]]\nname = \"load\"\npattern = \"(?P<s>[0-9\"\nseconds = \"s\"",
+    );
+    assert!(
+        e.message.contains("phase `load`") && e.message.contains("bad pattern"),
+        "{e:?}"
+    );
+    let e = refused(
+        "run = [\"true\"]\n[[phase]]\nname = \"x\"\npattern = \"(?P<s>[0-9]+)\"\nseconds = \"t\"",
+    );
+    assert!(e.message.contains("names no group"), "{e:?}");
+    assert_eq!(
+        refused("run = [\"true\"]\nuser = \"no-such-user-jbench\"").key,
+        "user"
+    );
+    assert_eq!(
+        refused("run = [\"true\"]\njson = \"out.json\"").key,
+        "phases"
+    );
+    assert_eq!(
+        refused("run = [\"true\"]\njson = \"../out.json\"\nphases = [\"a\"]").key,
+        "json"
+    );
+    assert_eq!(refused("run = \"echo hi\"").key, "run");
+    assert_eq!(
+        refused("run = [\"true\"]\ntimeout = \"soon\"").key,
+        "timeout"
+    );
+    assert_eq!(
+        refused("run = [\"true\"]\njson = \"-\"\nphases = [\"a\"]\ndurable = true").key,
+        "durable"
+    );
+}
+
+#[test]
+fn spec_reads_back_its_params() {
+    let s = spec_from_table(&table(
+        "run = \"echo took 1 s\"\nshell = true\ntimeout = \"10m\"\ndata_bytes = \"1M\"\ninodes = 5\nenv = { A = \"b\" }\n[[phase]]\nname = \"p\"\npattern = \"took (?P<s>[0-9.]+) s\"\nseconds = \"s\"",
+    ))
+    .unwrap();
+    assert_eq!(s.phase_names(), vec!["p"]);
+    assert_eq!((s.peak_data_bytes(), s.peak_inodes()), (1 << 20, 5));
+    assert_eq!(s.default_name(), "command-sh");
+    let back: toml::Table = toml::Value::try_from(s.params())
+        .unwrap()
+        .as_table()
+        .unwrap()
+        .clone();
+    let again = spec_from_table(&back).unwrap();
+    assert_eq!(again.params(), s.params());
+    assert_eq!(again.timeout, Duration::from_secs(600));
+}
+
+#[test]
+fn whole_command_is_one_phase_and_output_is_saved() {
+    let (dir, out, ctl) = out_ctl();
+    let p = sh("echo hello; echo oops >&2; pwd")
+        .run(dir.path(), &ctl)
+        .unwrap();
+    assert_eq!((p.len(), p[0].name.as_str(), p[0].ops), (1, "command", 1));
+    assert!(p[0].seconds > 0.0);
+    let t = out.path().join("trial-1");
+    let stdout = std::fs::read_to_string(t.join("stdout.txt")).unwrap();
+    assert!(stdout.starts_with("hello\n") && stdout.contains(&dir.path().display().to_string()));
+    assert_eq!(
+        std::fs::read_to_string(t.join("stderr.txt")).unwrap(),
+        "oops\n"
+    );
+    let exit: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.join("exit.json")).unwrap()).unwrap();
+    assert_eq!(exit["status"], 0);
+}
+
+#[test]
+fn pattern_phase_takes_the_last_match() {
+    let mut s = sh("echo 'took 9 s for 1 ops'; echo 'took 1.5 s for 42 ops'");
+    s.phases = PhaseSource::Patterns(vec![PatternPhase {
+        name: "work".into(),
+        pattern: Regex::new(r"took (?P<s>[0-9.]+) s for (?P<n>[0-9]+) ops").unwrap(),
+        seconds: "s".into(),
+        ops: Some("n".into()),
+        bytes: None,
+        unit: Some("items".into()),
+    }]);
+    let (dir, _out, ctl) = out_ctl();
+    let p = s.run(dir.path(), &ctl).unwrap();
+    assert_eq!(
+        (p[0].seconds, p[0].ops, p[0].op_unit.as_str()),
+        (1.5, 42, "items")
+    );
+    let mut s2 = s.clone();
+    s2.run = vec!["true".into()];
+    let e = s2.run(dir.path(), &ctl).unwrap_err();
+    assert!(format!("{e:#}").contains("phase `work`"), "{e:#}");
+}
+
+#[test]
+fn json_phase_document() {
+    let mut s = sh(
+        r#"printf '{"phases":[{"name":"load","seconds":2,"ops":10,"bytes":4096},{"name":"run","seconds":0.5,"unit":"tx"}]}' > res.json"#,
+    );
+    s.phases = PhaseSource::Json {
+        path: "res.json".into(),
+        names: vec!["load".into(), "run".into()],
+    };
+    let (dir, _out, ctl) = out_ctl();
+    let p = s.run(dir.path(), &ctl).unwrap();
+    assert_eq!((p[0].seconds, p[0].ops, p[0].bytes), (2.0, 10, 4096));
+    assert_eq!(
+        (p[1].name.as_str(), p[1].seconds, p[1].op_unit.as_str()),
+        ("run", 0.5, "tx")
+    );
+}
+
+#[test]
+fn nonzero_exit_fails_with_stderr_tail() {
+    let (dir, _out, ctl) = out_ctl();
+    let e = sh("echo first >&2; echo 'disk on fire' >&2; exit 3")
+        .run(dir.path(), &ctl)
+        .unwrap_err();
+    let m = format!("{e:#}");
+    assert!(
+        m.contains("exit status 3") && m.contains("disk on fire"),
+        "{m}"
+    );
+}
+
+#[test]
+fn timeout_kills_quickly() {
+    let (dir, _out, ctl) = out_ctl();
+    let mut s = CommandSpec::new(vec!["sleep".into(), "30".into()]);
+    s.timeout = Duration::from_secs(1);
+    let t = std::time::Instant::now();
+    let e = s.run(dir.path(), &ctl).unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(format!("{e:#}").contains("timed out after"), "{e:#}");
+}
+
+#[test]
+fn leftover_processes_are_reported_and_killed() {
+    let (dir, out, ctl) = out_ctl();
+    let p = sh("sleep 300 & echo $! > bg.pid; echo started")
+        .run(dir.path(), &ctl)
+        .unwrap();
+    assert_eq!(p[0].counters.get("leftover_processes"), Some(&1));
+    let pid: i32 = std::fs::read_to_string(dir.path().join("bg.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "sleep {pid} still alive: {stat}"
+    );
+    let _ = out;
+}
+
+#[test]
+fn setup_and_teardown_run_even_when_the_command_fails() {
+    let (dir, _out, ctl) = out_ctl();
+    let mut s = sh("test -f made; exit 1");
+    s.setup = Some(vec!["touch".into(), "made".into()]);
+    s.teardown = Some(vec!["touch".into(), "torn".into()]);
+    assert!(s.run(dir.path(), &ctl).is_err());
+    assert!(dir.path().join("torn").exists());
+}
+
+#[test]
+fn without_an_output_dir_nothing_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = sh("echo x").run(dir.path(), &RunControl::new()).unwrap();
+    assert_eq!(p.len(), 1);
+}
+
+#[test]
+fn runs_as_nobody() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("SKIPPED runs_as_nobody: needs root");
+        return;
+    }
+    let (dir, out, ctl) = out_ctl();
+    let mut s = CommandSpec::new(vec!["id".into(), "-u".into()]);
+    s.user = Some(resolve_user("nobody").unwrap());
+    s.run(dir.path(), &ctl).unwrap();
+    let got = std::fs::read_to_string(out.path().join("trial-1/stdout.txt")).unwrap();
+    assert_eq!(got.trim(), s.user.unwrap().uid.to_string());
+}

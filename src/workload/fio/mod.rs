@@ -1,0 +1,299 @@
+//! `kind = "fio"`: the real fio binary running a user's job file on the trial's file
+//! system.
+//!
+//! The job file is read and checked when the spec is (`jobfile.rs`): options that
+//! would leave the laboratory are refused with their line, the data it lays out is
+//! the workload's peak (so the spec's capacity rule checks it), and its phases are
+//! known before anything runs: one per entry of fio's report (a job, or the jobs
+//! `group_reporting` merges, under the first one's name) and direction,
+//! `<job>:read|write|trim`.
+//!
+//! One fio process runs every job: fio schedules them itself (concurrently unless
+//! `stonewall`), so the phases are not separate stretches of time. The trial's
+//! monitor sees the whole run as the first phase. Each phase's `seconds` is fio's own
+//! runtime for that job and direction; latency is recomputed from fio's json+
+//! completion-latency bins (`json.rs`). `durable` adds nothing here: fio's own
+//! `fsync`/`fdatasync`/`end_fsync` say what must be on the devices.
+//!
+//! Layout: fio works in `jbench-fio.<pid>` inside the run directory (removed
+//! afterwards); its working directory, where the job file copy, `fio.json`,
+//! `fio.stderr` and any logs the job asks for go, is the trial's output folder, or a
+//! temporary directory removed afterwards outside a run.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use super::{reject_unknown, Interrupted, ParamError, PhaseResult, RunControl, Workload};
+
+mod cli;
+pub mod jobfile;
+pub mod json;
+pub use cli::*;
+
+#[cfg(test)]
+mod tests;
+
+/// Spec keys this kind accepts besides the common ones.
+const KEYS: [&str; 2] = ["job", "job_text"];
+
+/// Largest job file read: a job file is a few hundred bytes.
+const MAX_JOB_BYTES: u64 = 1 << 20;
+
+/// How often a running fio is checked for a stop request.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Keeps the temporary output folders of runs in one process apart.
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// One fio workload: a checked job file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fio {
+    /// The job file's text (what runs, and what the resolved spec records).
+    pub text: String,
+    /// Where it was read from, for messages (`None`: inline).
+    pub source: Option<PathBuf>,
+    pub job: jobfile::JobFile,
+}
+
+impl Fio {
+    /// Checks `text`; errors name the line and option.
+    pub fn new(text: String, source: Option<PathBuf>) -> Result<Self, jobfile::JobError> {
+        let job = jobfile::check(&text)?;
+        Ok(Fio { text, source, job })
+    }
+
+    /// Reads and checks a job file (a path relative to the current directory).
+    pub fn from_file(path: &Path) -> anyhow::Result<Self> {
+        let text = read_job(path)?;
+        Fio::new(text, Some(path.to_path_buf()))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+}
+
+fn read_job(path: &Path) -> anyhow::Result<String> {
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read fio job file {}", path.display()))?;
+    if meta.len() > MAX_JOB_BYTES {
+        bail!(
+            "{} is larger than 1 MiB; is it an fio job file?",
+            path.display()
+        );
+    }
+    std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read fio job file {}", path.display()))
+}
+
+/// `[[workload]] kind = "fio"` with exactly one of `job` (a path, relative to the
+/// current directory) or `job_text` (the job file inline).
+pub fn from_table(t: &toml::Table) -> Result<Arc<dyn Workload>, ParamError> {
+    reject_unknown(t, &KEYS)?;
+    let string = |k: &str| match t.get(k) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(ParamError::new(k, format!("expected a string, found {v}"))),
+    };
+    let (key, text, source) = match (string("job")?, string("job_text")?) {
+        (Some(_), Some(_)) => {
+            return Err(ParamError::new(
+                "job_text",
+                "give either `job` (a job file) or `job_text` (its text), not both",
+            ))
+        }
+        (None, None) => {
+            return Err(ParamError::new(
+                "job",
+                "missing: give `job = \"path/to/job.fio\"` or `job_text = \"\"\"...\"\"\"`",
+            ))
+        }
+        (Some(p), None) => {
+            let path = PathBuf::from(&p);
+            let text = read_job(&path).map_err(|e| ParamError::new("job", format!("{e:#}")))?;
+            ("job", text, Some(path))
+        }
+        (None, Some(text)) => ("job_text", text, None),
+    };
+    let fio = Fio::new(text, source.clone()).map_err(|e| {
+        let at = source.map_or("the job text".to_string(), |p| p.display().to_string());
+        ParamError::new(key, format!("{at}, {e}"))
+    })?;
+    Ok(Arc::new(fio))
+}
+
+impl Workload for Fio {
+    fn kind(&self) -> &'static str {
+        "fio"
+    }
+
+    /// The text itself, so a resolved spec (and a merge elsewhere) does not depend on
+    /// the job file still being where it was.
+    fn params(&self) -> serde_json::Value {
+        serde_json::json!({ "job_text": self.text })
+    }
+
+    fn phase_names(&self) -> Vec<String> {
+        self.job.phase_names()
+    }
+
+    fn peak_data_bytes(&self) -> u64 {
+        self.job.data_bytes
+    }
+
+    fn peak_inodes(&self) -> u64 {
+        self.job.files.saturating_add(1)
+    }
+
+    fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {
+        let work = dir.join(format!("jbench-fio.{}", std::process::id()));
+        std::fs::create_dir(&work).with_context(|| format!("cannot make {}", work.display()))?;
+        let (out_dir, temporary) = match ctl.output_dir() {
+            Some(d) => (d.to_path_buf(), false),
+            None => (
+                std::env::temp_dir().join(format!(
+                    "jbench-fio-out.{}.{}",
+                    std::process::id(),
+                    RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                )),
+                true,
+            ),
+        };
+        let result = std::fs::create_dir_all(&out_dir)
+            .with_context(|| format!("cannot make {}", out_dir.display()))
+            .and_then(|()| self.run_in(&work, &out_dir, ctl));
+        let cleanup = super::remove_own_tree(&work);
+        if temporary {
+            let _ = std::fs::remove_dir_all(&out_dir);
+        }
+        match result {
+            Ok(p) => cleanup.map(|()| p),
+            Err(e) => Err(super::after_cleanup(e, "fio", dir, cleanup)),
+        }
+    }
+}
+
+impl Fio {
+    fn run_in(
+        &self,
+        work: &Path,
+        out: &Path,
+        ctl: &RunControl,
+    ) -> anyhow::Result<Vec<PhaseResult>> {
+        let job = out.join("fio-job.fio");
+        let json = out.join("fio.json");
+        let stderr_path = out.join("fio.stderr");
+        std::fs::write(&job, &self.text)
+            .with_context(|| format!("cannot write {}", job.display()))?;
+        let stderr = std::fs::File::create(&stderr_path)
+            .with_context(|| format!("cannot write {}", stderr_path.display()))?;
+        let first = self.phase_names().into_iter().next().unwrap_or_default();
+        if ctl.stop_requested() {
+            return Err(Interrupted.into());
+        }
+        ctl.phase_begin(&first);
+        let started = Instant::now();
+        let mut child = Command::new("fio")
+            .arg("--output-format=json+")
+            .arg(format!("--directory={}", work.display()))
+            .arg(format!("--output={}", json.display()))
+            .arg(&job)
+            // Logs the job asks for land next to its output, never in the mount.
+            .current_dir(out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            // fio runs each job in a process of its own: a group of their own lets a
+            // stop kill them all, not just the parent (a surviving job keeps the mount
+            // busy and the trial's devices attached).
+            .process_group(0)
+            .spawn()
+            .context("cannot start fio (is it installed? `apt-get install fio`)")?;
+        let status = loop {
+            if let Some(s) = child.try_wait().context("waiting for fio")? {
+                break s;
+            }
+            if ctl.stop_requested() {
+                kill_fio(&mut child, &job);
+                ctl.phase_end(&first);
+                return Err(Interrupted.into());
+            }
+            std::thread::sleep(POLL);
+        };
+        let elapsed = started.elapsed();
+        ctl.phase_end(&first);
+        if !status.success() {
+            let err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            bail!(
+                "fio exited with {status} after {:.1} s: {}",
+                elapsed.as_secs_f64(),
+                tail(&err, 2000)
+            );
+        }
+        let text = std::fs::read_to_string(&json)
+            .with_context(|| format!("cannot read fio's output {}", json.display()))?;
+        json::phases(&text, &self.job.entries)
+            .with_context(|| format!("reading fio's output {}", json.display()))
+    }
+}
+
+/// The end of a long message (fio's errors come last).
+fn tail(s: &str, max: usize) -> &str {
+    let s = s.trim();
+    if s.len() <= max {
+        return s;
+    }
+    let mut i = s.len() - max;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    &s[i..]
+}
+
+/// Stops fio and every job process it forked, then reaps fio. fio puts its jobs in a
+/// session of their own, so neither killing the parent nor its process group reaches
+/// them; they are found by their command line, which names this run's job file.
+/// SIGTERM first (fio then stops its jobs itself), SIGKILL for whatever is left after
+/// 5 s; returns once none is left, or after 15 s.
+fn kill_fio(child: &mut std::process::Child, job: &std::path::Path) {
+    use nix::sys::signal::{kill, Signal};
+    let mine = job.display().to_string();
+    let members = || -> Vec<nix::unistd::Pid> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .filter_map(|e| {
+                let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+                let cmd = String::from_utf8_lossy(&cmd);
+                (cmd.starts_with("fio\0") && cmd.contains(&*mine))
+                    .then(|| nix::unistd::Pid::from_raw(pid))
+            })
+            .collect()
+    };
+    let _ = kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        Signal::SIGTERM,
+    );
+    let started = Instant::now();
+    loop {
+        let _ = child.try_wait();
+        let left = members();
+        if left.is_empty() {
+            break;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(5) {
+            for p in &left {
+                let _ = kill(*p, Signal::SIGKILL);
+            }
+        }
+        if started.elapsed() > std::time::Duration::from_secs(15) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.wait();
+}

@@ -162,8 +162,7 @@ fn fio_spec_is_refused_when_the_file_system_is_too_small() {
         "kind = \"fio\"\njob_text = \"[big]\\nrw=write\\nsize=4G\\n\"\n",
     );
     let e = jbench::experiment::spec::parse(&text, "fio.toml")
-        .err()
-        .expect("4 GiB of data on a 128 MiB file system is refused");
+        .expect_err("4 GiB of data on a 128 MiB file system is refused");
     let e = e.to_string();
     assert!(
         e.contains("too small for workload `fio`") && e.contains("4G of file data"),

@@ -168,7 +168,7 @@ impl Job {
             Some(o) => o
                 .value
                 .as_deref()
-                .and_then(|v| parse_fio_size(v))
+                .and_then(parse_fio_size)
                 .ok_or_else(|| refuse(o, "expected a whole number")),
         }
     }
@@ -441,7 +441,7 @@ pub fn check(text: &str) -> Result<JobFile, JobError> {
                 .and_then(|o| o.value.as_deref())
                 .map(|v| v.trim().trim_end_matches('s'))
                 .and_then(|v| v.parse::<u64>().ok());
-            if !runtime.is_some_and(|r| r > 0) {
+            if runtime.is_none_or(|r| r == 0) {
                 let o = job.get("time_based").expect("time_based is set");
                 return Err(refuse(
                     o,

@@ -108,20 +108,19 @@ pub struct LogHeader {
     pub initial_state: String,
 }
 
-/// A decoded record; `payload` is empty except for `write` and `marker`.
+/// A decoded record: its metadata and, for `write` and `marker`, its payload (empty
+/// otherwise). Reads through to the metadata's fields (`rec.seq`, `rec.kind`, ...).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
-    pub seq: u64,
-    pub time_ns: u64,
-    pub kind: RecordKind,
-    pub disk: u8,
-    pub offset: u64,
-    pub len: u64,
-    /// Event-clock tick when the request arrived; `None` in a version 1 log.
-    pub issued: Option<u64>,
-    /// Event-clock tick when the record was written; `None` in a version 1 log.
-    pub acked: Option<u64>,
+    pub meta: RecordMeta,
     pub payload: Vec<u8>,
+}
+
+impl std::ops::Deref for Record {
+    type Target = RecordMeta;
+    fn deref(&self) -> &RecordMeta {
+        &self.meta
+    }
 }
 
 /// A record without its payload, as [`LogReader::next_meta`] returns it; the payload
@@ -390,17 +389,7 @@ impl LogReader {
             Vec::new()
         };
         self.expect_seq += 1;
-        Ok(Some(Record {
-            seq: m.seq,
-            time_ns: m.time_ns,
-            kind: m.kind,
-            disk: m.disk,
-            offset: m.offset,
-            len: m.len,
-            issued: m.issued,
-            acked: m.acked,
-            payload,
-        }))
+        Ok(Some(Record { meta: m, payload }))
     }
 
     /// The next record without its payload, which is skipped rather than read: a
@@ -738,17 +727,7 @@ mod tests {
         while let Some(m) = r.next_meta().unwrap() {
             let payload = read_payload(r.file(), &m).unwrap();
             pos.push(m.payload_pos);
-            got.push(Record {
-                seq: m.seq,
-                time_ns: m.time_ns,
-                kind: m.kind,
-                disk: m.disk,
-                offset: m.offset,
-                len: m.len,
-                issued: m.issued,
-                acked: m.acked,
-                payload,
-            });
+            got.push(Record { meta: m, payload });
         }
         assert_eq!(got, want);
         assert_eq!(got[3].payload, big);

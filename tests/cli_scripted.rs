@@ -4,23 +4,17 @@
 //! binary as an unprivileged user (nobody, when the tests run as root), so it needs
 //! neither root nor devices.
 
+mod common;
+
 use std::os::unix::fs::{chown, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const NOBODY: u32 = 65534;
 
-const SPEC: &str = r#"name = "scripted"
-repetitions = 3
-[filesystem]
-size = "1G"
-[journal]
-placement = ["internal", "ramdisk"]
-[[workload]]
-kind = "fdtree"
-dirs = 2
-levels = 2
-"#;
+fn spec_text() -> String {
+    common::scripted_spec("scripted", "")
+}
 
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
@@ -34,7 +28,7 @@ fn scratch() -> (tempfile::TempDir, PathBuf) {
         .tempdir_in("/var/tmp/jbench-tests")
         .unwrap();
     let spec = tmp.path().join("scripted.toml");
-    std::fs::write(&spec, SPEC).unwrap();
+    std::fs::write(&spec, spec_text()).unwrap();
     if is_root() {
         for p in [tmp.path(), spec.as_path()] {
             chown(p, Some(NOBODY), Some(NOBODY)).unwrap();
@@ -187,7 +181,7 @@ fn without_the_scripted_executor_a_run_still_needs_root() {
 fn adaptive_extra_rounds_run_through_the_command_line_up_to_max() {
     let (tmp, _spec) = scratch();
     // The scripted times vary about 1.2% (CV): a 1% target asks for every trial up to max.
-    let adaptive = SPEC.replace(
+    let adaptive = spec_text().replace(
         "repetitions = 3",
         "repetitions = { min = 3, max = 6, target_cv = 0.01 }",
     );

@@ -2,6 +2,8 @@
 //! executor gives the records, each attempt holds a subset of them and a seal made
 //! with the library's own hashing and seal writer. No root, devices or scheduler.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,17 +12,9 @@ use std::process::{Command, Output};
 use jbench::scale::fingerprint::Fingerprint;
 use jbench::scale::seal::{write_seal, Seal, SEAL_VERSION};
 
-const SPEC: &str = r#"name = "merge"
-repetitions = 3
-[filesystem]
-size = "1G"
-[journal]
-placement = ["internal", "ramdisk"]
-[[workload]]
-kind = "fdtree"
-dirs = 2
-levels = 2
-"#;
+fn spec_text() -> String {
+    common::scripted_spec("merge", "")
+}
 
 /// 2 configurations x 3 repetitions; shard i of 3 gets the trials i, i+3.
 const TRIALS: usize = 6;
@@ -68,7 +62,7 @@ impl Lab {
             .prefix("scale-merge-")
             .tempdir_in("/var/tmp/jbench-tests")
             .unwrap();
-        fs::write(tmp.path().join("merge.toml"), SPEC).unwrap();
+        fs::write(tmp.path().join("merge.toml"), spec_text()).unwrap();
         fs::create_dir(tmp.path().join("results")).unwrap();
         ok(jbench(
             tmp.path(),

@@ -17,18 +17,9 @@ use std::time::Duration;
 use common::{jbench, need_program, need_root, records, require, run_ok, scratch};
 
 /// 2 configurations x 1 workload x 3 repetitions: 6 trials in 3 rounds.
-const SPEC: &str = r#"name = "sched"
-repetitions = 3
-seed = 11
-[filesystem]
-size = "1G"
-[journal]
-placement = ["internal", "ramdisk"]
-[[workload]]
-kind = "fdtree"
-dirs = 2
-levels = 2
-"#;
+fn spec_text() -> String {
+    common::scripted_spec("sched", "seed = 11\n")
+}
 
 const SCRIPTED: &str = "--executor scripted";
 
@@ -42,7 +33,7 @@ fn text(out: &Output) -> String {
 
 /// (trial, rep, config label, workload name) of every trial the unsharded plan runs.
 fn unsharded_plan() -> Vec<(u64, u64, String, String)> {
-    let spec = jbench::experiment::spec::parse(SPEC, "sched.toml").unwrap();
+    let spec = jbench::experiment::spec::parse(&spec_text(), "sched.toml").unwrap();
     let records: Vec<_> = jbench::experiment::plan::plan(&spec)
         .into_iter()
         .map(|t| {
@@ -84,7 +75,7 @@ fn assert_whole_plan(merged: &Path) {
 
 fn write_spec(dir: &Path) -> PathBuf {
     let p = dir.join("sched.toml");
-    std::fs::write(&p, SPEC).unwrap();
+    std::fs::write(&p, spec_text()).unwrap();
     p
 }
 

@@ -251,3 +251,22 @@ pub fn send_qd1(dev: &std::fs::File, stream: &[jbench::emu::Request]) -> std::ti
     }
     began.elapsed()
 }
+
+/// A small experiment for the hidden scripted executor (no root, no devices):
+/// 2 configurations (internal, ramdisk) x 1 fdtree workload x 3 repetitions; `top` is
+/// put after `repetitions` (e.g. a seed).
+pub fn scripted_spec(name: &str, top: &str) -> String {
+    format!(
+        r#"name = "{name}"
+repetitions = 3
+{top}[filesystem]
+size = "1G"
+[journal]
+placement = ["internal", "ramdisk"]
+[[workload]]
+kind = "fdtree"
+dirs = 2
+levels = 2
+"#
+    )
+}

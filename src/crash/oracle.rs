@@ -121,11 +121,6 @@ fn fsck(rig: &RecoveryRig, att: &Attached, repair: bool) -> Result<(String, Ran)
     })
 }
 
-/// Whether fsck found the file system clean. e2fsck: 0; xfs_repair -n: 0.
-fn fsck_clean(ran: &Ran) -> bool {
-    ran.ok()
-}
-
 /// e2fsck exit 8 (operational error) or a timeout: no verdict on the file system.
 fn fsck_failed_to_run(fs: FsType, ran: &Ran) -> bool {
     ran.timed_out
@@ -237,7 +232,8 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises<'_>) -> Result
             checked,
             hung: ran.timed_out,
         });
-    } else if !fsck_clean(&ran) {
+    } else if !ran.ok() {
+        // Both e2fsck -fn and xfs_repair -n exit 0 only on a clean file system.
         Verdict::FsckDirty
     } else {
         Verdict::Ok

@@ -283,14 +283,32 @@ fn check_range(path: &Path, offset: u64, len: u64, want: Option<&[u8]>) -> std::
 
 /// Runs the workload's check in the recovered mount point: `None` when it passed,
 /// else why not, with the last lines it printed.
-fn run_user_check(rig: &RecoveryRig, check: &UserCheck) -> Result<Option<Vec<String>>> {
+/// The environment variable naming the file that lists, one per line, the paths
+/// declared durable at the state's cut, for a workload's `check`.
+pub const PROMISED_ENV: &str = "JBENCH_PROMISED";
+
+fn run_user_check(rig: &RecoveryRig, check: &UserCheck, promises: &Promises) -> Result<Option<Vec<String>>> {
     let out = rig.session().join("check");
     std::fs::create_dir_all(&out)?;
+    // The check learns which paths were declared durable at this cut (one per line,
+    // relative to the mount point): an invariant often holds only once the
+    // application's initial state was made durable.
+    let promised = out.join("promised.txt");
+    let mut list: Vec<&str> = promises.items.iter().map(|p| p.path.as_str()).collect();
+    list.dedup();
+    std::fs::write(&promised, list.iter().map(|p| format!("{p}\n")).collect::<String>())?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(&promised, std::fs::Permissions::from_mode(0o644))?;
+    }
+    let mut env = check.env.clone();
+    env.insert(PROMISED_ENV.into(), promised.display().to_string());
     let ctl = crate::workload::RunControl::new();
     let ran = crate::workload::command::run_one(
         &check.argv,
         &rig.mount_point,
-        &check.env,
+        &env,
         check.user.as_ref(),
         check.timeout,
         &out,
@@ -367,7 +385,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
     let (missing, different) = check_files(&rig.mount_point, p);
     let checked = p.items.len() as u64;
     let check_failed = match &p.check {
-        Some(c) => run_user_check(rig, c)?,
+        Some(c) => run_user_check(rig, c, p)?,
         None => None,
     };
     rig.unmount()?;
@@ -375,7 +393,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
     let lost = missing.len() + different.len();
     if lost > 0 {
         evidence.push(format!(
-            "{} of {checked} promises lost (fsync'ed files lost): {} missing, {} different",
+            "{} of {checked} promises broken (what fsync or a durable line promised): {} missing, {} different",
             lost,
             missing.len(),
             different.len()

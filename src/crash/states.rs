@@ -658,6 +658,15 @@ pub fn plan_with_coverage(
             }
         }
         let made = (plans.len() - before) as u64;
+        // Enumerated: the distinct states are the space (the sum counts a state that
+        // two cuts share twice).
+        if all {
+            match strategy {
+                Strategy::Prefix => cov.prefix_space = made,
+                Strategy::Subset => cov.subset_space = made as f64,
+                Strategy::Torn => cov.torn_space = made,
+            }
+        }
         match strategy {
             Strategy::Prefix => cov.prefix_planned = made,
             Strategy::Subset => cov.subset_planned = made,

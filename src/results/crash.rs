@@ -288,6 +288,11 @@ mod tests {
             inodes: 1024,
             negative_control: false,
             checks_fsync: true,
+            dropped_blocks: 0,
+            stratum: String::new(),
+            coverage: None,
+            user_check: false,
+            hung: false,
         }
     }
 

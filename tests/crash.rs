@@ -149,6 +149,11 @@ journal.mode = "journal"
         assert!(timed
             .iter()
             .all(|t| t.mount_seconds > 0.0 && t.full_fsck_seconds.is_some()));
+        // What the replay applied, read from the journal before it ran.
+        assert!(
+            timed.iter().all(|t| t.replayed_blocks.is_some()),
+            "{config}: no replayed_blocks in {timed:?}"
+        );
     }
     // A RAM journal is lost with the power: the mount fails, the procedure recovers
     // the file system, and what only the journal held is gone.

@@ -288,6 +288,43 @@ check_timeout = "20s"
 }
 
 #[test]
+fn an_xfs_log_lost_with_its_ram_disk_is_found_and_counted() {
+    let test = "an_xfs_log_lost_with_its_ram_disk_is_found_and_counted";
+    if !(need_root(test) && need_fuse(test) && need_xfs(test)) {
+        return;
+    }
+    let tmp = scratch("crash-xfslog-");
+    let configs = r#"
+[[config]]
+label = "xfs-ram-log"
+filesystem.type = "xfs"
+filesystem.size = "512M"
+journal.size = "64M"
+journal.placement = "ramdisk"
+journal.device_model = "ram"
+"#;
+    let body = spec(tmp.path(), "", configs, FSYNC, "states = 6");
+    let path = write_spec(tmp.path(), "crash.toml", &body);
+    let (code, stderr, records) = crash_run(&path, &tmp.path().join("results"));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!records.is_empty());
+    for r in &records {
+        let l = r.lost_journal.as_ref().expect("every state is also recovered without its log");
+        assert!(l.recovered, "not brought back: {l:?}");
+        if l.mount_failed {
+            // The documented procedure: zero the log, repair, mount.
+            assert!(l.evidence.iter().any(|e| e.contains("xfs_repair -L")), "{l:?}");
+        } else {
+            // XFS takes a zeroed log for a clean one and mounts: said so, and the
+            // file system is checked after it.
+            assert!(l.mount_error.contains("zeroed log"), "{l:?}");
+            assert!(l.evidence.iter().any(|e| e.contains("xfs_repair -n")), "{l:?}");
+        }
+    }
+    assert_no_leaks(tmp.path());
+}
+
+#[test]
 fn exit_status_says_whether_data_was_lost_or_recovery_hung() {
     use jbench::cli::crash::unexpected;
     let rec = |config: &str, verdict: Verdict, negative: bool| {

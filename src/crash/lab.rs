@@ -76,8 +76,8 @@ pub fn is_negative_control(config: &Config, header: &LogHeader) -> bool {
     lying || (no_barrier && volatile)
 }
 
-/// Whether a lost-journal recovery applies: ext3/ext4 with its journal alone on a
-/// `ram` disk (an `nvram` disk keeps its contents across the power cut).
+/// Whether a lost-journal recovery applies: ext3/ext4 or XFS with its journal (log)
+/// alone on a `ram` disk (an `nvram` disk keeps its contents across the power cut).
 pub fn journal_can_be_lost(config: &Config, opts: &CrashOptions) -> bool {
     let on_ram = config
         .journal_model
@@ -87,7 +87,9 @@ pub fn journal_can_be_lost(config: &Config, opts: &CrashOptions) -> bool {
         .journal_model
         .as_ref()
         .is_some_and(|m| m.model == "nvram");
-    config.fs_type.is_ext() && on_ram && opts.lose_journal.unwrap_or(on_ram || on_nvram)
+    (config.fs_type.is_ext() || config.fs_type == FsType::Xfs)
+        && on_ram
+        && opts.lose_journal.unwrap_or(on_ram || on_nvram)
 }
 
 /// Which states (by number) are also recovered with model timing on: `n` spread

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 
 use super::options::CrashOptions;
 use super::oracle::{self, Promises};
+use super::pool;
 use super::recover::RecoveryRig;
 use super::states::{plan_states, DiskTraits, LogRec, Marks, StatePlan};
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
@@ -171,109 +172,168 @@ pub fn test_trial(
             ""
         }
     ));
-    let mut rig = RecoveryRig::new(work_dir, config, &log.header, t.log, opts.mount_timeout)?;
-    let inodes = inode_count(&mut rig, &log.recs, plans.first(), config.fs_type);
+    let todo: Vec<usize> = (0..plans.len())
+        .filter(|i| !done.contains(&(*i as u64)))
+        .collect();
     let mut tally = LabTally::default();
     let started = Instant::now();
-    let mut last_say = Instant::now();
-    for (i, plan) in plans.iter().enumerate() {
-        if done.contains(&(i as u64)) {
-            continue;
-        }
-        if ctl.stop_requested() {
-            tally.interrupted = true;
-            break;
-        }
-        let state_started = Instant::now();
-        let fsyncs = marks.fsyncs_before(plan.cut);
-        let rel: Vec<String> = fsyncs
-            .iter()
-            .map(|(_, p)| relative(p, &trial_mount))
-            .collect();
-        let promises = Promises {
-            files: if content.is_some() {
-                rel.iter().map(String::as_str).collect()
-            } else {
-                Vec::new()
-            },
-            content: content.as_deref(),
-            removal_started: marks.phase_at(plan.cut).is_some_and(|p| p == "remove"),
-        };
-        rig.load(&log.recs, plan)?;
-        let judged = oracle::judge(&rig, &promises)?;
-        if judged.hung {
-            rig.restart_daemon()?;
-        }
-        let check_seconds = state_started.elapsed().as_secs_f64();
-        let mut timings = None;
-        if timed.contains(&i) && !judged.hung && judged.verdict != Verdict::Unmountable {
-            rig.load(&log.recs, plan)?;
-            let recs = &log.recs;
-            let rig_ref: &RecoveryRig = &rig;
-            // The reload only clears and reloads the overlay: the base stays put.
-            timings = oracle::time_recovery(rig_ref, &mut || reload(rig_ref, recs, plan))?;
-        }
-        let mut lost_journal = None;
-        if lose && !judged.hung {
-            rig.load(&log.recs, plan)?;
-            rig.daemon().overlay_lose("journal")?;
-            lost_journal = Some(oracle::lose_journal(&rig, &promises, config.journal_size)?);
-        }
-        rig.clear()?;
-        if judged.verdict.is_failure() {
-            tally.failures += 1;
-        }
-        tally.states += 1;
-        tally.seconds += check_seconds;
-        emit(CrashRecord {
-            schema: CRASH_SCHEMA_VERSION,
-            config: config.label.clone(),
-            workload: wl.name.clone(),
-            trial: t.record.trial,
-            state: i as u64,
-            strategy: plan.strategy.to_string(),
-            cut: plan.cut,
-            kept: plan.kept,
-            dropped: plan.dropped,
-            torn: plan.torn.map(|(seq, kept_bytes, len)| TornWrite {
-                seq,
-                kept_bytes,
-                len,
-            }),
-            last_fsync: fsyncs.last().map(|(seq, p)| FsyncMark {
-                seq: *seq,
-                path: relative(p, &trial_mount),
-            }),
-            fsynced_files: judged.checked,
-            verdict: judged.verdict,
-            evidence: judged.evidence,
-            timings,
-            lost_journal,
-            check_seconds,
-            filesystem: config.fs_type.to_string(),
-            placement: config.placement.to_string(),
-            mode: config.mode_label().to_string(),
-            journal_size: config.journal_bytes(),
-            inodes,
-            negative_control: negative,
-            checks_fsync: content.is_some(),
-        })?;
-        if last_say.elapsed().as_secs() >= 5 {
-            last_say = Instant::now();
-            say(&format!(
-                "{} / {}: {}/{} states, {} failed, {:.1} states/s",
-                config.label,
-                wl.name,
-                i + 1,
-                plans.len(),
-                tally.failures,
-                (i + 1) as f64 / started.elapsed().as_secs_f64()
-            ));
-        }
+    if todo.is_empty() {
+        return Ok(tally);
     }
-    rig.release()?;
+    let rigs_n = pool::rig_count(todo.len());
+    let mut rigs = Vec::with_capacity(rigs_n);
+    for _ in 0..rigs_n {
+        // A failure drops (and so releases) the rigs already made.
+        rigs.push(RecoveryRig::new(
+            work_dir,
+            config,
+            &log.header,
+            t.log,
+            opts.mount_timeout,
+        )?);
+    }
+    let inodes = inode_count(&mut rigs[0], &log.recs, plans.first(), config.fs_type);
+    let st = StateInputs {
+        t,
+        log: &log,
+        plans: &plans,
+        marks: &marks,
+        content: content.as_deref(),
+        trial_mount: &trial_mount,
+        timed: &timed,
+        lose,
+        negative,
+        inodes,
+    };
+    let mut last_say = Instant::now();
+    let mut judged = 0usize;
+    let total = plans.len();
+    let already = total - todo.len();
+    let interrupted = pool::check_states(
+        rigs,
+        &todo,
+        |rig, i| check_state(rig, &st, i),
+        &|| ctl.stop_requested(),
+        |_, record: CrashRecord| {
+            if record.verdict.is_failure() {
+                tally.failures += 1;
+            }
+            tally.states += 1;
+            tally.seconds += record.check_seconds;
+            judged += 1;
+            emit(record)?;
+            if last_say.elapsed().as_secs() >= 5 {
+                last_say = Instant::now();
+                say(&format!(
+                    "{} / {}: {}/{} states, {} failed, {:.1} states/s",
+                    config.label,
+                    wl.name,
+                    already + judged,
+                    total,
+                    tally.failures,
+                    judged as f64 / started.elapsed().as_secs_f64()
+                ));
+            }
+            Ok(())
+        },
+    )?;
+    tally.interrupted = interrupted;
+    // The rigs work side by side: the states' own times overlap.
+    tally.seconds /= rigs_n as f64;
     tally.wall_seconds = started.elapsed().as_secs_f64();
     Ok(tally)
+}
+
+/// What every state of one trial shares, for [`check_state`].
+struct StateInputs<'a> {
+    t: &'a Recorded<'a>,
+    log: &'a LoadedLog,
+    plans: &'a [StatePlan],
+    marks: &'a Marks,
+    content: Option<&'a [u8]>,
+    trial_mount: &'a str,
+    timed: &'a BTreeSet<usize>,
+    lose: bool,
+    negative: bool,
+    inodes: u64,
+}
+
+/// The lab on state `i`, on a rig of its own: build it, judge it, time its recovery
+/// and lose its journal where asked, and make its record.
+fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<CrashRecord> {
+    let config = s.t.config;
+    let wl = &s.t.record.workload;
+    let plan = &s.plans[i];
+    let log = s.log;
+    let state_started = Instant::now();
+    let fsyncs = s.marks.fsyncs_before(plan.cut);
+    let rel: Vec<String> = fsyncs
+        .iter()
+        .map(|(_, p)| relative(p, s.trial_mount))
+        .collect();
+    let promises = Promises {
+        files: if s.content.is_some() {
+            rel.iter().map(String::as_str).collect()
+        } else {
+            Vec::new()
+        },
+        content: s.content,
+        removal_started: s.marks.phase_at(plan.cut).is_some_and(|p| p == "remove"),
+    };
+    rig.load(&log.recs, plan)?;
+    let judged = oracle::judge(rig, &promises)?;
+    if judged.hung {
+        rig.restart_daemon()?;
+    }
+    let check_seconds = state_started.elapsed().as_secs_f64();
+    let mut timings = None;
+    if s.timed.contains(&i) && !judged.hung && judged.verdict != Verdict::Unmountable {
+        rig.load(&log.recs, plan)?;
+        let recs = &log.recs;
+        let rig_ref: &RecoveryRig = rig;
+        // The reload only clears and reloads the overlay: the base stays put.
+        timings = oracle::time_recovery(rig_ref, &mut || reload(rig_ref, recs, plan))?;
+    }
+    let mut lost_journal = None;
+    if s.lose && !judged.hung {
+        rig.load(&log.recs, plan)?;
+        rig.daemon().overlay_lose("journal")?;
+        lost_journal = Some(oracle::lose_journal(rig, &promises, config.journal_size)?);
+    }
+    rig.clear()?;
+    Ok(CrashRecord {
+        schema: CRASH_SCHEMA_VERSION,
+        config: config.label.clone(),
+        workload: wl.name.clone(),
+        trial: s.t.record.trial,
+        state: i as u64,
+        strategy: plan.strategy.to_string(),
+        cut: plan.cut,
+        kept: plan.kept,
+        dropped: plan.dropped,
+        torn: plan.torn.map(|(seq, kept_bytes, len)| TornWrite {
+            seq,
+            kept_bytes,
+            len,
+        }),
+        last_fsync: fsyncs.last().map(|(seq, p)| FsyncMark {
+            seq: *seq,
+            path: relative(p, s.trial_mount),
+        }),
+        fsynced_files: judged.checked,
+        verdict: judged.verdict,
+        evidence: judged.evidence,
+        timings,
+        lost_journal,
+        check_seconds,
+        filesystem: config.fs_type.to_string(),
+        placement: config.placement.to_string(),
+        mode: config.mode_label().to_string(),
+        journal_size: config.journal_bytes(),
+        inodes: s.inodes,
+        negative_control: s.negative,
+        checks_fsync: s.content.is_some(),
+    })
 }
 
 fn reload(rig: &RecoveryRig, recs: &[LogRec], plan: &StatePlan) -> Result<()> {

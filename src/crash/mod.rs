@@ -7,11 +7,13 @@
 //! - `options`: the `[crash]` table;
 //! - `states`: which crash states a log yields (pure: no devices);
 //! - `oracle`: recover one state and judge it;
+//! - `pool`: several recovery rigs checking states at once;
 //! - `lab`: record, build, check and store, for every configuration x workload.
 
 pub mod lab;
 pub mod options;
 pub mod oracle;
+pub mod pool;
 pub mod recover;
 pub mod states;
 

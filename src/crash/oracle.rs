@@ -167,12 +167,11 @@ pub fn check_files(mount: &Path, p: &Promises<'_>) -> (Vec<String>, Vec<String>)
 
 /// Mounts, checks, unmounts and fscks the state the rig serves now.
 pub fn judge(rig: &RecoveryRig, p: &Promises<'_>) -> Result<Judgement> {
-    let att = rig.attach()?;
-    let out = judge_attached(rig, &att, p);
+    let att = rig.attached()?;
+    let out = judge_attached(rig, att, p);
     if rig.is_mounted() {
         let _ = rig.unmount();
     }
-    att.release()?;
     out
 }
 
@@ -268,8 +267,8 @@ fn time_recovery_on(
     rig: &RecoveryRig,
     reload: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Option<RecoveryTimes>> {
-    let att = rig.attach()?;
-    let mount = rig.mount(&att);
+    let att = rig.attached()?;
+    let mount = rig.mount(att);
     let mount_ok = matches!(&mount, Ok(r) if r.ok());
     if rig.is_mounted() {
         rig.unmount()?;
@@ -279,18 +278,15 @@ fn time_recovery_on(
         ..RecoveryTimes::default()
     };
     if !mount_ok {
-        att.release()?;
         return Ok(None);
     }
     if rig.fs_type == FsType::Xfs {
-        let (_, ran) = fsck(rig, &att, false)?;
+        let (_, ran) = fsck(rig, att, false)?;
         times.full_fsck_seconds = Some(ran.seconds);
-        att.release()?;
         return Ok(Some(times));
     }
-    att.release()?;
     reload()?;
-    let att = rig.attach()?;
+    let att = rig.attached()?;
     let dev = att.fs_path().display().to_string();
     let j = att.journal_path().map(|p| p.display().to_string());
     let mut args = vec!["-y", "-E", "journal_only"];
@@ -308,7 +304,6 @@ fn time_recovery_on(
     args.push(&dev);
     let full = rig.step("e2fsck", &args)?;
     times.full_fsck_seconds = Some(full.seconds).filter(|_| !full.timed_out);
-    att.release()?;
     Ok(Some(times))
 }
 
@@ -317,12 +312,11 @@ fn time_recovery_on(
 /// ^has_journal`, `e2fsck -fy`, make a new journal) and a count of what was lost.
 /// The rig must serve the state with the journal disk lost.
 pub fn lose_journal(rig: &RecoveryRig, p: &Promises<'_>, journal_size: u64) -> Result<LostJournal> {
-    let att = rig.attach()?;
-    let out = lose_journal_attached(rig, &att, p, journal_size);
+    let att = rig.attached()?;
+    let out = lose_journal_attached(rig, att, p, journal_size);
     if rig.is_mounted() {
         let _ = rig.unmount();
     }
-    att.release()?;
     out
 }
 

@@ -154,6 +154,35 @@ pub fn run_timed(
     })
 }
 
+/// Calls `f` on a thread of its own for at most `timeout`: its result and the seconds
+/// it took, or `None` if the deadline passed first. `on_timeout` runs once at the
+/// deadline (e.g. to abort a hung device, which makes a system call stuck on it
+/// return); the call is then given a little while more, and left running after that.
+pub fn call_timed<T: Send + 'static>(
+    timeout: std::time::Duration,
+    on_timeout: &mut dyn FnMut(),
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<(Option<T>, f64)> {
+    let started = std::time::Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("timed-call".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .context("cannot start a thread")?;
+    let out = match rx.recv_timeout(timeout) {
+        Ok(t) => Some(t),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            on_timeout();
+            let _ = rx.recv_timeout(std::time::Duration::from_secs(10));
+            None
+        }
+    };
+    Ok((out, started.elapsed().as_secs_f64()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +217,32 @@ mod tests {
             started.elapsed() < Duration::from_secs(20),
             "the kill did not end it"
         );
+    }
+
+    #[test]
+    fn a_timed_call_returns_its_value_or_none_past_its_time() {
+        let (v, _) = call_timed(Duration::from_secs(30), &mut || panic!("no timeout"), || 7)
+            .unwrap();
+        assert_eq!(v, Some(7));
+        // The call ends only once `on_timeout` has run, as a mount on an aborted
+        // device does; its late result is not taken for a timely one.
+        let aborted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = aborted.clone();
+        let mut calls = 0;
+        let (v, _) = call_timed(
+            Duration::from_millis(50),
+            &mut || {
+                calls += 1;
+                aborted.store(true, std::sync::atomic::Ordering::SeqCst);
+            },
+            move || {
+                while !seen.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                7
+            },
+        )
+        .unwrap();
+        assert_eq!((v, calls), (None, 1));
     }
 }

@@ -180,7 +180,15 @@ pub fn test_trial(
     if todo.is_empty() {
         return Ok(tally);
     }
-    let rigs_n = pool::rig_count(todo.len());
+    // Every rig serves the same disks, with the same file-system and journal UUIDs.
+    // The lost-journal procedure's `tune2fs -O ^has_journal` looks the external
+    // journal up by UUID among all block devices and rewrites the one it finds: with
+    // rigs side by side, another rig's journal, in the middle of its own state.
+    let rigs_n = if lose {
+        1
+    } else {
+        pool::rig_count(todo.len())
+    };
     let mut rigs = Vec::with_capacity(rigs_n);
     for _ in 0..rigs_n {
         // A failure drops (and so releases) the rigs already made.

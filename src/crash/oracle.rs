@@ -344,12 +344,11 @@ fn run_user_check(rig: &RecoveryRig, check: &UserCheck, promises: &Promises) -> 
 
 /// Mounts, checks, unmounts and fscks the state the rig serves now.
 pub fn judge(rig: &RecoveryRig, p: &Promises) -> Result<Judgement> {
-    let att = rig.attach()?;
-    let out = judge_attached(rig, &att, p);
+    let att = rig.attached()?;
+    let out = judge_attached(rig, att, p);
     if rig.is_mounted() {
         let _ = rig.unmount();
     }
-    att.release()?;
     out
 }
 
@@ -459,14 +458,14 @@ fn time_recovery_on(
     rig: &RecoveryRig,
     reload: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Option<RecoveryTimes>> {
-    let att = rig.attach()?;
+    let att = rig.attached()?;
     // What the replay will apply, read before it: the journal's logged blocks.
     let replayed_blocks = if rig.fs_type.is_ext() {
-        logged_blocks(rig, &att)
+        logged_blocks(rig, att)
     } else {
         None
     };
-    let mount = rig.mount(&att);
+    let mount = rig.mount(att);
     let mount_ok = matches!(&mount, Ok(r) if r.ok());
     if rig.is_mounted() {
         rig.unmount()?;
@@ -477,18 +476,15 @@ fn time_recovery_on(
         ..RecoveryTimes::default()
     };
     if !mount_ok {
-        att.release()?;
         return Ok(None);
     }
     if rig.fs_type == FsType::Xfs {
-        let (_, ran) = fsck(rig, &att, false)?;
+        let (_, ran) = fsck(rig, att, false)?;
         times.full_fsck_seconds = Some(ran.seconds);
-        att.release()?;
         return Ok(Some(times));
     }
-    att.release()?;
     reload()?;
-    let att = rig.attach()?;
+    let att = rig.attached()?;
     let dev = att.fs_path().display().to_string();
     let j = att.journal_path().map(|p| p.display().to_string());
     let mut args = vec!["-y", "-E", "journal_only"];
@@ -506,7 +502,6 @@ fn time_recovery_on(
     args.push(&dev);
     let full = rig.step("e2fsck", &args)?;
     times.full_fsck_seconds = Some(full.seconds).filter(|_| !full.timed_out);
-    att.release()?;
     Ok(Some(times))
 }
 
@@ -534,12 +529,11 @@ fn count_logged_blocks(logdump: &str) -> u64 {
 /// ^has_journal`, `e2fsck -fy`, make a new journal) and a count of what was lost.
 /// The rig must serve the state with the journal disk lost.
 pub fn lose_journal(rig: &RecoveryRig, p: &Promises, journal_size: u64) -> Result<LostJournal> {
-    let att = rig.attach()?;
-    let out = lose_journal_attached(rig, &att, p, journal_size);
+    let att = rig.attached()?;
+    let out = lose_journal_attached(rig, att, p, journal_size);
     if rig.is_mounted() {
         let _ = rig.unmount();
     }
-    att.release()?;
     out
 }
 

@@ -530,6 +530,12 @@ fn recovery_options(config: &Config) -> Vec<String> {
         opts.push(format!("data={}", config.mode));
     }
     opts.extend(config.mount_options.iter().cloned());
+    // Rigs side by side serve copies of one file system, with one UUID: XFS refuses
+    // to mount a second file system with the UUID of a mounted one ("duplicate UUID -
+    // can't mount") unless told not to check.
+    if config.fs_type == FsType::Xfs && !opts.iter().any(|o| o == "nouuid") {
+        opts.push("nouuid".into());
+    }
     opts
 }
 

@@ -7,11 +7,13 @@
 //! - `options`: the `[crash]` table;
 //! - `states`: which crash states a log yields (pure: no devices);
 //! - `oracle`: recover one state and judge it;
+//! - `range_content`: what fio's and iozone's `durable-range` promises must hold;
 //! - `lab`: record, build, check and store, for every configuration x workload.
 
 pub mod lab;
 pub mod options;
 pub mod oracle;
+pub mod range_content;
 pub mod recover;
 pub mod states;
 

@@ -68,3 +68,92 @@ pub fn promises_of(kind: &str, params: &serde_json::Value) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fio_content_follows_the_recorded_job_text() {
+        let params = json!({"job_text": "[global]\nsize=64k\n[a]\nrw=write\nbs=8k\nfsync=1\n\
+                                         [b]\nrw=write\nverify=md5\nfsync=1\n[c]\nrw=write\n"});
+        let got = range_content("fio", &params, "jbench-fio.7/a.0.0", 8192, 4096 + 16).unwrap();
+        let mut unit = b"jbfio\0\0\0".to_vec();
+        unit.extend(8192u64.to_le_bytes());
+        assert_eq!(&got[..16], &unit[..]);
+        assert_eq!(
+            &got[4096..],
+            &unit[..],
+            "the second 4 KiB repeats the write's start"
+        );
+        assert_eq!(got.len(), 4096 + 16);
+        // Its own verify: the range must exist, its bytes are fio's.
+        assert_eq!(
+            range_content("fio", &params, "jbench-fio.7/b.0.0", 0, 10),
+            None
+        );
+        assert_eq!(
+            range_content("fio", &params, "jbench-fio.7/c.0.0", 0, 10),
+            None
+        );
+        assert_eq!(
+            range_content("fio", &params, "jbench-fio.7/zzz", 0, 10),
+            None
+        );
+        assert_eq!(range_content("fio", &json!({}), "a.0.0", 0, 10), None);
+        assert!(promises_of("fio", &params));
+        assert!(!promises_of(
+            "fio",
+            &json!({"job_text": "[a]\nsize=1M\nrw=write\n"})
+        ));
+        assert!(!promises_of(
+            "fio",
+            &json!({"job_text": "[a]\nsize=1M\nrw=write\nioengine=libaio\nfsync=1\n"})
+        ));
+    }
+
+    #[test]
+    fn iozone_content_is_stamped_blocks_of_osync_runs_only() {
+        let p = |osync: bool, threads: u64| json!({"osync": osync, "threads": threads, "record": "4K", "size": "64K"});
+        let got = range_content("iozone", &p(true, 1), "iozone.tmp", 4096, 4096).unwrap();
+        assert_eq!(&got[..4], b"jbIZ");
+        assert_eq!(&got[4..8], &0u32.to_le_bytes());
+        assert_eq!(&got[8..16], &4096u64.to_le_bytes());
+        assert!(got[16..].iter().all(|b| *b == 0xA5));
+        let got = range_content("iozone", &p(true, 3), "sub/iozone.DUMMY.2", 0, 16).unwrap();
+        assert_eq!(&got[4..8], &2u32.to_le_bytes());
+        assert_eq!(
+            range_content("iozone", &p(true, 3), "iozone.DUMMY.3", 0, 16),
+            None
+        );
+        assert_eq!(
+            range_content("iozone", &p(true, 3), "iozone.tmp", 0, 16),
+            None
+        );
+        assert_eq!(
+            range_content("iozone", &p(false, 1), "iozone.tmp", 0, 16),
+            None
+        );
+        assert!(promises_of("iozone", &p(true, 1)));
+        assert!(!promises_of("iozone", &p(false, 1)));
+        assert!(promises_of("fsync", &json!({})));
+        assert!(!promises_of("fdtree", &json!({})));
+        assert_eq!(range_content("postmark", &json!({}), "x", 0, 1), None);
+    }
+
+    #[test]
+    fn durable_range_labels_round_trip_paths_with_spaces() {
+        let l = crate::workload::durable_range_label(Path::new("/m/a b/c 1"), 4096, 8192);
+        assert_eq!(l, "durable-range /m/a b/c 1 4096 8192");
+        assert_eq!(
+            crate::workload::parse_durable_range(&l),
+            Some(("/m/a b/c 1", 4096, 8192))
+        );
+        assert_eq!(crate::workload::parse_durable_range("fsync /x"), None);
+        assert_eq!(
+            crate::workload::parse_durable_range("durable-range /x 1"),
+            None
+        );
+    }
+}

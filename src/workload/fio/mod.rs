@@ -39,6 +39,8 @@ pub use cli::*;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_promises;
 
 /// Spec keys this kind accepts besides the common ones.
 const KEYS: [&str; 2] = ["job", "job_text"];
@@ -359,11 +361,7 @@ impl Relay {
 
 /// The command that runs fio under strace, and the thread that turns strace's lines
 /// into `durable-range` markers as they come.
-fn traced(
-    plan: promises::Plan,
-    work: &Path,
-    ctl: &RunControl,
-) -> anyhow::Result<(Command, Relay)> {
+fn traced(plan: promises::Plan, work: &Path, ctl: &RunControl) -> anyhow::Result<(Command, Relay)> {
     use std::io::BufRead;
     use std::os::fd::AsRawFd;
     let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)

@@ -175,12 +175,15 @@ fn pattern_of(job: &Job, index: usize) -> Option<Pattern> {
     }
     let rw = job.get("rw").or_else(|| job.get("readwrite"));
     // `rw=randwrite:8` skips or jitters offsets.
-    if rw.and_then(|o| o.value.as_deref()).is_some_and(|v| v.contains(':')) {
+    if rw
+        .and_then(|o| o.value.as_deref())
+        .is_some_and(|v| v.contains(':'))
+    {
         return None;
     }
     let bs = write_bs(job)?;
     for key in ["offset", "offset_increment"] {
-        if size_opt(job, key)?.is_some_and(|v| v % bs != 0) {
+        if size_opt(job, key)?.is_some_and(|v| !v.is_multiple_of(bs)) {
             return None;
         }
     }

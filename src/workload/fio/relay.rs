@@ -237,7 +237,9 @@ impl Relay {
         let ret = c.ret.unwrap_or(-1);
         let state = self.fds.get(&(pid, fd)).cloned();
         let explicit = match c.name {
-            "pwrite64" | "pwritev" | "pwritev2" => c.args.get(3).and_then(|a| a.parse::<i64>().ok()),
+            "pwrite64" | "pwritev" | "pwritev2" => {
+                c.args.get(3).and_then(|a| a.parse::<i64>().ok())
+            }
             _ => None,
         };
         // pwritev2 with offset -1 writes at the file offset, as write does.
@@ -280,9 +282,10 @@ impl Relay {
             }
         }
         let flags_sync = c.name == "pwritev2"
-            && c.args
-                .get(4)
-                .is_some_and(|f| f.split('|').any(|x| matches!(x.trim(), "RWF_SYNC" | "RWF_DSYNC")));
+            && c.args.get(4).is_some_and(|f| {
+                f.split('|')
+                    .any(|x| matches!(x.trim(), "RWF_SYNC" | "RWF_DSYNC"))
+            });
         if flags_sync || state.is_some_and(|s| s.sync) {
             out.push(Durable { path, offset, len });
             return;
@@ -338,7 +341,10 @@ pub struct Call<'a> {
 impl Call<'_> {
     fn ret_fd(&self) -> Option<(i64, String)> {
         let r = self.ret.filter(|r| *r >= 0)?;
-        let path = self.ret_rest.strip_prefix('<').map(|p| unescape_until(p, b'>').0);
+        let path = self
+            .ret_rest
+            .strip_prefix('<')
+            .map(|p| unescape_until(p, b'>').0);
         Some((r, String::from_utf8_lossy(&path?).into_owned()))
     }
 }
@@ -450,7 +456,9 @@ pub fn unescape_until(s: &str, end: u8) -> (Vec<u8>, usize) {
             b'v' => out.push(0x0b),
             b'f' => out.push(0x0c),
             b'x' => {
-                let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+                let hex = s
+                    .get(i + 1..i + 3)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
                 if let Some(v) = hex {
                     out.push(v);
                     i += 2;

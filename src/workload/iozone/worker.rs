@@ -174,7 +174,7 @@ pub(super) fn timed_loop(
         if job.phase.writes() {
             if let Some(id) = id {
                 // Records that are not whole blocks put the stamps elsewhere each time.
-                if buf.len() as u64 % STAMP_BLOCK != 0 {
+                if !(buf.len() as u64).is_multiple_of(STAMP_BLOCK) {
                     buf.fill(PATTERN);
                 }
                 stamp(buf, id, offset);

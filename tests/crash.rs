@@ -234,7 +234,7 @@ filesystem.mount_options = ["barrier=0"]
             .find(|r| r.verdict == Verdict::LostFsynced)
             .unwrap();
         assert!(
-            r.evidence.iter().any(|e| e.contains("fsync'ed files lost")),
+            r.evidence.iter().any(|e| e.contains("promises broken")),
             "{:?}",
             r.evidence
         );
@@ -300,11 +300,13 @@ fn a_state_with_a_dropped_commit_block_is_judged_and_the_base_stays_untouched() 
         base: commit,
         overlay: (commit + 1..cut)
             .filter(|&s| log.recs[s as usize].is_write())
-            .map(|s| (s, None))
+            .map(jbench::crash::states::Piece::whole)
             .collect(),
         kept: 0,
         dropped: 1,
+        dropped_blocks: 1,
         torn: None,
+        stratum: String::new(),
     };
     let config = &spec.configs[0];
     let mut rig = RecoveryRig::new(

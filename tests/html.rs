@@ -271,6 +271,11 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
                     inodes: 65536,
                     negative_control: false,
                     checks_fsync: true,
+                    dropped_blocks: 0,
+                    stratum: String::new(),
+                    coverage: None,
+                    user_check: false,
+                    hung: false,
                 };
                 lines.push_str(&serde_json::to_string(&r).unwrap());
                 lines.push('\n');

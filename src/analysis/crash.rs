@@ -46,6 +46,24 @@ pub struct CrashAnalysis {
     pub control: Option<ControlOutcome>,
     /// The lowest-numbered state whose verdict is not `ok`, if any.
     pub first_not_ok: Option<StateRef>,
+    /// How much of the state space was planned (from the records); `None` for records
+    /// written before coverage was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::crash::states::Coverage>,
+    /// States the workload's own `check` ran on.
+    #[serde(default)]
+    pub user_checks: usize,
+    /// States whose recovery hung past `mount_timeout`.
+    #[serde(default)]
+    pub hung: usize,
+}
+
+impl CrashAnalysis {
+    /// "checked N of M states (all prefix cuts; K of L subsets)", when known.
+    pub fn coverage_line(&self) -> Option<String> {
+        let cov = self.coverage.as_ref()?;
+        Some(cov.describe(self.states as u64))
+    }
 }
 
 impl CrashAnalysis {
@@ -70,6 +88,8 @@ pub struct VerdictCounts {
     pub unmountable: usize,
     pub fsck_dirty: usize,
     pub lost_fsynced: usize,
+    #[serde(default)]
+    pub check_failed: usize,
     pub no_verdict: usize,
 }
 
@@ -81,6 +101,7 @@ impl VerdictCounts {
             Verdict::FsckDirty => self.fsck_dirty,
             Verdict::LostFsynced => self.lost_fsynced,
             Verdict::NoVerdict => self.no_verdict,
+            Verdict::CheckFailed => self.check_failed,
         }
     }
 
@@ -91,6 +112,7 @@ impl VerdictCounts {
             Verdict::FsckDirty => &mut self.fsck_dirty,
             Verdict::LostFsynced => &mut self.lost_fsynced,
             Verdict::NoVerdict => &mut self.no_verdict,
+            Verdict::CheckFailed => &mut self.check_failed,
         }
     }
 
@@ -232,8 +254,11 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
     let states_per_sec = (check_seconds.is_finite() && check_seconds > 0.0)
         .then(|| recs.len() as f64 / check_seconds);
     let negative_control = recs.iter().any(|r| r.negative_control);
+    // A negative control is caught only by the failure it exists to show: a lying
+    // disk or `barrier=0` loses what fsync promised. Any other failure (a hang, an
+    // unmountable state) is not that proof.
     let control = negative_control.then(|| {
-        if verdicts.failures() > 0 {
+        if verdicts.lost_fsynced > 0 {
             ControlOutcome::FailedAsItShould
         } else {
             ControlOutcome::NotCaught
@@ -269,6 +294,9 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
         lost_journal: lost_journal(recs),
         control,
         first_not_ok,
+        coverage: recs.iter().find_map(|r| r.coverage.clone()),
+        user_checks: recs.iter().filter(|r| r.user_check).count(),
+        hung: recs.iter().filter(|r| r.hung).count(),
     }
 }
 

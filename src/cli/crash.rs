@@ -191,35 +191,60 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
-    let unexpected = unexpected(&crash);
-    if !unexpected.is_empty() {
-        for u in &unexpected {
-            eprintln!("jbench: {u}");
-        }
+    let found = unexpected(&crash);
+    for u in found.lost.iter().chain(&found.hung) {
+        eprintln!("jbench: {u}");
+    }
+    if !found.lost.is_empty() {
         return Ok(ExitCode::from(5));
+    }
+    if !found.hung.is_empty() {
+        return Ok(ExitCode::from(6));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// What makes the exit status 5: an ordinary configuration x workload with a state
-/// that lost data or consistency, or a negative control in which none did.
-pub fn unexpected(records: &[crate::results::crash::CrashRecord]) -> Vec<String> {
+/// What the crash lab found that it should not have.
+#[derive(Debug, Default)]
+pub struct Unexpected {
+    /// Exit status 5: an ordinary configuration lost data or consistency, or a
+    /// negative control did not lose what fsync promised.
+    pub lost: Vec<String>,
+    /// Exit status 6 (when nothing was lost): a state of an ordinary configuration
+    /// got no verdict, because recovery hung past `mount_timeout` or fsck could not
+    /// run. A hang is how many recovery bugs show.
+    pub hung: Vec<String>,
+}
+
+/// What makes the exit status 5 or 6: an ordinary configuration x workload with a
+/// state that lost data or consistency (5) or could not be judged (6), or a negative
+/// control in which no state lost what fsync promised (5): a negative control passes
+/// only by showing the failure it exists for, not by any failure.
+pub fn unexpected(records: &[crate::results::crash::CrashRecord]) -> Unexpected {
+    use crate::results::crash::Verdict;
     let mut groups: BTreeMap<(&str, &str), Vec<&crate::results::crash::CrashRecord>> =
         BTreeMap::new();
     for r in records {
         groups.entry((&r.config, &r.workload)).or_default().push(r);
     }
-    let mut out = Vec::new();
+    let mut out = Unexpected::default();
     for ((config, workload), states) in groups {
         let negative = states.iter().any(|r| r.negative_control);
-        let failed: Vec<_> = states.iter().filter(|r| r.verdict.is_failure()).collect();
-        match (negative, failed.first()) {
-            (true, None) => out.push(format!(
-                "negative control `{config}` / `{workload}`: none of {} states lost data; the oracle did not catch a configuration built to lose it",
-                states.len()
-            )),
-            (false, Some(first)) => out.push(format!(
-                "`{config}` / `{workload}`: {} of {} states failed; first: state {} ({}, cut {}) {}: {}",
+        if negative {
+            if !states.iter().any(|r| r.verdict == Verdict::LostFsynced) {
+                let promises = states.iter().any(|r| r.checks_fsync);
+                out.lost.push(format!(
+                    "negative control `{config}` / `{workload}`: none of {} states lost what fsync promised{}; the oracle did not catch a configuration built to lose it",
+                    states.len(),
+                    if promises { "" } else { " (its workload makes no promises: give a negative control an fsync, fio or command workload that declares what must survive)" }
+                ));
+            }
+            continue;
+        }
+        let describe = |what: &str, failed: &[&&crate::results::crash::CrashRecord]| {
+            let first = failed[0];
+            format!(
+                "`{config}` / `{workload}`: {} of {} states {what}; first: state {} ({}, cut {}) {}: {}",
                 failed.len(),
                 states.len(),
                 first.state,
@@ -227,8 +252,21 @@ pub fn unexpected(records: &[crate::results::crash::CrashRecord]) -> Vec<String>
                 first.cut,
                 first.verdict,
                 first.evidence.first().map(String::as_str).unwrap_or("")
-            )),
-            _ => {}
+            )
+        };
+        let lost: Vec<_> = states.iter().filter(|r| r.verdict.is_loss()).collect();
+        if !lost.is_empty() {
+            out.lost.push(describe("failed", &lost));
+        }
+        let hung: Vec<_> = states
+            .iter()
+            .filter(|r| r.verdict == Verdict::NoVerdict)
+            .collect();
+        if !hung.is_empty() {
+            out.hung.push(describe(
+                "got no verdict (recovery hung or fsck could not run)",
+                &hung,
+            ));
         }
     }
     out

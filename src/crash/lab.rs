@@ -9,14 +9,14 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::options::CrashOptions;
-use super::oracle::{self, Promises};
+use super::oracle;
+use super::promises::PromiseBook;
 use super::recover::RecoveryRig;
-use super::states::{plan_states, DiskTraits, LogRec, Marks, StatePlan};
+use super::states::{plan_with_coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK};
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
 use crate::experiment::config::{Config, FsType};
 use crate::results::crash::{CrashRecord, FsyncMark, TornWrite, Verdict, CRASH_SCHEMA_VERSION};
 use crate::results::record::TrialRecord;
-use crate::workload::fsync::FsyncSpec;
 use crate::workload::RunControl;
 
 /// A write log read into memory without its payloads.
@@ -42,7 +42,8 @@ pub fn load_log(path: &Path) -> Result<LoadedLog> {
 
 /// How each disk of the log treats acknowledged writes. A version 1 log does not say:
 /// its disks are taken to have volatile caches that honour flushes (hdd-7200's
-/// defaults), which can only add states, never hide one.
+/// defaults), which can only add states, never hide one. Logical blocks are 4 KiB
+/// (the loop devices'); [`with_blocks`] sets what the devices say.
 pub fn disk_traits(header: &LogHeader) -> Vec<DiskTraits> {
     header
         .disks
@@ -50,8 +51,17 @@ pub fn disk_traits(header: &LogHeader) -> Vec<DiskTraits> {
         .map(|d| DiskTraits {
             volatile_cache: d.volatile_cache.unwrap_or(true),
             honor_flush: d.honor_flush.unwrap_or(true),
+            block: DEFAULT_BLOCK,
         })
         .collect()
+}
+
+/// The traits with each disk's logical block size as its device reports it.
+pub fn with_blocks(mut traits: Vec<DiskTraits>, blocks: &[u64]) -> Vec<DiskTraits> {
+    for (t, b) in traits.iter_mut().zip(blocks) {
+        t.block = *b;
+    }
+    traits
 }
 
 /// A configuration built to lose data: a disk that ignores flushes, or flushes turned
@@ -136,19 +146,8 @@ pub fn test_trial(
     let wl = &t.record.workload;
     let log = load_log(t.log)
         .with_context(|| format!("configuration `{}`, workload `{}`", config.label, wl.name))?;
-    let traits = disk_traits(&log.header);
     let marks = Marks::of(&log.recs)?;
-    let plans = plan_states(
-        &log.recs,
-        &traits,
-        opts,
-        seed_for(seed, &config.label, &wl.name),
-    )?;
     let negative = is_negative_control(config, &log.header);
-    let fsync = (wl.kind == "fsync")
-        .then(|| FsyncSpec::from_params(&wl.params))
-        .flatten();
-    let content = fsync.map(|f| f.file_content());
     let trial_mount = t
         .record
         .layout
@@ -156,22 +155,33 @@ pub fn test_trial(
         .and_then(|v| v.as_str())
         .unwrap_or("")
         .to_string();
+    let mut book = PromiseBook::new(&wl.kind, &wl.params, &trial_mount);
+    let checks_promises = book.checks_promises(&marks);
     let lose = journal_can_be_lost(config, opts);
+    let mut rig = RecoveryRig::new(work_dir, config, &log.header, t.log, opts.mount_timeout)?;
+    // The unit a power cut cannot split is the device's logical block: ask it.
+    let traits = with_blocks(disk_traits(&log.header), &rig.logical_blocks()?);
+    let (plans, coverage) = plan_with_coverage(
+        &log.recs,
+        &traits,
+        opts,
+        seed_for(seed, &config.label, &wl.name),
+    )?;
     let timed = timed_states(plans.len(), opts.recovery_timing);
     say(&format!(
-        "{} / {}: {} crash states from {} log records ({}){}",
+        "{} / {}: {} crash states from {} log records ({}; {}){}",
         config.label,
         wl.name,
         plans.len(),
         log.recs.len(),
         strategies_line(&plans),
+        coverage.describe(plans.len() as u64),
         if negative {
             "; a negative control: it should lose data"
         } else {
             ""
         }
     ));
-    let mut rig = RecoveryRig::new(work_dir, config, &log.header, t.log, opts.mount_timeout)?;
     let inodes = inode_count(&mut rig, &log.recs, plans.first(), config.fs_type);
     let mut tally = LabTally::default();
     let started = Instant::now();
@@ -186,19 +196,7 @@ pub fn test_trial(
         }
         let state_started = Instant::now();
         let fsyncs = marks.fsyncs_before(plan.cut);
-        let rel: Vec<String> = fsyncs
-            .iter()
-            .map(|(_, p)| relative(p, &trial_mount))
-            .collect();
-        let promises = Promises {
-            files: if content.is_some() {
-                rel.iter().map(String::as_str).collect()
-            } else {
-                Vec::new()
-            },
-            content: content.as_deref(),
-            removal_started: marks.phase_at(plan.cut).is_some_and(|p| p == "remove"),
-        };
+        let promises = book.at(&marks, plan.cut);
         rig.load(&log.recs, plan)?;
         let judged = oracle::judge(&rig, &promises)?;
         if judged.hung {
@@ -217,7 +215,11 @@ pub fn test_trial(
         if lose && !judged.hung {
             rig.load(&log.recs, plan)?;
             rig.daemon().overlay_lose("journal")?;
-            lost_journal = Some(oracle::lose_journal(&rig, &promises, config.journal_size)?);
+            let no_check = crate::crash::oracle::Promises {
+                check: None,
+                ..promises.clone()
+            };
+            lost_journal = Some(oracle::lose_journal(&rig, &no_check, config.journal_size)?);
         }
         rig.clear()?;
         if judged.verdict.is_failure() {
@@ -235,6 +237,9 @@ pub fn test_trial(
             cut: plan.cut,
             kept: plan.kept,
             dropped: plan.dropped,
+            dropped_blocks: plan.dropped_blocks,
+            stratum: plan.stratum.clone(),
+            coverage: Some(coverage.clone()),
             torn: plan.torn.map(|(seq, kept_bytes, len)| TornWrite {
                 seq,
                 kept_bytes,
@@ -242,7 +247,7 @@ pub fn test_trial(
             }),
             last_fsync: fsyncs.last().map(|(seq, p)| FsyncMark {
                 seq: *seq,
-                path: relative(p, &trial_mount),
+                path: book.relative(p),
             }),
             fsynced_files: judged.checked,
             verdict: judged.verdict,
@@ -256,7 +261,9 @@ pub fn test_trial(
             journal_size: config.journal_bytes(),
             inodes,
             negative_control: negative,
-            checks_fsync: content.is_some(),
+            checks_fsync: checks_promises,
+            user_check: book.has_check() && judged.mounted,
+            hung: judged.hung,
         })?;
         if last_say.elapsed().as_secs() >= 5 {
             last_say = Instant::now();
@@ -292,14 +299,6 @@ fn strategies_line(plans: &[StatePlan]) -> String {
         .map(|(s, n)| format!("{n} {s}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The marker's path relative to the trial's mount point.
-fn relative(path: &str, mount: &str) -> String {
-    let p = Path::new(path);
-    p.strip_prefix(mount)
-        .map(|r| r.display().to_string())
-        .unwrap_or_else(|_| path.trim_start_matches('/').to_string())
 }
 
 /// Inodes of the file system, read from the first state's superblock (ext only).
@@ -343,17 +342,5 @@ mod tests {
         assert_ne!(seed_for(1, "a", "b"), seed_for(1, "ab", ""));
         assert_ne!(seed_for(1, "a", "b"), seed_for(2, "a", "b"));
         assert_eq!(seed_for(1, "a", "b"), seed_for(1, "a", "b"));
-    }
-
-    #[test]
-    fn marker_paths_are_made_relative_to_the_trial_mount() {
-        assert_eq!(
-            relative(
-                "/w/jbench-1-0/mnt/jbench-fsync.7/t0/d0/f1",
-                "/w/jbench-1-0/mnt"
-            ),
-            "jbench-fsync.7/t0/d0/f1"
-        );
-        assert_eq!(relative("/elsewhere/f", "/w/mnt"), "elsewhere/f");
     }
 }

@@ -6,13 +6,15 @@
 //!
 //! - `options`: the `[crash]` table;
 //! - `states`: which crash states a log yields (pure: no devices);
+//! - `promises`: what the workload promised at a cut, from its markers;
+//! - `range_content`: the bytes a durable range (fio, iozone) must hold;
 //! - `oracle`: recover one state and judge it;
-//! - `range_content`: what fio's and iozone's `durable-range` promises must hold;
 //! - `lab`: record, build, check and store, for every configuration x workload.
 
 pub mod lab;
 pub mod options;
 pub mod oracle;
+pub mod promises;
 pub mod range_content;
 pub mod recover;
 pub mod states;

@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::time::Instant;
 
+use std::sync::Arc;
+
 use anyhow::Result;
 
 use super::recover::{Attached, RecoveryRig};
@@ -16,16 +18,48 @@ use crate::rig::cmd::Ran;
 /// How many output lines of a tool go into the evidence.
 const EVIDENCE_LINES: usize = 6;
 
-/// What fsync promised at a cut.
+/// What a promise says must be there after recovery.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expect {
+    /// The file exists.
+    Exists,
+    /// The file holds exactly these bytes.
+    Bytes(Arc<[u8]>),
+    /// The file's SHA-256 (lowercase hex).
+    Sha256(String),
+    /// The file holds `len` bytes at `offset`: these when known.
+    Range {
+        offset: u64,
+        len: u64,
+        bytes: Option<Arc<[u8]>>,
+    },
+}
+
+/// One promise: a path relative to the file system's root and what it must hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Promise {
+    pub path: String,
+    pub expect: Expect,
+}
+
+/// The workload's own consistency check, run in the recovered mount point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserCheck {
+    pub argv: Vec<String>,
+    pub user: Option<crate::workload::command::RunAs>,
+    pub env: std::collections::BTreeMap<String, String>,
+    pub timeout: std::time::Duration,
+}
+
+/// What the workload promised at a cut.
 #[derive(Debug, Clone, Default)]
-pub struct Promises<'a> {
-    /// Paths relative to the file system's root, fsync'ed before the cut.
-    pub files: Vec<&'a str>,
-    /// Every file's content once its fsync returned.
-    pub content: Option<&'a [u8]>,
+pub struct Promises {
+    pub items: Vec<Promise>,
     /// The workload may have removed files by the cut (its `remove` phase began):
     /// a missing file is then no loss, a present one must still be whole.
     pub removal_started: bool,
+    /// Run after the promises were compared, before the unmount.
+    pub check: Option<UserCheck>,
 }
 
 /// The oracle's conclusion on one state.
@@ -36,6 +70,8 @@ pub struct Judgement {
     pub checked: u64,
     /// The daemon had to be aborted (a step hung): restart it before the next state.
     pub hung: bool,
+    /// The state mounted (so the promises and the user's check were looked at).
+    pub mounted: bool,
 }
 
 fn lines(prefix: &str, ran: &Ran) -> Vec<String> {
@@ -73,17 +109,67 @@ fn lines(prefix: &str, ran: &Ran) -> Vec<String> {
     v
 }
 
-/// The kernel's last messages about a device, for a mount that failed.
-fn kernel_says(dev: &Path) -> Vec<String> {
-    let name = dev
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let text = crate::rig::cmd::run("dmesg", &["--notime"]).unwrap_or_default();
-    let mut hits: Vec<String> = text
-        .lines()
-        .filter(|l| l.contains(&name))
-        .map(str::to_string)
+/// The kernel's log from a point on: opened at its end before a step, read after
+/// it, so nothing an earlier state made the kernel say is quoted for this one (loop
+/// device names are reused from state to state).
+pub struct KernelLog(Option<std::fs::File>);
+
+impl KernelLog {
+    pub fn open() -> Self {
+        use std::io::{Seek, SeekFrom};
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open("/dev/kmsg")
+            .ok()
+            .and_then(|mut f| f.seek(SeekFrom::End(0)).ok().map(|_| f));
+        KernelLog(f)
+    }
+
+    /// Messages logged since [`Self::open`].
+    pub fn since(&self) -> Vec<String> {
+        use std::io::Read;
+        let Some(f) = &self.0 else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 8192];
+        loop {
+            // One record per read; EAGAIN once there are no more.
+            match (&*f).read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let rec = String::from_utf8_lossy(&buf[..n]);
+                    if let Some((_, msg)) = rec.split_once(';') {
+                        out.push(msg.lines().next().unwrap_or("").to_string());
+                    }
+                }
+                // EPIPE: records were overwritten while we read; go on from there.
+                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+                Err(_) => break,
+            }
+        }
+        out
+    }
+}
+
+/// What the kernel said about this state's devices since its mount began.
+fn kernel_says(log: &KernelLog, att: &Attached) -> Vec<String> {
+    let names: Vec<String> = std::iter::once(att.fs_path())
+        .chain(att.journal_path())
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    let mut hits: Vec<String> = log
+        .since()
+        .into_iter()
+        .filter(|l| {
+            names.iter().any(|n| {
+                l.contains(&format!("{n}:"))
+                    || l.contains(&format!("({n})"))
+                    || l.contains(&format!("{n} "))
+            })
+        })
         .collect();
     let n = hits.len();
     hits.drain(..n.saturating_sub(3));
@@ -130,30 +216,46 @@ fn fsck_failed_to_run(fs: FsType, ran: &Ran) -> bool {
         }
 }
 
-/// Compares the promised files with the mounted file system: `(missing, different)`
-/// with the first few named.
-pub fn check_files(mount: &Path, p: &Promises<'_>) -> (Vec<String>, Vec<String>) {
+/// Compares the promises with the mounted file system: `(missing, different)` with
+/// every broken promise named.
+pub fn check_files(mount: &Path, p: &Promises) -> (Vec<String>, Vec<String>) {
     let mut missing = Vec::new();
     let mut different = Vec::new();
-    for rel in &p.files {
+    for promise in &p.items {
+        let rel = promise.path.as_str();
         let path = mount.join(rel);
-        match std::fs::read(&path) {
-            Ok(data) => {
-                if let Some(want) = p.content {
-                    if data != want {
-                        different.push(format!(
-                            "{rel}: {} bytes, {} expected{}",
-                            data.len(),
-                            want.len(),
-                            if data.len() == want.len() {
-                                ", content differs"
-                            } else {
-                                ""
-                            }
-                        ));
-                    }
-                }
+        let outcome = match &promise.expect {
+            Expect::Range { offset, len, bytes } => {
+                check_range(&path, *offset, *len, bytes.as_deref())
             }
+            Expect::Exists => std::fs::symlink_metadata(&path).map(|_| None),
+            Expect::Bytes(want) => std::fs::read(&path).map(|data| {
+                (data[..] != want[..]).then(|| {
+                    format!(
+                        "{} bytes, {} expected{}",
+                        data.len(),
+                        want.len(),
+                        if data.len() == want.len() {
+                            format!(
+                                ", content differs from byte {}",
+                                first_difference(&data, want)
+                            )
+                        } else {
+                            String::new()
+                        }
+                    )
+                })
+            }),
+            Expect::Sha256(hex) => std::fs::read(&path).map(|data| {
+                use sha2::Digest;
+                let got = format!("{:x}", sha2::Sha256::digest(&data));
+                (got != *hex)
+                    .then(|| format!("sha256 {got}, {hex} promised ({} bytes)", data.len()))
+            }),
+        };
+        match outcome {
+            Ok(None) => {}
+            Ok(Some(why)) => different.push(format!("{rel}: {why}")),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if !p.removal_started {
                     missing.push(format!("{rel}: missing"));
@@ -165,8 +267,114 @@ pub fn check_files(mount: &Path, p: &Promises<'_>) -> (Vec<String>, Vec<String>)
     (missing, different)
 }
 
+fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()))
+}
+
+/// A durable range: the file reaches past it, and holds `want` there when known.
+fn check_range(
+    path: &Path,
+    offset: u64,
+    len: u64,
+    want: Option<&[u8]>,
+) -> std::io::Result<Option<String>> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path)?;
+    let size = f.metadata()?.len();
+    if size < offset + len {
+        return Ok(Some(format!(
+            "{size} bytes, but bytes {offset}..{} were made durable",
+            offset + len
+        )));
+    }
+    let Some(want) = want else {
+        return Ok(None);
+    };
+    let mut got = vec![0u8; len as usize];
+    f.read_exact_at(&mut got, offset)?;
+    Ok((got[..] != want[..]).then(|| {
+        let at = offset + first_difference(&got, want) as u64;
+        format!(
+            "bytes {offset}..{} differ from what was made durable, from byte {at}",
+            offset + len
+        )
+    }))
+}
+
+/// Runs the workload's check in the recovered mount point: `None` when it passed,
+/// else why not, with the last lines it printed.
+/// The environment variable naming the file that lists, one per line, the paths
+/// declared durable at the state's cut, for a workload's `check`.
+pub const PROMISED_ENV: &str = "JBENCH_PROMISED";
+
+fn run_user_check(
+    rig: &RecoveryRig,
+    check: &UserCheck,
+    promises: &Promises,
+) -> Result<Option<Vec<String>>> {
+    let out = rig.session().join("check");
+    std::fs::create_dir_all(&out)?;
+    // The check learns which paths were declared durable at this cut (one per line,
+    // relative to the mount point): an invariant often holds only once the
+    // application's initial state was made durable.
+    let promised = out.join("promised.txt");
+    let mut list: Vec<&str> = promises.items.iter().map(|p| p.path.as_str()).collect();
+    list.dedup();
+    std::fs::write(
+        &promised,
+        list.iter().map(|p| format!("{p}\n")).collect::<String>(),
+    )?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(&promised, std::fs::Permissions::from_mode(0o644))?;
+    }
+    let mut env = check.env.clone();
+    env.insert(PROMISED_ENV.into(), promised.display().to_string());
+    let ctl = crate::workload::RunControl::new();
+    let ran = crate::workload::command::run_one(
+        &check.argv,
+        &rig.mount_point,
+        &env,
+        check.user.as_ref(),
+        check.timeout,
+        &out,
+        "",
+        &ctl,
+        &|| {},
+    );
+    let tail = |name: &str| -> Vec<String> {
+        let text =
+            String::from_utf8_lossy(&std::fs::read(out.join(name)).unwrap_or_default()).to_string();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(EVIDENCE_LINES)..]
+            .iter()
+            .map(|l| format!("  {name}: {l}"))
+            .collect()
+    };
+    let what = format!("check `{}`", check.argv.join(" "));
+    let mut evidence = match &ran {
+        Ok(f) if f.status.success() => return Ok(None),
+        Ok(f) => vec![format!(
+            "{what}: {} in {:.2} s",
+            match f.status.code() {
+                Some(c) => format!("exit {c}"),
+                None => "killed by a signal".into(),
+            },
+            f.seconds
+        )],
+        Err(e) => vec![format!("{what}: {e:#}")],
+    };
+    evidence.extend(tail("stdout.txt"));
+    evidence.extend(tail("stderr.txt"));
+    Ok(Some(evidence))
+}
+
 /// Mounts, checks, unmounts and fscks the state the rig serves now.
-pub fn judge(rig: &RecoveryRig, p: &Promises<'_>) -> Result<Judgement> {
+pub fn judge(rig: &RecoveryRig, p: &Promises) -> Result<Judgement> {
     let att = rig.attach()?;
     let out = judge_attached(rig, &att, p);
     if rig.is_mounted() {
@@ -176,8 +384,9 @@ pub fn judge(rig: &RecoveryRig, p: &Promises<'_>) -> Result<Judgement> {
     out
 }
 
-fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises<'_>) -> Result<Judgement> {
+fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Judgement> {
     let mut evidence = Vec::new();
+    let kernel = KernelLog::open();
     let mount = rig.mount(att)?;
     evidence.extend(lines("mount", &mount));
     if mount.timed_out {
@@ -189,10 +398,11 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises<'_>) -> Result
             )],
             checked: 0,
             hung: true,
+            mounted: false,
         });
     }
     if !mount.ok() {
-        evidence.extend(kernel_says(att.fs_path()));
+        evidence.extend(kernel_says(&kernel, att));
         let (what, ran) = fsck(rig, att, true)?;
         evidence.extend(lines(&what, &ran));
         return Ok(Judgement {
@@ -200,16 +410,21 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises<'_>) -> Result
             evidence,
             checked: 0,
             hung: ran.timed_out,
+            mounted: false,
         });
     }
     let (missing, different) = check_files(&rig.mount_point, p);
-    let checked = p.files.len() as u64;
+    let checked = p.items.len() as u64;
+    let check_failed = match &p.check {
+        Some(c) => run_user_check(rig, c, p)?,
+        None => None,
+    };
     rig.unmount()?;
     let (what, ran) = fsck(rig, att, false)?;
     let lost = missing.len() + different.len();
     if lost > 0 {
         evidence.push(format!(
-            "{} of {checked} fsync'ed files lost: {} missing, {} different",
+            "{} of {checked} promises broken (what fsync or a durable line promised): {} missing, {} different",
             lost,
             missing.len(),
             different.len()
@@ -222,8 +437,13 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises<'_>) -> Result
                 .map(|l| format!("  {l}")),
         );
     }
+    if let Some(why) = &check_failed {
+        evidence.extend(why.iter().cloned());
+    }
     let verdict = if lost > 0 {
         Verdict::LostFsynced
+    } else if check_failed.is_some() {
+        Verdict::CheckFailed
     } else if fsck_failed_to_run(rig.fs_type, &ran) {
         evidence.extend(lines(&what, &ran));
         return Ok(Judgement {
@@ -231,6 +451,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises<'_>) -> Result
             evidence,
             checked,
             hung: ran.timed_out,
+            mounted: true,
         });
     } else if !ran.ok() {
         // Both e2fsck -fn and xfs_repair -n exit 0 only on a clean file system.
@@ -246,6 +467,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises<'_>) -> Result
         evidence,
         checked,
         hung: false,
+        mounted: true,
     })
 }
 
@@ -316,7 +538,7 @@ fn time_recovery_on(
 /// fail; then the documented procedure (drop the journal with `tune2fs -f -f -O
 /// ^has_journal`, `e2fsck -fy`, make a new journal) and a count of what was lost.
 /// The rig must serve the state with the journal disk lost.
-pub fn lose_journal(rig: &RecoveryRig, p: &Promises<'_>, journal_size: u64) -> Result<LostJournal> {
+pub fn lose_journal(rig: &RecoveryRig, p: &Promises, journal_size: u64) -> Result<LostJournal> {
     let att = rig.attach()?;
     let out = lose_journal_attached(rig, &att, p, journal_size);
     if rig.is_mounted() {
@@ -336,10 +558,11 @@ fn count_repairs(output: &str) -> u64 {
 fn lose_journal_attached(
     rig: &RecoveryRig,
     att: &Attached,
-    p: &Promises<'_>,
+    p: &Promises,
     journal_size: u64,
 ) -> Result<LostJournal> {
     let mut lj = LostJournal::default();
+    let kernel = KernelLog::open();
     let mount = rig.mount(att)?;
     lj.mount_failed = !mount.ok();
     if mount.ok() {
@@ -350,7 +573,7 @@ fn lose_journal_attached(
     }
     let mut msg: Vec<String> = mount.head(2);
     msg.extend(
-        kernel_says(att.fs_path())
+        kernel_says(&kernel, att)
             .into_iter()
             .map(|l| l.trim().to_string()),
     );
@@ -430,16 +653,26 @@ mod tests {
         std::fs::write(dir.path().join("a/good"), b"abcd").unwrap();
         std::fs::write(dir.path().join("a/short"), b"ab").unwrap();
         std::fs::write(dir.path().join("a/bad"), b"abce").unwrap();
+        let want: Arc<[u8]> = Arc::from(&b"abcd"[..]);
         let p = Promises {
-            files: vec!["a/good", "a/short", "a/bad", "a/gone"],
-            content: Some(b"abcd"),
-            removal_started: false,
+            items: ["a/good", "a/short", "a/bad", "a/gone"]
+                .iter()
+                .map(|f| Promise {
+                    path: f.to_string(),
+                    expect: Expect::Bytes(want.clone()),
+                })
+                .collect(),
+            ..Promises::default()
         };
         let (missing, different) = check_files(dir.path(), &p);
         assert_eq!(missing, ["a/gone: missing"]);
         assert_eq!(different.len(), 2);
         assert!(different[0].starts_with("a/short: 2 bytes, 4 expected"));
-        assert!(different[1].ends_with("content differs"));
+        assert!(
+            different[1].ends_with("content differs from byte 3"),
+            "{}",
+            different[1]
+        );
         // Once removal began a missing file is no loss; a damaged one still is.
         let (missing, different) = check_files(
             dir.path(),
@@ -450,6 +683,86 @@ mod tests {
         );
         assert!(missing.is_empty());
         assert_eq!(different.len(), 2);
+    }
+
+    #[test]
+    fn ranges_and_hashes_are_checked_and_a_short_file_breaks_a_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: Vec<u8> = (0..8192u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("f"), &body).unwrap();
+        let range = |offset: u64, len: u64, bytes: Option<&[u8]>| Promise {
+            path: "f".into(),
+            expect: Expect::Range {
+                offset,
+                len,
+                bytes: bytes.map(Arc::from),
+            },
+        };
+        use sha2::Digest;
+        let hex = format!("{:x}", sha2::Sha256::digest(&body));
+        let p = Promises {
+            items: vec![
+                range(4096, 4096, Some(&body[4096..])),
+                range(0, 8192, None),
+                Promise {
+                    path: "f".into(),
+                    expect: Expect::Sha256(hex),
+                },
+                Promise {
+                    path: "f".into(),
+                    expect: Expect::Exists,
+                },
+            ],
+            ..Promises::default()
+        };
+        assert_eq!(check_files(dir.path(), &p), (vec![], vec![]));
+        let mut swapped = body.clone();
+        swapped[4096] ^= 1;
+        let p = Promises {
+            items: vec![
+                range(4096, 4096, Some(&swapped[4096..])),
+                range(0, 12288, None),
+                Promise {
+                    path: "f".into(),
+                    expect: Expect::Sha256("00".repeat(32)),
+                },
+            ],
+            ..Promises::default()
+        };
+        let (missing, different) = check_files(dir.path(), &p);
+        assert!(missing.is_empty());
+        assert_eq!(different.len(), 3, "{different:?}");
+        assert!(different[0].contains("from byte 4096"), "{}", different[0]);
+        assert!(different[1].contains("8192 bytes"), "{}", different[1]);
+    }
+
+    #[test]
+    fn the_kernel_log_reads_only_what_came_after_it_was_opened() {
+        use std::io::Write;
+        let tag = format!("jbench-kmsg-test-{}", std::process::id());
+        let say = |what: &str| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/kmsg")
+                .and_then(|mut f| f.write_all(format!("{tag} {what}\n").as_bytes()))
+        };
+        if let Err(e) = say("before") {
+            // Writing the kernel log needs root; CI runs as root and must not skip.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "cannot write /dev/kmsg under CI: {e}"
+            );
+            eprintln!("SKIPPED the_kernel_log_reads_only_what_came_after_it_was_opened: {e}");
+            return;
+        }
+        let log = KernelLog::open();
+        say("after").unwrap();
+        let seen: Vec<String> = log
+            .since()
+            .into_iter()
+            .filter(|l| l.contains(&tag))
+            .collect();
+        assert_eq!(seen, [format!("{tag} after")]);
     }
 
     #[test]

@@ -262,36 +262,55 @@ impl RecoveryRig {
             return Ok(());
         }
         let mut w = LogWriter::create(&self.state_file, &self.header)?;
-        for &(seq, torn) in &plan.overlay {
-            let m = &recs[seq as usize];
+        for piece in &plan.overlay {
+            let m = &recs[piece.seq as usize];
             let stamp = Stamp {
                 time_ns: m.time_ns,
                 issued: m.issued.unwrap_or(0),
                 acked: m.acked.unwrap_or(0),
             };
+            let whole = [(0, m.len)];
+            let ranges: &[(u64, u64)] = piece.ranges.as_deref().unwrap_or(&whole);
             match m.kind {
                 RecordKind::Write => {
-                    let mut data = read_payload(&self.log, m)?;
-                    if let Some(kept) = torn {
-                        data.truncate(kept as usize);
+                    let data = read_payload(&self.log, m)?;
+                    for &(start, len) in ranges {
+                        let part = &data[start as usize..(start + len) as usize];
+                        w.append(
+                            RecordKind::Write,
+                            m.disk,
+                            m.offset + start,
+                            len,
+                            part,
+                            stamp,
+                        )?;
                     }
-                    w.append(
-                        RecordKind::Write,
-                        m.disk,
-                        m.offset,
-                        data.len() as u64,
-                        &data,
-                        stamp,
-                    )?;
                 }
                 kind => {
-                    w.append(kind, m.disk, m.offset, m.len, &[], stamp)?;
+                    for &(start, len) in ranges {
+                        w.append(kind, m.disk, m.offset + start, len, &[], stamp)?;
+                    }
                 }
             }
         }
         w.flush()?;
         drop(w);
         self.daemon().overlay_load(&self.state_file)
+    }
+
+    /// The logical block size of each disk of the log, read from a loop device over
+    /// it: the unit a power cut cannot split on that disk.
+    pub fn logical_blocks(&self) -> Result<Vec<u64>> {
+        let d = self.daemon();
+        let mut out = Vec::new();
+        for disk in &self.header.disks {
+            let dev = d.attach_disk(&disk.name, 0, None)?;
+            let size = loopdev::logical_block_size(dev.path());
+            let mut dev = dev;
+            dev.release()?;
+            out.push(size?);
+        }
+        Ok(out)
     }
 
     /// Drops the state's writes and recovery's: the next load starts clean.

@@ -315,10 +315,10 @@ pub fn crash_warnings(c: &CrashAnalysis) -> Vec<String> {
     if c.control == Some(ControlOutcome::NotCaught) {
         out.push(format!(
             "{at}: NEGATIVE CONTROL NOT CAUGHT: this configuration is built to lose data, \
-             yet none of its {} states failed the oracle ({}); a check that misses a \
+             yet none of its {} states lost what fsync promised ({}); a check that misses a \
              planted loss cannot be trusted to find a real one",
             c.states,
-            breakdown(c, |v| !v.is_failure()),
+            breakdown(c, |v| v != Verdict::LostFsynced),
         ));
     }
     if !c.negative_control && c.not_ok() > 0 {

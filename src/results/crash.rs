@@ -22,16 +22,22 @@ pub enum Verdict {
     FsckDirty,
     /// A file whose fsync returned before the cut is missing or different.
     LostFsynced,
-    /// The state could not be judged (a step hung or failed); the evidence says why.
+    /// The state could not be judged: a recovery step hung past `mount_timeout` (a
+    /// classic recovery bug, and a failure) or fsck could not run; the evidence says
+    /// which.
     NoVerdict,
+    /// The workload's own `check` (run in the recovered mount point) exited non-zero:
+    /// the application found its data inconsistent.
+    CheckFailed,
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 5] = [
+    pub const ALL: [Verdict; 6] = [
         Verdict::Ok,
         Verdict::Unmountable,
         Verdict::FsckDirty,
         Verdict::LostFsynced,
+        Verdict::CheckFailed,
         Verdict::NoVerdict,
     ];
 
@@ -42,15 +48,22 @@ impl Verdict {
             Verdict::FsckDirty => "fsck-dirty",
             Verdict::LostFsynced => "lost-fsynced",
             Verdict::NoVerdict => "no-verdict",
+            Verdict::CheckFailed => "check-failed",
         }
     }
 
     /// A verdict that says durability or consistency was broken.
-    pub fn is_failure(self) -> bool {
+    pub fn is_loss(self) -> bool {
         matches!(
             self,
-            Verdict::Unmountable | Verdict::FsckDirty | Verdict::LostFsynced
+            Verdict::Unmountable | Verdict::FsckDirty | Verdict::LostFsynced | Verdict::CheckFailed
         )
+    }
+
+    /// A verdict that is not a pass: a loss, or a recovery that could not be judged
+    /// (a hang is how many recovery bugs show).
+    pub fn is_failure(self) -> bool {
+        self.is_loss() || self == Verdict::NoVerdict
     }
 }
 
@@ -65,7 +78,7 @@ impl std::fmt::Display for Verdict {
 pub struct TornWrite {
     /// The write's `seq` in the log.
     pub seq: u64,
-    /// Bytes of it kept (a multiple of 512), of `len`.
+    /// Bytes of it kept (a multiple of the disk's logical block), of `len`.
     pub kept_bytes: u64,
     pub len: u64,
 }
@@ -133,13 +146,25 @@ pub struct CrashRecord {
     /// Write records before the cut kept in the state (flushes and markers not
     /// counted).
     pub kept: u64,
-    /// Write records before the cut the state leaves out (lost in a volatile cache).
+    /// Write records before the cut with at least one logical block left out (lost in
+    /// a volatile cache).
     pub dropped: u64,
+    /// Logical blocks left out.
+    #[serde(default)]
+    pub dropped_blocks: u64,
+    /// The workload phase the cut falls in (`setup`, a phase, `teardown`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stratum: String,
+    /// How much of this configuration x workload's state space the lab planned (the
+    /// same in every record of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::crash::states::Coverage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub torn: Option<TornWrite>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_fsync: Option<FsyncMark>,
-    /// fsync'ed files the oracle checked.
+    /// Promises the oracle checked (fsync'ed files, declared durable files, durable
+    /// ranges).
     pub fsynced_files: u64,
     pub verdict: Verdict,
     /// Why: the oracle's steps and the first lines of the tools' output.
@@ -163,9 +188,16 @@ pub struct CrashRecord {
     /// flushes turned off on a disk with a volatile cache): failures are expected.
     #[serde(default)]
     pub negative_control: bool,
-    /// The workload fsyncs (its files are checked) or not (consistency only).
+    /// The workload makes promises (fsync'ed files, `durable` lines, synchronous
+    /// writes) that were checked, or not (consistency only).
     #[serde(default)]
     pub checks_fsync: bool,
+    /// The workload's own `check` ran on this state.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub user_check: bool,
+    /// A recovery step hung past `mount_timeout` (the verdict is `no-verdict`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hung: bool,
 }
 
 /// Reads `crash.jsonl`; a missing file is no records. A torn last line (an
@@ -256,6 +288,11 @@ mod tests {
             inodes: 1024,
             negative_control: false,
             checks_fsync: true,
+            dropped_blocks: 0,
+            stratum: String::new(),
+            coverage: None,
+            user_check: false,
+            hung: false,
         }
     }
 

@@ -286,3 +286,22 @@ pub fn loop_backing_id(device: &Path) -> Result<FileId> {
         ino: info.lo_inode,
     })
 }
+
+/// The logical block (sector) size of a block device, from the kernel (`BLKSSZGET`).
+pub fn logical_block_size(device: &Path) -> Result<u64> {
+    // BLKSSZGET = _IO(0x12, 104).
+    const BLKSSZGET: libc::c_ulong = 0x1268;
+    let dev = File::open(device)
+        .with_context(|| format!("cannot open {} to read its sector size", device.display()))?;
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int through the pointer.
+    let rc = unsafe { libc::ioctl(dev.as_raw_fd(), BLKSSZGET as _, &mut size) };
+    if rc != 0 || size <= 0 {
+        anyhow::bail!(
+            "cannot read the sector size of {}: {}",
+            device.display(),
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(size as u64)
+}

@@ -184,6 +184,11 @@ impl RunControl {
     /// [`Self::finish_phase`], so a durable phase's flush is inside the window).
     #[inline]
     pub fn phase_end(&self, name: &str) {
+        // Where the phase's clock stopped: the crash lab calls what follows the last
+        // phase `teardown` (the final unmount is there).
+        if self.marks() {
+            self.mark(&format!("end {name}"));
+        }
         if let Some(h) = &self.phases {
             h.call(PhaseEvent::End(name));
         }

@@ -45,6 +45,11 @@ fn state(
         inodes: 65536,
         negative_control: false,
         checks_fsync: true,
+        dropped_blocks: 0,
+        stratum: String::new(),
+        coverage: None,
+        user_check: false,
+        hung: false,
     }
 }
 
@@ -150,7 +155,8 @@ fn counts_equal_the_records() {
         (4, 1, 1)
     );
     assert_eq!((sd.verdicts.lost_fsynced, sd.verdicts.no_verdict), (1, 1));
-    assert_eq!(sd.verdicts.failures(), 3);
+    // A state that could not be judged (a hung recovery) is a failure too.
+    assert_eq!(sd.verdicts.failures(), 4);
     assert_eq!(sd.not_ok(), 4);
 
     // The table carries the same counts, every verdict a column, zeros included.
@@ -168,6 +174,7 @@ fn counts_equal_the_records() {
             "unmountable",
             "fsck-dirty",
             "lost-fsynced",
+            "check-failed",
             "no-verdict",
             "states/s"
         ]
@@ -184,6 +191,7 @@ fn counts_equal_the_records() {
             "1",
             "1",
             "1",
+            "0",
             "1",
             "1.00"
         ]
@@ -197,6 +205,7 @@ fn counts_equal_the_records() {
             "0",
             "0",
             "8",
+            "0",
             "0",
             "0",
             "0",
@@ -223,7 +232,7 @@ fn states_per_second_is_states_over_check_time() {
     }
     assert_eq!(analyse_crash(&records)[0].states_per_sec, None);
     assert_eq!(
-        crash_workloads(&analyse_crash(&records))[0].tables[0].rows[0][8],
+        crash_workloads(&analyse_crash(&records))[0].tables[0].rows[0][9],
         "-"
     );
 }
@@ -382,7 +391,7 @@ fn a_negative_control_that_passed_is_a_loud_warning() {
     let w = crash_warnings(&c[0]);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
-        w[0].starts_with("fsync/nobarrier: NEGATIVE CONTROL NOT CAUGHT: this configuration is built to lose data, yet none of its 3 states failed the oracle (2 ok, 1 no-verdict)"),
+        w[0].starts_with("fsync/nobarrier: NEGATIVE CONTROL NOT CAUGHT: this configuration is built to lose data, yet none of its 3 states lost what fsync promised (2 ok, 1 no-verdict)"),
         "{}",
         w[0]
     );
@@ -553,7 +562,7 @@ fn every_format_has_the_crash_section_exactly_when_there_are_records() {
     let md = render_with_crash(&recs, &crash, &opts(), Format::Markdown);
     assert!(md.find("## Crash states").unwrap() < md.find("## Workload `fsync`").unwrap());
     assert!(
-        md.contains("| same-disk | 8 | 3 | 3 | 2 | 4 | 1 | 1 | 1 | 1 | 1.00 |"),
+        md.contains("| same-disk | 8 | 3 | 3 | 2 | 4 | 1 | 1 | 1 | 0 | 1 | 1.00 |"),
         "{md}"
     );
     assert!(
@@ -631,7 +640,7 @@ fn json_appends_the_crash_field_and_changes_nothing_else() {
     assert_eq!(sd["states"], 8);
     assert_eq!(
         sd["verdicts"],
-        serde_json::json!({"ok": 4, "unmountable": 1, "fsck-dirty": 1, "lost-fsynced": 1, "no-verdict": 1})
+        serde_json::json!({"ok": 4, "unmountable": 1, "fsck-dirty": 1, "lost-fsynced": 1, "check-failed": 0, "no-verdict": 1})
     );
     assert_eq!(
         sd["strategies"][2],

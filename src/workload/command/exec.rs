@@ -241,6 +241,140 @@ fn write_exit(out: &Path, argv: &[String], r: &anyhow::Result<Finished>) {
     );
 }
 
+/// The promise channel of one run (`JBENCH_DURABLE`): a FIFO outside the file system
+/// under test, and a thread that turns each line a command writes to it into a
+/// `durable` marker in the write log. The marker lands after the command wrote its
+/// line, so after its own fsync returned: late is safe (the promise applies to fewer
+/// crash states), early is impossible.
+struct DurableChannel {
+    dir: PathBuf,
+    path: PathBuf,
+    stop: Option<File>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The line that ends the relay: a command cannot write a NUL in a path.
+const STOP_LINE: &[u8] = b"\0jbench-stop\n";
+
+impl DurableChannel {
+    fn open(run_dir: &Path, ctl: &RunControl) -> anyhow::Result<Self> {
+        use std::io::BufRead;
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let base = if Path::new("/run").is_dir() {
+            PathBuf::from("/run")
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = base.join(format!(
+            "jbench-durable.{}.{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))?;
+        let path = dir.join("durable");
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o622))
+            .with_context(|| format!("cannot make the promise channel {}", path.display()))?;
+        // mkfifo's mode is cut by the umask; the command may run as another user.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622))?;
+        // Read and write: the relay never sees end-of-file between writers, and
+        // opening it never blocks.
+        let reader = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(&path)?;
+        let stop = reader.try_clone()?;
+        let ctl = ctl.clone();
+        let run_dir = run_dir.to_path_buf();
+        let thread = std::thread::spawn(move || {
+            let mut lines = std::io::BufReader::new(reader);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match lines.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if line == STOP_LINE => break,
+                    Ok(_) => {}
+                }
+                let text = String::from_utf8_lossy(&line);
+                match durable_marker(&text, &run_dir) {
+                    Ok(Some(label)) => ctl.mark(&label),
+                    Ok(None) => {}
+                    Err(e) => eprintln!("warning: {}: {e}", DURABLE_ENV_NAME),
+                }
+            }
+        });
+        Ok(Self {
+            dir,
+            path,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+const DURABLE_ENV_NAME: &str = super::DURABLE_ENV;
+
+impl Drop for DurableChannel {
+    fn drop(&mut self) {
+        use std::io::Write;
+        if let Some(mut s) = self.stop.take() {
+            // Behind every line the command wrote: the relay marks them all first.
+            let _ = s.write_all(STOP_LINE);
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The marker label of one line a command wrote to its promise channel: `durable
+/// PATH` or `durable PATH sha256=HEX` (the word `durable` may be left out), PATH
+/// relative to the run directory or absolute inside it. `None` for a blank line.
+pub fn durable_marker(line: &str, run_dir: &Path) -> anyhow::Result<Option<String>> {
+    let line = line.trim_end_matches(['\n', '\r']);
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let rest = line.strip_prefix("durable ").unwrap_or(line);
+    let (path, sha) = match rest.rsplit_once(" sha256=") {
+        Some((p, h)) => {
+            if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                bail!("`{line}`: sha256= takes 64 hex digits");
+            }
+            (p, Some(h.to_ascii_lowercase()))
+        }
+        None => (rest, None),
+    };
+    let p = Path::new(path);
+    if p.components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        bail!("`{line}`: a promised path may not contain `..`");
+    }
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        run_dir.join(p)
+    };
+    if !abs.starts_with(run_dir) || abs == run_dir {
+        bail!(
+            "`{line}`: {} is not a file inside the file system under test ({}); ignored",
+            abs.display(),
+            run_dir.display()
+        );
+    }
+    Ok(Some(match sha {
+        Some(h) => format!("durable {} sha256={h}", abs.display()),
+        None => format!("durable {}", abs.display()),
+    }))
+}
+
 /// The whole run: setup, the timed command, teardown, then its phases.
 pub fn run_spec(
     spec: &CommandSpec,
@@ -249,6 +383,24 @@ pub fn run_spec(
 ) -> anyhow::Result<Vec<PhaseResult>> {
     crate::workload::require_dir(dir)?;
     let out = out_dir(ctl)?;
+    // Only a recording keeps promises; elsewhere the channel swallows them.
+    let channel = if ctl.marks() {
+        Some(DurableChannel::open(dir, ctl)?)
+    } else {
+        None
+    };
+    let mut env = spec.env.clone();
+    env.insert(
+        super::DURABLE_ENV.to_string(),
+        channel
+            .as_ref()
+            .map(|c| c.path.display().to_string())
+            .unwrap_or_else(|| "/dev/null".into()),
+    );
+    let spec = &CommandSpec {
+        env,
+        ..spec.clone()
+    };
     let no_user = None;
     if let Some(setup) = &spec.setup {
         // Setup and teardown run as jbench's own user, so setup can hand the mount
@@ -282,6 +434,8 @@ pub fn run_spec(
     if matches!(&r, Err(e) if e.is::<Interrupted>()) {
         return r.map(|_| Vec::new());
     }
+    // Every line the command wrote is marked before anything after it is logged.
+    drop(channel);
     let mut durable = None;
     if r.is_ok() {
         durable = ctl.finish_phase(

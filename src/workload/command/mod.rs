@@ -32,10 +32,20 @@ pub use phases::*;
 /// Timeout when the spec gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3600);
 
+/// Timeout of a `check` when the spec gives none: a consistency check of one crash
+/// state should take seconds.
+pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The environment variable that names the promise channel: a command appends
+/// `durable PATH` (or `durable PATH sha256=HEX`) lines to it after its own fsync.
+pub const DURABLE_ENV: &str = "JBENCH_DURABLE";
+
 /// The phase name when jbench times the whole command.
 pub const WHOLE_PHASE: &str = "command";
 
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 14] = [
+    "check",
+    "check_timeout",
     "run",
     "shell",
     "user",
@@ -98,6 +108,10 @@ pub struct CommandSpec {
     /// Stated by the user: jbench cannot know what a command writes.
     pub data_bytes: u64,
     pub inodes: u64,
+    /// The application's own consistency check, run by the crash lab in every
+    /// recovered state's mount point (as `user`); exit 0 means consistent.
+    pub check: Option<Vec<String>>,
+    pub check_timeout: Duration,
 }
 
 impl CommandSpec {
@@ -114,6 +128,8 @@ impl CommandSpec {
             phases: PhaseSource::Whole,
             data_bytes: 0,
             inodes: 0,
+            check: None,
+            check_timeout: DEFAULT_CHECK_TIMEOUT,
         }
     }
 
@@ -125,6 +141,46 @@ impl CommandSpec {
             self.run.clone()
         }
     }
+}
+
+/// The `check` of a command workload back from its recorded `params` (trials.jsonl),
+/// for the crash lab: argv, user, environment, timeout. `None` without a check.
+pub fn check_of(
+    params: &serde_json::Value,
+) -> Option<(
+    Vec<String>,
+    Option<RunAs>,
+    BTreeMap<String, String>,
+    Duration,
+)> {
+    let shell = params
+        .get("shell")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    let argv = match params.get("check")? {
+        serde_json::Value::String(s) if shell => vec!["/bin/sh".into(), "-c".into(), s.clone()],
+        serde_json::Value::Array(a) => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()?,
+        _ => return None,
+    };
+    let user = params
+        .get("user")
+        .and_then(|v| v.as_str())
+        .and_then(|n| resolve_user(n).ok());
+    let env = params
+        .get("env")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let timeout = params
+        .get("check_timeout")
+        .and_then(|v| v.as_str())
+        .and_then(|s| {
+            parse_duration_in(s, Duration::from_millis(100), Duration::from_secs(86_400)).ok()
+        })
+        .unwrap_or(DEFAULT_CHECK_TIMEOUT);
+    Some((argv, user, env, timeout))
 }
 
 /// Resolves a user name, refusing one the system does not know.
@@ -324,7 +380,28 @@ pub fn spec_from_table(t: &toml::Table) -> Result<CommandSpec, ParamError> {
             "applies only to a command timed whole (no patterns, no json)",
         ));
     }
+    // `check` like `run`: a list, or one string for the shell with shell = true.
+    let check = match (t.get("check"), shell) {
+        (None, _) => None,
+        (Some(toml::Value::String(s)), true) if !s.trim().is_empty() => {
+            Some(vec!["/bin/sh".to_string(), "-c".to_string(), s.clone()])
+        }
+        (Some(toml::Value::String(_)), false) => {
+            return Err(ParamError::new("check", "a string is run by a shell only with shell = true; otherwise give a list [\"argv0\", \"arg\", ...]"))
+        }
+        _ => string_list(t, "check")?,
+    };
+    let check_timeout = match opt_string(t, "check_timeout")? {
+        None => DEFAULT_CHECK_TIMEOUT,
+        Some(s) => parse_duration_in(&s, Duration::from_millis(100), Duration::from_secs(86_400))
+            .map_err(|e| ParamError::new("check_timeout", e))?,
+    };
+    if check.is_none() && t.contains_key("check_timeout") {
+        return Err(ParamError::new("check_timeout", "only with `check`"));
+    }
     Ok(CommandSpec {
+        check,
+        check_timeout,
         run,
         shell,
         user,
@@ -399,6 +476,20 @@ impl Workload for CommandSpec {
         }
         p.insert("data_bytes".into(), self.data_bytes.into());
         p.insert("inodes".into(), self.inodes.into());
+        if let Some(c) = &self.check {
+            // As written: a shell string stays one string.
+            let v: serde_json::Value = match (self.shell, c.as_slice()) {
+                (true, [sh, dash_c, line]) if sh == "/bin/sh" && dash_c == "-c" => {
+                    line.clone().into()
+                }
+                _ => c.clone().into(),
+            };
+            p.insert("check".into(), v);
+            p.insert(
+                "check_timeout".into(),
+                format_duration(self.check_timeout).into(),
+            );
+        }
         p.into()
     }
 

@@ -55,6 +55,30 @@ pub(super) fn create_one(
     closed.map(|()| writes)
 }
 
+/// [`create_one`] writing `content` (the whole file) in chunks of `write_size`.
+pub(super) fn create_one_with(
+    dirfd: RawFd,
+    name: &NameBuf,
+    content: &[u8],
+    write_size: u64,
+) -> Result<u64, SysError> {
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
+    // SAFETY: `name` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags, 0o644 as libc::c_uint) };
+    if fd < 0 {
+        return Err(SysError::last("open"));
+    }
+    let written = content
+        .chunks(write_size.max(1) as usize)
+        .try_fold(0u64, |calls, chunk| {
+            sys::write_all(fd, chunk).map(|c| calls + c)
+        })
+        .and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
+    let closed = sys::check(unsafe { libc::close(fd) }, "close");
+    let writes = written?;
+    closed.map(|()| writes)
+}
+
 /// `size` bytes in chunks of `write_size` from `buffer`, which holds at least
 /// `min(size, write_size)` bytes.
 #[inline]

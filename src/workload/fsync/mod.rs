@@ -322,9 +322,18 @@ impl FsyncSpec {
             let d = (i % self.dirs) as usize;
             let dirfd = t.subdirs[d].as_raw_fd();
             name.set(i);
+            // With a write log, every file gets its own stamped content (built before
+            // the clock starts), so the crash lab can tell its blocks from others'.
+            let own = halt
+                .ctl
+                .marks()
+                .then(|| self.file_content_of(&t.file_path(d, i)));
             let op_started = Instant::now();
-            let writes = create_one(dirfd, &name, buffer, self.size, self.write_size)
-                .map_err(|e| e.at(t.file_path(d, i)))?;
+            let writes = match &own {
+                Some(content) => create_one_with(dirfd, &name, content, self.write_size),
+                None => create_one(dirfd, &name, buffer, self.size, self.write_size),
+            }
+            .map_err(|e| e.at(t.file_path(d, i)))?;
             if self.fsync_dir {
                 sys::check(unsafe { libc::fsync(dirfd) }, "fsync")
                     .map_err(|e| e.at(t.subdir_path(d)))?;
@@ -402,8 +411,8 @@ fn default_write_size(size: u64) -> u64 {
 }
 
 impl FsyncSpec {
-    /// The bytes every file holds once its fsync returned: what the crash lab expects
-    /// to find after recovery.
+    /// The bytes every file holds once its fsync returned in a run without a write
+    /// log (the same bytes in every file).
     pub fn file_content(&self) -> Vec<u8> {
         let buffer = fill_buffer(self.buffer_len());
         let mut out = Vec::with_capacity(self.size as usize);
@@ -413,6 +422,17 @@ impl FsyncSpec {
             out.extend_from_slice(&buffer[..chunk]);
             left -= chunk as u64;
         }
+        out
+    }
+
+    /// The bytes the file at `path` holds once its fsync returned in a run that keeps
+    /// a write log: [`Self::file_content`] with every 4 KiB block of the file stamped
+    /// with the file's identity and the block's offset ([`stamp`]), so that a block of
+    /// another file, a block moved inside the file, or a stale block of a removed file
+    /// reads as different, not as the same bytes.
+    pub fn file_content_of(&self, path: &Path) -> Vec<u8> {
+        let mut out = self.file_content();
+        stamp(&mut out, content_key(path), 0);
         out
     }
 
@@ -427,6 +447,40 @@ impl FsyncSpec {
             fsync_dir: params.get("fsync_dir")?.as_bool()?,
             write_size: get("write_size")?,
         })
+    }
+}
+
+/// Bytes of a file stamped at each 4 KiB block: a file's blocks are its file system's.
+pub const STAMP_BLOCK: u64 = 4096;
+
+/// A file's identity in its stamps: its last three path components (`tT/dD/fI`, the
+/// same in the recording and below any mount point), hashed (FNV-1a, stable across
+/// Rust versions).
+pub fn content_key(path: &Path) -> u64 {
+    let comps: Vec<_> = path.components().collect();
+    let tail = &comps[comps.len().saturating_sub(3)..];
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for c in tail {
+        for b in c.as_os_str().as_encoded_bytes().iter().chain(b"/") {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Writes `key` and the file offset into the first 16 bytes of every 4 KiB block of
+/// the file that starts inside `buf`, which holds the file's bytes from `file_offset`.
+pub fn stamp(buf: &mut [u8], key: u64, file_offset: u64) {
+    let mut o = file_offset.div_ceil(STAMP_BLOCK) * STAMP_BLOCK;
+    while o < file_offset + buf.len() as u64 {
+        let at = (o - file_offset) as usize;
+        let mut tag = [0u8; 16];
+        tag[..8].copy_from_slice(&key.to_le_bytes());
+        tag[8..].copy_from_slice(&o.to_le_bytes());
+        let n = (buf.len() - at).min(16);
+        buf[at..at + n].copy_from_slice(&tag[..n]);
+        o += STAMP_BLOCK;
     }
 }
 

@@ -1,0 +1,219 @@
+//! What a workload promised at a cut, from the promise markers in its write log: the
+//! fsync engine's files (content stamped per file and block), a command's `durable`
+//! lines (existence, or a SHA-256), and durable ranges (fio, iozone). Built once per
+//! promise and shared by every state that has it.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::oracle::{Expect, Promise, Promises, UserCheck};
+use super::range_content::{promises_of, range_content};
+use super::states::{Marks, PromiseMark};
+use crate::workload::fsync::FsyncSpec;
+
+/// Builds [`Promises`] for the states of one recorded trial.
+pub struct PromiseBook {
+    kind: String,
+    params: serde_json::Value,
+    fsync: Option<FsyncSpec>,
+    /// Where the recording's file system was mounted: markers name absolute paths.
+    mount: String,
+    check: Option<UserCheck>,
+    /// One [`Promise`] per marker, by the marker's seq.
+    built: HashMap<u64, Promise>,
+}
+
+impl PromiseBook {
+    pub fn new(kind: &str, params: &serde_json::Value, mount: &str) -> Self {
+        let check = (kind == "command")
+            .then(|| crate::workload::command::check_of(params))
+            .flatten()
+            .map(|(argv, user, env, timeout)| UserCheck {
+                argv,
+                user,
+                env,
+                timeout,
+            });
+        Self {
+            kind: kind.to_string(),
+            params: params.clone(),
+            fsync: (kind == "fsync")
+                .then(|| FsyncSpec::from_params(params))
+                .flatten(),
+            mount: mount.to_string(),
+            check,
+            built: HashMap::new(),
+        }
+    }
+
+    /// Whether the workload makes promises the oracle checks (states of one that
+    /// makes none are checked for consistency only). A command may or may not write
+    /// `durable` lines; its log says whether it did.
+    pub fn checks_promises(&self, marks: &Marks) -> bool {
+        self.fsync.is_some() || !marks.promises.is_empty() || promises_of(&self.kind, &self.params)
+    }
+
+    pub fn has_check(&self) -> bool {
+        self.check.is_some()
+    }
+
+    /// The marker's path relative to the recording's mount point.
+    pub fn relative(&self, path: &str) -> String {
+        relative(path, &self.mount)
+    }
+
+    /// The promises in force at `cut`: every promise marker before it (the latest
+    /// `durable` line of a path replaces its earlier ones), and the user's check.
+    pub fn at(&mut self, marks: &Marks, cut: u64) -> Promises {
+        let before = marks.promises_before(cut);
+        let mut latest_durable: HashMap<&str, u64> = HashMap::new();
+        for (seq, p) in before {
+            if let PromiseMark::Durable { path, .. } = p {
+                latest_durable.insert(path.as_str(), *seq);
+            }
+        }
+        let mut items = Vec::with_capacity(before.len());
+        for (seq, p) in before {
+            if let PromiseMark::Durable { path, .. } = p {
+                if latest_durable.get(path.as_str()) != Some(seq) {
+                    continue;
+                }
+            }
+            if !self.built.contains_key(seq) {
+                let promise = self.build(p);
+                self.built.insert(*seq, promise);
+            }
+            items.push(self.built[seq].clone());
+        }
+        Promises {
+            items,
+            removal_started: marks.phase_at(cut).is_some_and(|p| p == "remove"),
+            check: self.check.clone(),
+        }
+    }
+
+    fn build(&self, p: &PromiseMark) -> Promise {
+        let path = self.relative(p.path());
+        let expect = match p {
+            PromiseMark::Fsync(abs) => match &self.fsync {
+                Some(f) => Expect::Bytes(Arc::from(f.file_content_of(Path::new(abs)))),
+                None => Expect::Exists,
+            },
+            PromiseMark::Durable { sha256, .. } => match sha256 {
+                Some(h) => Expect::Sha256(h.clone()),
+                None => Expect::Exists,
+            },
+            PromiseMark::Range { offset, len, .. } => Expect::Range {
+                offset: *offset,
+                len: *len,
+                bytes: range_content(&self.kind, &self.params, &path, *offset, *len).map(Arc::from),
+            },
+        };
+        Promise { path, expect }
+    }
+}
+
+/// The marker's path relative to the trial's mount point.
+pub fn relative(path: &str, mount: &str) -> String {
+    let p = Path::new(path);
+    p.strip_prefix(mount)
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|_| path.trim_start_matches('/').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crash::states::LogRec;
+    use crate::emu::writelog::{RecordKind, RecordMeta, NO_DISK};
+
+    fn marks(labels: &[&str]) -> Marks {
+        let recs: Vec<LogRec> = std::iter::once("timing on")
+            .chain(labels.iter().copied())
+            .enumerate()
+            .map(|(i, l)| LogRec {
+                meta: RecordMeta {
+                    seq: i as u64,
+                    time_ns: 0,
+                    kind: RecordKind::Marker,
+                    disk: NO_DISK,
+                    offset: 0,
+                    len: l.len() as u64,
+                    issued: None,
+                    acked: None,
+                    payload_pos: 0,
+                },
+                label: Some(l.to_string()),
+            })
+            .collect();
+        Marks::of(&recs).unwrap()
+    }
+
+    #[test]
+    fn marker_paths_are_made_relative_to_the_trial_mount() {
+        assert_eq!(
+            relative(
+                "/w/jbench-1-0/mnt/jbench-fsync.7/t0/d0/f1",
+                "/w/jbench-1-0/mnt"
+            ),
+            "jbench-fsync.7/t0/d0/f1"
+        );
+        assert_eq!(relative("/elsewhere/f", "/w/mnt"), "elsewhere/f");
+    }
+
+    #[test]
+    fn fsync_files_expect_their_own_stamped_content() {
+        let params = serde_json::json!({"files": 2, "size": 8192, "dirs": 1, "threads": 1, "fsync_dir": true, "write_size": 4096});
+        let m = marks(&[
+            "fsync /mnt/jbench-fsync.1/t0/d0/f0",
+            "fsync /mnt/jbench-fsync.1/t0/d0/f1",
+        ]);
+        let mut book = PromiseBook::new("fsync", &params, "/mnt");
+        assert!(book.checks_promises(&m));
+        let p = book.at(&m, 10);
+        assert_eq!(p.items.len(), 2);
+        assert_eq!(p.items[0].path, "jbench-fsync.1/t0/d0/f0");
+        let (Expect::Bytes(a), Expect::Bytes(b)) = (&p.items[0].expect, &p.items[1].expect) else {
+            panic!("{:?}", p.items);
+        };
+        assert_eq!(a.len(), 8192);
+        assert_ne!(a, b, "two files expect the same bytes: a swap would pass");
+        assert_ne!(
+            a[..4096],
+            a[4096..],
+            "two blocks of one file are alike: a move would pass"
+        );
+        // Only the promises before the cut.
+        assert_eq!(book.at(&m, 2).items.len(), 1);
+    }
+
+    #[test]
+    fn a_later_durable_line_replaces_an_earlier_one_and_a_command_without_lines_promises_nothing() {
+        let hex = "ab".repeat(32);
+        let m = marks(&[
+            "durable /mnt/db",
+            &format!("durable /mnt/db sha256={hex}"),
+            "durable /mnt/wal",
+        ]);
+        let mut book = PromiseBook::new("command", &serde_json::json!({"run": ["x"]}), "/mnt");
+        let p = book.at(&m, 100);
+        assert_eq!(p.items.len(), 2);
+        assert_eq!(
+            p.items[0],
+            Promise {
+                path: "db".into(),
+                expect: Expect::Sha256(hex)
+            }
+        );
+        assert_eq!(
+            p.items[1],
+            Promise {
+                path: "wal".into(),
+                expect: Expect::Exists
+            }
+        );
+        assert!(p.check.is_none());
+        assert!(!book.checks_promises(&marks(&[])));
+    }
+}

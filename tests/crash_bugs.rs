@@ -92,13 +92,7 @@ journal.placement = "internal"
 journal.mode = "writeback"
 filesystem.mount_options = ["journal_async_commit"]
 "#;
-    let body = spec(
-        tmp.path(),
-        "",
-        configs,
-        FSYNC,
-        "states = 300\nstrategies = [\"subset\"]",
-    );
+    let body = spec(tmp.path(), "", configs, FSYNC, "states = 300\nstrategies = [\"subset\"]");
     let path = write_spec(tmp.path(), "crash.toml", &body);
     let (code, stderr, records) = crash_run(&path, &tmp.path().join("results"));
     let broken: Vec<_> = records
@@ -113,11 +107,7 @@ filesystem.mount_options = ["journal_async_commit"]
     );
     // The states that found it keep part of a write.
     assert!(records.iter().any(|r| r.dropped_blocks > r.dropped));
-    assert_eq!(
-        code,
-        Some(5),
-        "an ordinary configuration lost consistency: {stderr}"
-    );
+    assert_eq!(code, Some(5), "an ordinary configuration lost consistency: {stderr}");
     assert_no_leaks(tmp.path());
 }
 
@@ -133,26 +123,14 @@ fn writes_torn_at_the_logical_block_give_no_false_alarm() {
 label = "ordered"
 journal.placement = "internal"
 "#;
-    let body = spec(
-        tmp.path(),
-        "",
-        configs,
-        FSYNC,
-        "states = 60\nstrategies = [\"torn\"]",
-    );
+    let body = spec(tmp.path(), "", configs, FSYNC, "states = 60\nstrategies = [\"torn\"]");
     let path = write_spec(tmp.path(), "crash.toml", &body);
     let (code, stderr, records) = crash_run(&path, &tmp.path().join("results"));
     assert!(!records.is_empty(), "no torn state:\n{stderr}");
     for r in &records {
         let t = r.torn.as_ref().expect("a torn state names its write");
         assert!(t.kept_bytes % 4096 == 0 && t.kept_bytes < t.len, "{t:?}");
-        assert_eq!(
-            r.verdict,
-            Verdict::Ok,
-            "state {}: {:?}",
-            r.state,
-            r.evidence
-        );
+        assert_eq!(r.verdict, Verdict::Ok, "state {}: {:?}", r.state, r.evidence);
     }
     assert_eq!(code, Some(0), "{stderr}");
     assert_no_leaks(tmp.path());
@@ -231,12 +209,7 @@ fn blocks_swapped_between_two_fsynced_files_are_lost_fsynced() {
     rig.unmount().unwrap();
     att.release().unwrap();
     let judged = oracle::judge(&rig, &promises).unwrap();
-    assert_eq!(
-        judged.verdict,
-        Verdict::LostFsynced,
-        "{:?}",
-        judged.evidence
-    );
+    assert_eq!(judged.verdict, Verdict::LostFsynced, "{:?}", judged.evidence);
     assert!(
         judged.evidence.iter().any(|e| e.contains("2 different")),
         "{:?}",
@@ -299,27 +272,17 @@ check_timeout = "20s"
         noauto.iter().map(|r| r.verdict).collect::<Vec<_>>()
     );
     assert!(
-        failed[0]
-            .evidence
-            .iter()
-            .any(|e| e.contains("test -s target"))
+        failed[0].evidence.iter().any(|e| e.contains("test -s target"))
             && failed.iter().all(|r| r.fsynced_files == 1),
         "{:?}",
         failed[0].evidence
     );
-    assert!(noauto
-        .iter()
-        .all(|r| r.user_check || !matches!(r.verdict, Verdict::Ok)));
+    assert!(noauto.iter().all(|r| r.user_check || !matches!(r.verdict, Verdict::Ok)));
     let default = &groups["default"];
-    let bad: Vec<_> = default
-        .iter()
-        .filter(|r| r.verdict != Verdict::Ok)
-        .collect();
+    let bad: Vec<_> = default.iter().filter(|r| r.verdict != Verdict::Ok).collect();
     assert!(bad.is_empty(), "default options failed: {:?}", bad.first());
     // The declared file was checked as a promise in the states after its line.
-    assert!(default
-        .iter()
-        .any(|r| r.fsynced_files == 1 && r.checks_fsync));
+    assert!(default.iter().any(|r| r.fsynced_files == 1 && r.checks_fsync));
     assert_eq!(code, Some(5), "{stderr}");
     assert_no_leaks(tmp.path());
 }
@@ -340,16 +303,10 @@ fn exit_status_says_whether_data_was_lost_or_recovery_hung() {
         r
     };
     // A hang in an ordinary configuration is a failure of its own kind.
-    let u = unexpected(&[
-        rec("a", Verdict::Ok, false),
-        rec("a", Verdict::NoVerdict, false),
-    ]);
+    let u = unexpected(&[rec("a", Verdict::Ok, false), rec("a", Verdict::NoVerdict, false)]);
     assert!(u.lost.is_empty() && u.hung.len() == 1, "{u:?}");
     // A negative control passes only by losing what fsync promised.
-    let u = unexpected(&[
-        rec("liar", Verdict::Unmountable, true),
-        rec("liar", Verdict::NoVerdict, true),
-    ]);
+    let u = unexpected(&[rec("liar", Verdict::Unmountable, true), rec("liar", Verdict::NoVerdict, true)]);
     assert_eq!(u.lost.len(), 1, "{u:?}");
     assert!(u.lost[0].contains("negative control"));
     let u = unexpected(&[rec("liar", Verdict::LostFsynced, true)]);

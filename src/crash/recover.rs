@@ -276,14 +276,7 @@ impl RecoveryRig {
                     let data = read_payload(&self.log, m)?;
                     for &(start, len) in ranges {
                         let part = &data[start as usize..(start + len) as usize];
-                        w.append(
-                            RecordKind::Write,
-                            m.disk,
-                            m.offset + start,
-                            len,
-                            part,
-                            stamp,
-                        )?;
+                        w.append(RecordKind::Write, m.disk, m.offset + start, len, part, stamp)?;
                     }
                 }
                 kind => {

@@ -70,9 +70,7 @@ pub(super) fn create_one_with(
     }
     let written = content
         .chunks(write_size.max(1) as usize)
-        .try_fold(0u64, |calls, chunk| {
-            sys::write_all(fd, chunk).map(|c| calls + c)
-        })
+        .try_fold(0u64, |calls, chunk| sys::write_all(fd, chunk).map(|c| calls + c))
         .and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
     let closed = sys::check(unsafe { libc::close(fd) }, "close");
     let writes = written?;

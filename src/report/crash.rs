@@ -247,10 +247,10 @@ pub fn lost_journal_line(c: &CrashAnalysis) -> Option<String> {
 }
 
 /// The notes of one workload: a negative control that failed as it should, and what
-/// was checked when the workload does not fsync (once for the workload when that is
+/// was checked when the workload makes no promises (once for the workload when that is
 /// true of every configuration).
 fn workload_notes(name: &str, entries: &[&CrashAnalysis]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = entries.iter().filter_map(|c| coverage_note(c)).collect();
     if !entries.is_empty() && entries.iter().all(|c| !c.checks_fsync) {
         out.push(format!("{name}: {}", consistency_words()));
         out.extend(entries.iter().filter_map(|c| control_note(c)));
@@ -263,17 +263,33 @@ fn workload_notes(name: &str, entries: &[&CrashAnalysis]) -> Vec<String> {
     out
 }
 
+/// How much of the state space was checked, and by what: "fsync/internal: checked 40
+/// of 474 states (all prefix cuts; 26 of 455 subsets); the workload's own check ran
+/// on 40".
+fn coverage_note(c: &CrashAnalysis) -> Option<String> {
+    let mut line = format!("{}/{}: {}", c.workload, c.config, c.coverage_line()?);
+    if c.user_checks > 0 {
+        line.push_str(&format!("; the workload's own check ran on {}", c.user_checks));
+    }
+    if c.hung > 0 {
+        line.push_str(&format!("; recovery hung in {} (a failure)", c.hung));
+    }
+    Some(line)
+}
+
 /// The notes of one configuration x workload, as the JSON report carries them.
 pub fn crash_notes(c: &CrashAnalysis) -> Vec<String> {
-    let mut out: Vec<String> = consistency_note(c).into_iter().collect();
+    let mut out: Vec<String> = coverage_note(c).into_iter().collect();
+    out.extend(consistency_note(c));
     out.extend(control_note(c));
     out.extend(lost_journal_line(c));
     out
 }
 
 fn consistency_words() -> &'static str {
-    "the workload does not fsync, so its crash states are checked for consistency only \
-     (the mount and fsck), not for lost fsync'ed files"
+    "the workload made no promise the lab can check (no fsync'ed file, durable line or \
+     synchronous write), so its crash states are checked for consistency only (the mount \
+     and fsck)"
 }
 
 fn consistency_note(c: &CrashAnalysis) -> Option<String> {

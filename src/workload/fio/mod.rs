@@ -245,7 +245,7 @@ impl Fio {
         // The parent's copy of strace's end of the pipe: the relay sees the end of
         // the output once strace and fio are gone.
         let relay = relay.map(Relay::started);
-        let mut child = match spawned {
+        let child = match spawned {
             Ok(c) => c,
             Err(e) => {
                 ctl.phase_end(&first);
@@ -259,12 +259,20 @@ impl Fio {
                 return Err(e).context("cannot start fio (is it installed? `apt-get install fio`)");
             }
         };
+        // A panic or an error while fio runs must not leave it (or strace) running
+        // with the mount busy.
+        let mut running = Running {
+            child: Some(child),
+            job: &job,
+        };
         let status = loop {
+            let child = running.child.as_mut().expect("reaped only on drop");
             if let Some(s) = child.try_wait().context("waiting for fio")? {
+                running.child = None;
                 break s;
             }
             if ctl.stop_requested() {
-                kill_fio(&mut child, &job);
+                drop(running);
                 if let Some(r) = relay {
                     r.finish(out);
                 }
@@ -430,6 +438,23 @@ fn traced(plan: promises::Plan, work: &Path, ctl: &RunControl) -> anyhow::Result
             done,
         },
     ))
+}
+
+/// fio (or strace running it) until it is reaped; stopped with [`kill_fio`] if dropped
+/// before.
+struct Running<'a> {
+    child: Option<std::process::Child>,
+    job: &'a Path,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            if matches!(c.try_wait(), Ok(None)) {
+                kill_fio(&mut c, self.job);
+            }
+        }
+    }
 }
 
 /// The end of a long message (fio's errors come last).

@@ -164,7 +164,7 @@ fn blocks_swapped_between_two_fsynced_files_are_lost_fsynced() {
     let trial = &trials[0];
     let mount = trial["layout"]["mount_point"].as_str().unwrap();
     let params = &trial["workload"]["params"];
-    let mut book = PromiseBook::new("fsync", params, mount);
+    let book = PromiseBook::new("fsync", params, mount);
     let promises = book.at(&marks, cut);
     assert_eq!(promises.items.len(), 20);
     let plan = jbench::crash::states::StatePlan {
@@ -284,6 +284,43 @@ check_timeout = "20s"
     // The declared file was checked as a promise in the states after its line.
     assert!(default.iter().any(|r| r.fsynced_files == 1 && r.checks_fsync));
     assert_eq!(code, Some(5), "{stderr}");
+    assert_no_leaks(tmp.path());
+}
+
+#[test]
+fn an_xfs_log_lost_with_its_ram_disk_is_found_and_counted() {
+    let test = "an_xfs_log_lost_with_its_ram_disk_is_found_and_counted";
+    if !(need_root(test) && need_fuse(test) && need_xfs(test)) {
+        return;
+    }
+    let tmp = scratch("crash-xfslog-");
+    let configs = r#"
+[[config]]
+label = "xfs-ram-log"
+filesystem.type = "xfs"
+filesystem.size = "512M"
+journal.size = "64M"
+journal.placement = "ramdisk"
+journal.device_model = "ram"
+"#;
+    let body = spec(tmp.path(), "", configs, FSYNC, "states = 6");
+    let path = write_spec(tmp.path(), "crash.toml", &body);
+    let (code, stderr, records) = crash_run(&path, &tmp.path().join("results"));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!records.is_empty());
+    for r in &records {
+        let l = r.lost_journal.as_ref().expect("every state is also recovered without its log");
+        assert!(l.recovered, "not brought back: {l:?}");
+        if l.mount_failed {
+            // The documented procedure: zero the log, repair, mount.
+            assert!(l.evidence.iter().any(|e| e.contains("xfs_repair -L")), "{l:?}");
+        } else {
+            // XFS takes a zeroed log for a clean one and mounts: said so, and the
+            // file system is checked after it.
+            assert!(l.mount_error.contains("zeroed log"), "{l:?}");
+            assert!(l.evidence.iter().any(|e| e.contains("xfs_repair -n")), "{l:?}");
+        }
+    }
     assert_no_leaks(tmp.path());
 }
 

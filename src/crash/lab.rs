@@ -11,8 +11,9 @@ use anyhow::{Context, Result};
 use super::options::CrashOptions;
 use super::oracle;
 use super::promises::PromiseBook;
+use super::pool;
 use super::recover::RecoveryRig;
-use super::states::{plan_with_coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK};
+use super::states::{plan_with_coverage, Coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK};
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
 use crate::experiment::config::{Config, FsType};
 use crate::results::crash::{CrashRecord, FsyncMark, TornWrite, Verdict, CRASH_SCHEMA_VERSION};
@@ -76,8 +77,8 @@ pub fn is_negative_control(config: &Config, header: &LogHeader) -> bool {
     lying || (no_barrier && volatile)
 }
 
-/// Whether a lost-journal recovery applies: ext3/ext4 with its journal alone on a
-/// `ram` disk (an `nvram` disk keeps its contents across the power cut).
+/// Whether a lost-journal recovery applies: ext3/ext4 or XFS with its journal (log)
+/// alone on a `ram` disk (an `nvram` disk keeps its contents across the power cut).
 pub fn journal_can_be_lost(config: &Config, opts: &CrashOptions) -> bool {
     let on_ram = config
         .journal_model
@@ -87,7 +88,9 @@ pub fn journal_can_be_lost(config: &Config, opts: &CrashOptions) -> bool {
         .journal_model
         .as_ref()
         .is_some_and(|m| m.model == "nvram");
-    config.fs_type.is_ext() && on_ram && opts.lose_journal.unwrap_or(on_ram || on_nvram)
+    (config.fs_type.is_ext() || config.fs_type == FsType::Xfs)
+        && on_ram
+        && opts.lose_journal.unwrap_or(on_ram || on_nvram)
 }
 
 /// Which states (by number) are also recovered with model timing on: `n` spread
@@ -155,12 +158,19 @@ pub fn test_trial(
         .and_then(|v| v.as_str())
         .unwrap_or("")
         .to_string();
-    let mut book = PromiseBook::new(&wl.kind, &wl.params, &trial_mount);
+    let book = PromiseBook::new(&wl.kind, &wl.params, &trial_mount);
     let checks_promises = book.checks_promises(&marks);
     let lose = journal_can_be_lost(config, opts);
-    let mut rig = RecoveryRig::new(work_dir, config, &log.header, t.log, opts.mount_timeout)?;
+    // A failure drops (and so releases) the rigs already made.
+    let mut rigs = vec![RecoveryRig::new(
+        work_dir,
+        config,
+        &log.header,
+        t.log,
+        opts.mount_timeout,
+    )?];
     // The unit a power cut cannot split is the device's logical block: ask it.
-    let traits = with_blocks(disk_traits(&log.header), &rig.logical_blocks()?);
+    let traits = with_blocks(disk_traits(&log.header), &rigs[0].logical_blocks()?);
     let (plans, coverage) = plan_with_coverage(
         &log.recs,
         &traits,
@@ -182,105 +192,174 @@ pub fn test_trial(
             ""
         }
     ));
-    let inodes = inode_count(&mut rig, &log.recs, plans.first(), config.fs_type);
+    let todo: Vec<usize> = (0..plans.len())
+        .filter(|i| !done.contains(&(*i as u64)))
+        .collect();
     let mut tally = LabTally::default();
     let started = Instant::now();
-    let mut last_say = Instant::now();
-    for (i, plan) in plans.iter().enumerate() {
-        if done.contains(&(i as u64)) {
-            continue;
-        }
-        if ctl.stop_requested() {
-            tally.interrupted = true;
-            break;
-        }
-        let state_started = Instant::now();
-        let fsyncs = marks.fsyncs_before(plan.cut);
-        let promises = book.at(&marks, plan.cut);
-        rig.load(&log.recs, plan)?;
-        let judged = oracle::judge(&rig, &promises)?;
-        if judged.hung {
-            rig.restart_daemon()?;
-        }
-        let check_seconds = state_started.elapsed().as_secs_f64();
-        let mut timings = None;
-        if timed.contains(&i) && !judged.hung && judged.verdict != Verdict::Unmountable {
-            rig.load(&log.recs, plan)?;
-            let recs = &log.recs;
-            let rig_ref: &RecoveryRig = &rig;
-            // The reload only clears and reloads the overlay: the base stays put.
-            timings = oracle::time_recovery(rig_ref, &mut || reload(rig_ref, recs, plan))?;
-        }
-        let mut lost_journal = None;
-        if lose && !judged.hung {
-            rig.load(&log.recs, plan)?;
-            rig.daemon().overlay_lose("journal")?;
-            let no_check = crate::crash::oracle::Promises {
-                check: None,
-                ..promises.clone()
-            };
-            lost_journal = Some(oracle::lose_journal(&rig, &no_check, config.journal_size)?);
-        }
-        rig.clear()?;
-        if judged.verdict.is_failure() {
-            tally.failures += 1;
-        }
-        tally.states += 1;
-        tally.seconds += check_seconds;
-        emit(CrashRecord {
-            schema: CRASH_SCHEMA_VERSION,
-            config: config.label.clone(),
-            workload: wl.name.clone(),
-            trial: t.record.trial,
-            state: i as u64,
-            strategy: plan.strategy.to_string(),
-            cut: plan.cut,
-            kept: plan.kept,
-            dropped: plan.dropped,
-            dropped_blocks: plan.dropped_blocks,
-            stratum: plan.stratum.clone(),
-            coverage: Some(coverage.clone()),
-            torn: plan.torn.map(|(seq, kept_bytes, len)| TornWrite {
-                seq,
-                kept_bytes,
-                len,
-            }),
-            last_fsync: fsyncs.last().map(|(seq, p)| FsyncMark {
-                seq: *seq,
-                path: book.relative(p),
-            }),
-            fsynced_files: judged.checked,
-            verdict: judged.verdict,
-            evidence: judged.evidence,
-            timings,
-            lost_journal,
-            check_seconds,
-            filesystem: config.fs_type.to_string(),
-            placement: config.placement.to_string(),
-            mode: config.mode_label().to_string(),
-            journal_size: config.journal_bytes(),
-            inodes,
-            negative_control: negative,
-            checks_fsync: checks_promises,
-            user_check: book.has_check() && judged.mounted,
-            hung: judged.hung,
-        })?;
-        if last_say.elapsed().as_secs() >= 5 {
-            last_say = Instant::now();
-            say(&format!(
-                "{} / {}: {}/{} states, {} failed, {:.1} states/s",
-                config.label,
-                wl.name,
-                i + 1,
-                plans.len(),
-                tally.failures,
-                (i + 1) as f64 / started.elapsed().as_secs_f64()
-            ));
-        }
+    if todo.is_empty() {
+        return Ok(tally);
     }
-    rig.release()?;
+    // Every rig serves the same disks, with the same file-system and journal UUIDs.
+    // The lost-journal procedure's `tune2fs -O ^has_journal` looks the external
+    // journal up by UUID among all block devices and rewrites the one it finds: with
+    // rigs side by side, another rig's journal, in the middle of its own state.
+    let rigs_n = if lose {
+        1
+    } else {
+        pool::rig_count(todo.len())
+    };
+    while rigs.len() < rigs_n {
+        rigs.push(RecoveryRig::new(
+            work_dir,
+            config,
+            &log.header,
+            t.log,
+            opts.mount_timeout,
+        )?);
+    }
+    let inodes = inode_count(&mut rigs[0], &log.recs, plans.first(), config.fs_type);
+    let st = StateInputs {
+        t,
+        log: &log,
+        plans: &plans,
+        marks: &marks,
+        book: &book,
+        checks_promises,
+        coverage: &coverage,
+        timed: &timed,
+        lose,
+        negative,
+        inodes,
+    };
+    let mut last_say = Instant::now();
+    let mut judged = 0usize;
+    let total = plans.len();
+    let already = total - todo.len();
+    let interrupted = pool::check_states(
+        rigs,
+        &todo,
+        |rig, i| check_state(rig, &st, i),
+        &|| ctl.stop_requested(),
+        |_, record: CrashRecord| {
+            if record.verdict.is_failure() {
+                tally.failures += 1;
+            }
+            tally.states += 1;
+            tally.seconds += record.check_seconds;
+            judged += 1;
+            emit(record)?;
+            if last_say.elapsed().as_secs() >= 5 {
+                last_say = Instant::now();
+                say(&format!(
+                    "{} / {}: {}/{} states, {} failed, {:.1} states/s",
+                    config.label,
+                    wl.name,
+                    already + judged,
+                    total,
+                    tally.failures,
+                    judged as f64 / started.elapsed().as_secs_f64()
+                ));
+            }
+            Ok(())
+        },
+    )?;
+    tally.interrupted = interrupted;
+    // The rigs work side by side: the states' own times overlap.
+    tally.seconds /= rigs_n as f64;
     tally.wall_seconds = started.elapsed().as_secs_f64();
     Ok(tally)
+}
+
+/// What every state of one trial shares, for [`check_state`].
+struct StateInputs<'a> {
+    t: &'a Recorded<'a>,
+    log: &'a LoadedLog,
+    plans: &'a [StatePlan],
+    marks: &'a Marks,
+    book: &'a PromiseBook,
+    checks_promises: bool,
+    coverage: &'a Coverage,
+    timed: &'a BTreeSet<usize>,
+    lose: bool,
+    negative: bool,
+    inodes: u64,
+}
+
+/// The lab on state `i`, on a rig of its own: build it, judge it, time its recovery
+/// and lose its journal where asked, and make its record.
+fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<CrashRecord> {
+    let config = s.t.config;
+    let wl = &s.t.record.workload;
+    let plan = &s.plans[i];
+    let log = s.log;
+    let state_started = Instant::now();
+    let fsyncs = s.marks.fsyncs_before(plan.cut);
+    let promises = s.book.at(s.marks, plan.cut);
+    rig.load(&log.recs, plan)?;
+    let judged = oracle::judge(rig, &promises)?;
+    if judged.hung {
+        rig.restart_daemon()?;
+    }
+    let check_seconds = state_started.elapsed().as_secs_f64();
+    let mut timings = None;
+    if s.timed.contains(&i) && !judged.hung && judged.verdict != Verdict::Unmountable {
+        rig.load(&log.recs, plan)?;
+        let recs = &log.recs;
+        let rig_ref: &RecoveryRig = rig;
+        // The reload only clears and reloads the overlay: the base stays put.
+        timings = oracle::time_recovery(rig_ref, &mut || reload(rig_ref, recs, plan))?;
+    }
+    let mut lost_journal = None;
+    if s.lose && !judged.hung {
+        rig.load(&log.recs, plan)?;
+        rig.daemon().overlay_lose("journal")?;
+        // The application's check belongs to the state as the power cut left it.
+        let no_check = oracle::Promises {
+            check: None,
+            ..promises.clone()
+        };
+        lost_journal = Some(oracle::lose_journal(rig, &no_check, config.journal_size)?);
+    }
+    rig.clear()?;
+    Ok(CrashRecord {
+        schema: CRASH_SCHEMA_VERSION,
+        config: config.label.clone(),
+        workload: wl.name.clone(),
+        trial: s.t.record.trial,
+        state: i as u64,
+        strategy: plan.strategy.to_string(),
+        cut: plan.cut,
+        kept: plan.kept,
+        dropped: plan.dropped,
+        dropped_blocks: plan.dropped_blocks,
+        stratum: plan.stratum.clone(),
+        coverage: Some(s.coverage.clone()),
+        torn: plan.torn.map(|(seq, kept_bytes, len)| TornWrite {
+            seq,
+            kept_bytes,
+            len,
+        }),
+        last_fsync: fsyncs.last().map(|(seq, p)| FsyncMark {
+            seq: *seq,
+            path: s.book.relative(p),
+        }),
+        fsynced_files: judged.checked,
+        verdict: judged.verdict,
+        evidence: judged.evidence,
+        timings,
+        lost_journal,
+        check_seconds,
+        filesystem: config.fs_type.to_string(),
+        placement: config.placement.to_string(),
+        mode: config.mode_label().to_string(),
+        journal_size: config.journal_bytes(),
+        inodes: s.inodes,
+        negative_control: s.negative,
+        checks_fsync: s.checks_promises,
+        user_check: s.book.has_check() && judged.mounted,
+        hung: judged.hung,
+    })
 }
 
 fn reload(rig: &RecoveryRig, recs: &[LogRec], plan: &StatePlan) -> Result<()> {

@@ -9,11 +9,13 @@
 //! - `promises`: what the workload promised at a cut, from its markers;
 //! - `range_content`: the bytes a durable range (fio, iozone) must hold;
 //! - `oracle`: recover one state and judge it;
+//! - `pool`: several recovery rigs checking states at once;
 //! - `lab`: record, build, check and store, for every configuration x workload.
 
 pub mod lab;
 pub mod options;
 pub mod oracle;
+pub mod pool;
 pub mod promises;
 pub mod range_content;
 pub mod recover;

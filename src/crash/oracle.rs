@@ -344,12 +344,11 @@ fn run_user_check(rig: &RecoveryRig, check: &UserCheck, promises: &Promises) -> 
 
 /// Mounts, checks, unmounts and fscks the state the rig serves now.
 pub fn judge(rig: &RecoveryRig, p: &Promises) -> Result<Judgement> {
-    let att = rig.attach()?;
-    let out = judge_attached(rig, &att, p);
+    let att = rig.attached()?;
+    let out = judge_attached(rig, att, p);
     if rig.is_mounted() {
         let _ = rig.unmount();
     }
-    att.release()?;
     out
 }
 
@@ -459,29 +458,33 @@ fn time_recovery_on(
     rig: &RecoveryRig,
     reload: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Option<RecoveryTimes>> {
-    let att = rig.attach()?;
-    let mount = rig.mount(&att);
+    let att = rig.attached()?;
+    // What the replay will apply, read before it: the journal's logged blocks.
+    let replayed_blocks = if rig.fs_type.is_ext() {
+        logged_blocks(rig, att)
+    } else {
+        None
+    };
+    let mount = rig.mount(att);
     let mount_ok = matches!(&mount, Ok(r) if r.ok());
     if rig.is_mounted() {
         rig.unmount()?;
     }
     let mut times = RecoveryTimes {
         mount_seconds: mount?.seconds,
+        replayed_blocks,
         ..RecoveryTimes::default()
     };
     if !mount_ok {
-        att.release()?;
         return Ok(None);
     }
     if rig.fs_type == FsType::Xfs {
-        let (_, ran) = fsck(rig, &att, false)?;
+        let (_, ran) = fsck(rig, att, false)?;
         times.full_fsck_seconds = Some(ran.seconds);
-        att.release()?;
         return Ok(Some(times));
     }
-    att.release()?;
     reload()?;
-    let att = rig.attach()?;
+    let att = rig.attached()?;
     let dev = att.fs_path().display().to_string();
     let j = att.journal_path().map(|p| p.display().to_string());
     let mut args = vec!["-y", "-E", "journal_only"];
@@ -499,8 +502,26 @@ fn time_recovery_on(
     args.push(&dev);
     let full = rig.step("e2fsck", &args)?;
     times.full_fsck_seconds = Some(full.seconds).filter(|_| !full.timed_out);
-    att.release()?;
     Ok(Some(times))
+}
+
+/// File-system blocks the journal holds in transactions a replay would apply:
+/// `debugfs -R logdump` lists each as "FS block N logged at journal block M".
+fn logged_blocks(rig: &RecoveryRig, att: &Attached) -> Option<u64> {
+    let dev = att.fs_path().display().to_string();
+    let request = match att.journal_path() {
+        Some(j) => format!("logdump -f {}", j.display()),
+        None => "logdump".to_string(),
+    };
+    let ran = rig.step("debugfs", &["-c", "-R", &request, &dev]).ok()?;
+    (ran.ok() && !ran.timed_out).then(|| count_logged_blocks(&ran.output))
+}
+
+fn count_logged_blocks(logdump: &str) -> u64 {
+    logdump
+        .lines()
+        .filter(|l| l.trim_start().starts_with("FS block ") && l.contains(" logged at "))
+        .count() as u64
 }
 
 /// Recovers the state as if its `ram` journal disk came back empty: the mount must
@@ -508,13 +529,61 @@ fn time_recovery_on(
 /// ^has_journal`, `e2fsck -fy`, make a new journal) and a count of what was lost.
 /// The rig must serve the state with the journal disk lost.
 pub fn lose_journal(rig: &RecoveryRig, p: &Promises, journal_size: u64) -> Result<LostJournal> {
-    let att = rig.attach()?;
-    let out = lose_journal_attached(rig, &att, p, journal_size);
+    let att = rig.attached()?;
+    let out = lose_journal_attached(rig, att, p, journal_size);
     if rig.is_mounted() {
         let _ = rig.unmount();
     }
-    att.release()?;
     out
+}
+
+/// XFS's documented procedure for a lost log: `xfs_repair -L` zeroes the (external)
+/// log, throwing away whatever it held, and repairs what that leaves; then the file
+/// system mounts on the zeroed log and what was lost is counted.
+fn lose_xfs_log(
+    rig: &RecoveryRig,
+    att: &Attached,
+    p: &Promises,
+    mut lj: LostJournal,
+    dev: &str,
+    jdev: &str,
+) -> Result<LostJournal> {
+    let repair = rig.step("xfs_repair", &["-L", "-l", jdev, dev])?;
+    lj.fsck_repairs = count_xfs_repairs(&repair.output);
+    lj.evidence.extend(lines(&format!("xfs_repair -L -l {jdev}"), &repair));
+    if repair.timed_out || repair.code.is_none_or(|c| c != 0) {
+        return Ok(lj);
+    }
+    let mount = rig.mount(att)?;
+    lj.evidence.extend(lines("mount with the zeroed log", &mount));
+    if !mount.ok() {
+        return Ok(lj);
+    }
+    lj.recovered = true;
+    let (missing, different) = check_files(&rig.mount_point, p);
+    lj.fsynced_missing = missing.len() as u64;
+    lj.fsynced_different = different.len() as u64;
+    lj.lost_found = std::fs::read_dir(rig.mount_point.join("lost+found"))
+        .map(|d| d.count() as u64)
+        .unwrap_or(0);
+    rig.unmount()?;
+    Ok(lj)
+}
+
+/// What xfs_repair fixed: its lines that say it cleared, junked, moved, reset,
+/// rebuilt or corrected something.
+fn count_xfs_repairs(output: &str) -> u64 {
+    output
+        .lines()
+        .map(|l| l.trim().to_ascii_lowercase())
+        .filter(|l| {
+            !l.starts_with("phase ")
+                && !l.starts_with("- ")
+                && ["clearing", "junking", "moving", "resetting", "rebuilding", "correcting", "fixing", "disconnected"]
+                    .iter()
+                    .any(|w| l.contains(w))
+        })
+        .count() as u64
 }
 
 fn count_repairs(output: &str) -> u64 {
@@ -534,6 +603,25 @@ fn lose_journal_attached(
     let kernel = KernelLog::open();
     let mount = rig.mount(att)?;
     lj.mount_failed = !mount.ok();
+    if mount.ok() && rig.fs_type == FsType::Xfs {
+        // XFS takes an all-zero log for a clean one (it is what `xfs_repair -L`
+        // leaves): it mounts, and whatever only the log held is silently gone. Count
+        // it, then ask xfs_repair what the file system looks like now.
+        lj.mount_error = "XFS mounted with its log device empty: it takes a zeroed log for a clean one, so what only the log held is gone without a message".into();
+        lj.evidence.extend(lines("mount", &mount));
+        lj.recovered = true;
+        let (missing, different) = check_files(&rig.mount_point, p);
+        lj.fsynced_missing = missing.len() as u64;
+        lj.fsynced_different = different.len() as u64;
+        lj.lost_found = std::fs::read_dir(rig.mount_point.join("lost+found"))
+            .map(|d| d.count() as u64)
+            .unwrap_or(0);
+        rig.unmount()?;
+        let (what, ran) = fsck(rig, att, false)?;
+        lj.fsck_repairs = count_xfs_repairs(&ran.output) + u64::from(!ran.ok() && count_xfs_repairs(&ran.output) == 0);
+        lj.evidence.extend(lines(&what, &ran));
+        return Ok(lj);
+    }
     if mount.ok() {
         rig.unmount()?;
         lj.mount_error = "the mount succeeded with the journal disk empty: the kernel did not notice the journal was gone".into();
@@ -541,6 +629,7 @@ fn lose_journal_attached(
         return Ok(lj);
     }
     let mut msg: Vec<String> = mount.head(2);
+    // (a failed mount from here on)
     msg.extend(
         kernel_says(&kernel, att)
             .into_iter()
@@ -553,6 +642,9 @@ fn lose_journal_attached(
             .push_str(" (no external journal: nothing to lose)");
         return Ok(lj);
     };
+    if rig.fs_type == FsType::Xfs {
+        return lose_xfs_log(rig, att, p, lj, &dev, &jdev);
+    }
     let drop_journal = rig.step("tune2fs", &["-f", "-f", "-O", "^has_journal", &dev])?;
     lj.evidence
         .extend(lines("tune2fs -f -f -O ^has_journal", &drop_journal));
@@ -708,6 +800,13 @@ mod tests {
         say("after").unwrap();
         let seen: Vec<String> = log.since().into_iter().filter(|l| l.contains(&tag)).collect();
         assert_eq!(seen, [format!("{tag} after")]);
+    }
+
+    #[test]
+    fn logged_blocks_are_counted_from_logdump() {
+        let out = "Journal starts at block 1, transaction 2\nFound expected sequence 2, type 1 (descriptor block) at block 1\n  FS block 1 logged at journal block 2 (flags 0x8)\n  FS block 1234 logged at journal block 3 (flags 0xa)\nFound expected sequence 2, type 2 (commit block) at block 4\nNo magic number at block 5: end of journal.\n";
+        assert_eq!(count_logged_blocks(out), 2);
+        assert_eq!(count_xfs_repairs("Phase 1 - find and verify superblock...\nclearing inode number in entry 12\n        - agno = 0\nmoving disconnected inodes to lost+found ...\n"), 2);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::oracle::{Expect, Promise, Promises, UserCheck};
 use super::range_content::{promises_of, range_content};
@@ -20,8 +20,9 @@ pub struct PromiseBook {
     /// Where the recording's file system was mounted: markers name absolute paths.
     mount: String,
     check: Option<UserCheck>,
-    /// One [`Promise`] per marker, by the marker's seq.
-    built: HashMap<u64, Promise>,
+    /// One [`Promise`] per marker, by the marker's seq (rigs on several threads share
+    /// the book).
+    built: Mutex<HashMap<u64, Promise>>,
 }
 
 impl PromiseBook {
@@ -43,7 +44,7 @@ impl PromiseBook {
                 .flatten(),
             mount: mount.to_string(),
             check,
-            built: HashMap::new(),
+            built: Mutex::new(HashMap::new()),
         }
     }
 
@@ -67,7 +68,7 @@ impl PromiseBook {
 
     /// The promises in force at `cut`: every promise marker before it (the latest
     /// `durable` line of a path replaces its earlier ones), and the user's check.
-    pub fn at(&mut self, marks: &Marks, cut: u64) -> Promises {
+    pub fn at(&self, marks: &Marks, cut: u64) -> Promises {
         let before = marks.promises_before(cut);
         let mut latest_durable: HashMap<&str, u64> = HashMap::new();
         for (seq, p) in before {
@@ -82,11 +83,9 @@ impl PromiseBook {
                     continue;
                 }
             }
-            if !self.built.contains_key(seq) {
-                let promise = self.build(p);
-                self.built.insert(*seq, promise);
-            }
-            items.push(self.built[seq].clone());
+            let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+            let promise = built.entry(*seq).or_insert_with(|| self.build(p));
+            items.push(promise.clone());
         }
         Promises {
             items,
@@ -166,7 +165,7 @@ mod tests {
     fn fsync_files_expect_their_own_stamped_content() {
         let params = serde_json::json!({"files": 2, "size": 8192, "dirs": 1, "threads": 1, "fsync_dir": true, "write_size": 4096});
         let m = marks(&["fsync /mnt/jbench-fsync.1/t0/d0/f0", "fsync /mnt/jbench-fsync.1/t0/d0/f1"]);
-        let mut book = PromiseBook::new("fsync", &params, "/mnt");
+        let book = PromiseBook::new("fsync", &params, "/mnt");
         assert!(book.checks_promises(&m));
         let p = book.at(&m, 10);
         assert_eq!(p.items.len(), 2);
@@ -185,7 +184,7 @@ mod tests {
     fn a_later_durable_line_replaces_an_earlier_one_and_a_command_without_lines_promises_nothing() {
         let hex = "ab".repeat(32);
         let m = marks(&["durable /mnt/db", &format!("durable /mnt/db sha256={hex}"), "durable /mnt/wal"]);
-        let mut book = PromiseBook::new("command", &serde_json::json!({"run": ["x"]}), "/mnt");
+        let book = PromiseBook::new("command", &serde_json::json!({"run": ["x"]}), "/mnt");
         let p = book.at(&m, 100);
         assert_eq!(p.items.len(), 2);
         assert_eq!(p.items[0], Promise { path: "db".into(), expect: Expect::Sha256(hex) });

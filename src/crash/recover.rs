@@ -58,10 +58,15 @@ pub fn regions(config: &Config) -> Result<(Region, Option<Region>)> {
     Ok((fs, journal))
 }
 
-/// Loop devices of one state, detached on drop.
+/// Loop devices over the daemon's disks, detached on drop.
 pub struct Attached {
     pub fs: LoopDevice,
     pub journal: Option<LoopDevice>,
+    /// The devices held open by the rig. The kernel drops a block device's cache when
+    /// its last opener closes it, but anyone may hold it open between two states (udev
+    /// probing it, the rig's own descriptors here); held open, the cache lives on and
+    /// only [`Attached::drop_caches`] makes the next state's reads reach the daemon.
+    held: Vec<File>,
 }
 
 impl Attached {
@@ -73,7 +78,22 @@ impl Attached {
         self.journal.as_ref().map(|j| j.path())
     }
 
+    /// Drops the block caches of the devices: what is read next is what the daemon
+    /// serves now. The overlay changes beneath the devices between states (cleared,
+    /// reloaded, a disk lost); without this, a state would be judged on pages cached
+    /// from the one before. (A mounted file system's own buffers stay: call it
+    /// between states, not during one.)
+    pub fn drop_caches(&self) -> Result<()> {
+        let devices = std::iter::once(&self.fs).chain(self.journal.as_ref());
+        for (file, dev) in self.held.iter().zip(devices) {
+            loopdev::flush_buffers_of(file, dev.path())?;
+        }
+        Ok(())
+    }
+
     pub fn release(mut self) -> Result<()> {
+        // A held descriptor would keep a detached loop device alive (autoclear).
+        self.held.clear();
         let a = self.journal.as_mut().map(|j| j.release()).unwrap_or(Ok(()));
         let b = self.fs.release();
         a.and(b)
@@ -81,8 +101,12 @@ impl Attached {
 }
 
 pub struct RecoveryRig {
-    // Field order is drop order: the daemon stops before its images are removed, and
-    // the session directory goes last.
+    // Field order is drop order: the loop devices are detached before the daemon
+    // under them stops, the daemon stops before its images are removed, and the
+    // session directory goes last.
+    /// Attached once per daemon and kept between states: losetup to attach and
+    /// detach cost about 10 ms a state.
+    attached: Option<Attached>,
     daemon: Option<DeviceDaemon>,
     images: Vec<ImageFile>,
     specs: Vec<DiskSpec>,
@@ -166,6 +190,7 @@ impl RecoveryRig {
         let state_file = session.join("state.wlog");
         let mut rig = RecoveryRig {
             session,
+            attached: None,
             daemon: None,
             images,
             specs,
@@ -195,7 +220,15 @@ impl RecoveryRig {
             &self.specs,
             &opts,
         )?);
+        self.attached = Some(self.attach()?);
         Ok(())
+    }
+
+    /// Detaches the rig's loop devices, then stops the daemon.
+    fn stop_daemon(&mut self) -> Result<()> {
+        let a = self.attached.take().map_or(Ok(()), Attached::release);
+        let d = self.daemon.take().map_or(Ok(()), |mut d| d.release());
+        a.and(d)
     }
 
     pub fn daemon(&self) -> &DeviceDaemon {
@@ -205,9 +238,7 @@ impl RecoveryRig {
     /// A daemon aborted after a hang cannot serve again: start another on the same
     /// bases (recovery never wrote them).
     pub fn restart_daemon(&mut self) -> Result<()> {
-        if let Some(mut d) = self.daemon.take() {
-            d.release()?;
-        }
+        self.stop_daemon()?;
         self.start_daemon()
     }
 
@@ -243,7 +274,7 @@ impl RecoveryRig {
     /// Makes the daemon serve `plan`: the base moved to `plan.base`, the state's own
     /// writes in the overlay.
     pub fn load(&mut self, recs: &[LogRec], plan: &StatePlan) -> Result<()> {
-        self.daemon().overlay_clear()?;
+        self.clear()?;
         self.advance(recs, plan.base)?;
         self.reload_overlay(recs, plan)
     }
@@ -308,9 +339,31 @@ impl RecoveryRig {
 
     /// Drops the state's writes and recovery's: the next load starts clean.
     pub fn clear(&self) -> Result<()> {
-        self.daemon().overlay_clear()
+        // Before: anything recovery left dirty in a block cache lands in the overlay
+        // being thrown away, not in the next state's. After: nothing cached of this
+        // state is read as the next one.
+        self.drop_caches()?;
+        self.daemon().overlay_clear()?;
+        self.drop_caches()
     }
 
+    fn drop_caches(&self) -> Result<()> {
+        self.attached.as_ref().map_or(Ok(()), Attached::drop_caches)
+    }
+
+    /// The rig's own loop devices over the daemon's disks, their block caches dropped
+    /// so they read what the daemon serves now (the overlay may have changed since
+    /// they were last read: `overlay_lose`, a reload).
+    pub fn attached(&self) -> Result<&Attached> {
+        let att = self.attached.as_ref().context(
+            "the recovery rig has no loop devices (its daemon failed to restart); start a new rig",
+        )?;
+        att.drop_caches()?;
+        Ok(att)
+    }
+
+    /// A new attachment of its own (the rig keeps one: [`Self::attached`]); the
+    /// caller releases it.
     pub fn attach(&self) -> Result<Attached> {
         let d = self.daemon();
         let fs = d.attach_disk(&self.fs.disk, self.fs.offset, Some(self.fs.size))?;
@@ -318,7 +371,14 @@ impl RecoveryRig {
             Some(j) => Some(d.attach_disk(&j.disk, j.offset, Some(j.size))?),
             None => None,
         };
-        Ok(Attached { fs, journal })
+        let mut held = Vec::new();
+        for dev in std::iter::once(&fs).chain(journal.as_ref()) {
+            held.push(
+                File::open(dev.path())
+                    .with_context(|| format!("cannot open {}", dev.path().display()))?,
+            );
+        }
+        Ok(Attached { fs, journal, held })
     }
 
     /// The configuration's mount options with this attachment's journal device.
@@ -347,14 +407,49 @@ impl RecoveryRig {
         cmd::run_timed(program, args, self.timeout, &mut || daemon.abort())
     }
 
+    /// Mounts the state with mount(2) itself: mount(8) (libmount) spent as long again
+    /// as the kernel's mount around it, per state. Timed and aborted like a step.
     pub fn mount(&self, att: &Attached) -> Result<Ran> {
-        let opts = self.mount_options(att);
-        let dev = att.fs_path().display().to_string();
-        let mnt = self.mount_point.display().to_string();
-        self.step(
-            "mount",
-            &["-t", self.fs_type.as_str(), "-o", &opts, &dev, &mnt],
-        )
+        let (flags, data) = split_mount_options(&self.mount_options(att));
+        let dev = att.fs_path().to_path_buf();
+        let mnt = self.mount_point.clone();
+        let fstype = self.fs_type.as_str().to_string();
+        let daemon = self.daemon();
+        let (out, seconds) = cmd::call_timed(self.timeout, &mut || daemon.abort(), move || {
+            nix::mount::mount(
+                Some(dev.as_path()),
+                mnt.as_path(),
+                Some(fstype.as_str()),
+                flags,
+                Some(data.as_str()),
+            )
+            .map_err(|e| (e, dev, mnt, fstype, data))
+        })?;
+        Ok(match out {
+            None => Ran {
+                code: None,
+                output: String::new(),
+                seconds,
+                timed_out: true,
+            },
+            Some(Ok(())) => Ran {
+                code: Some(0),
+                output: String::new(),
+                seconds,
+                timed_out: false,
+            },
+            // 32: mount(8)'s exit status for a mount that failed.
+            Some(Err((e, dev, mnt, fstype, data))) => Ran {
+                code: Some(32),
+                output: format!(
+                    "mount(2) of {} ({fstype}, {data}) on {} failed: {e} (the kernel's log says why)\n",
+                    dev.display(),
+                    mnt.display(),
+                ),
+                seconds,
+                timed_out: false,
+            },
+        })
     }
 
     pub fn unmount(&self) -> Result<()> {
@@ -376,10 +471,8 @@ impl RecoveryRig {
                 first.get_or_insert(e);
             }
         }
-        if let Some(mut d) = self.daemon.take() {
-            if let Err(e) = d.release() {
-                first.get_or_insert(e);
-            }
+        if let Err(e) = self.stop_daemon() {
+            first.get_or_insert(e);
         }
         for mut i in self.images.drain(..) {
             if let Err(e) = i.release() {
@@ -397,10 +490,36 @@ impl Drop for RecoveryRig {
         if self.is_mounted() {
             let _ = self.unmount();
         }
-        if let Some(mut d) = self.daemon.take() {
-            let _ = d.release();
+        let _ = self.stop_daemon();
+    }
+}
+
+/// Splits mount(8)-style options into mount(2)'s flags and the file system's own
+/// options: the kernel rejects `noatime` and the like in the data string, which
+/// mount(8) turns into flags.
+fn split_mount_options(opts: &str) -> (nix::mount::MsFlags, String) {
+    use nix::mount::MsFlags;
+    let mut flags = MsFlags::empty();
+    let mut data = Vec::new();
+    for o in opts.split(',').filter(|o| !o.is_empty()) {
+        match o {
+            "defaults" | "rw" | "async" | "atime" | "diratime" | "suid" | "dev" | "exec"
+            | "nolazytime" | "auto" | "noauto" | "nouser" => {}
+            "ro" => flags |= MsFlags::MS_RDONLY,
+            "noatime" => flags |= MsFlags::MS_NOATIME,
+            "nodiratime" => flags |= MsFlags::MS_NODIRATIME,
+            "relatime" => flags |= MsFlags::MS_RELATIME,
+            "strictatime" => flags |= MsFlags::MS_STRICTATIME,
+            "lazytime" => flags |= MsFlags::MS_LAZYTIME,
+            "sync" => flags |= MsFlags::MS_SYNCHRONOUS,
+            "dirsync" => flags |= MsFlags::MS_DIRSYNC,
+            "nosuid" => flags |= MsFlags::MS_NOSUID,
+            "nodev" => flags |= MsFlags::MS_NODEV,
+            "noexec" => flags |= MsFlags::MS_NOEXEC,
+            other => data.push(other),
         }
     }
+    (flags, data.join(","))
 }
 
 /// Mount options for recovery: the trial's data mode, commit interval and mount
@@ -412,4 +531,19 @@ fn recovery_options(config: &Config) -> Vec<String> {
     }
     opts.extend(config.mount_options.iter().cloned());
     opts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::mount::MsFlags;
+
+    #[test]
+    fn generic_mount_options_become_flags_and_the_rest_goes_to_the_file_system() {
+        let (flags, data) =
+            split_mount_options("journal_path=/dev/loop3,data=ordered,noatime,barrier=0,ro");
+        assert_eq!(flags, MsFlags::MS_NOATIME | MsFlags::MS_RDONLY);
+        assert_eq!(data, "journal_path=/dev/loop3,data=ordered,barrier=0");
+        assert_eq!(split_mount_options("defaults"), (MsFlags::empty(), String::new()));
+    }
 }

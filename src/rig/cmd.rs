@@ -94,12 +94,14 @@ pub fn run_timed(
     on_timeout: &mut dyn FnMut(),
 ) -> Result<Ran> {
     use std::io::Read;
+    use std::sync::mpsc;
     let started = std::time::Instant::now();
     let mut child = command(program, args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("cannot start `{program}`; is it installed?"))?;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
     let reader = std::thread::spawn(move || {
@@ -112,26 +114,29 @@ pub fn run_timed(
         let _ = out.read_to_end(&mut o);
         o
     });
+    // A thread blocked in wait() wakes the moment the child exits; polling try_wait
+    // with sleeps cost more than the short steps it timed (mount, e2fsck: a few ms).
+    // Until that thread reaps it the child's pid cannot be reused, so killing it by
+    // pid from here is safe.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
     let mut timed_out = false;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break Some(s);
-        }
-        if !timed_out && started.elapsed() > timeout {
+    let status = match rx.recv_timeout(timeout) {
+        Ok(s) => Some(s?),
+        Err(mpsc::RecvTimeoutError::Disconnected) => None,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
             timed_out = true;
-            let _ = child.kill();
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
             on_timeout();
-            // Reaped below once the kernel lets it go; give it a little while.
-            let grace = std::time::Instant::now();
-            while grace.elapsed() < std::time::Duration::from_secs(10) {
-                if child.try_wait()?.is_some() {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
+            // Reaped once the kernel lets it go; a process stuck on a dead device may
+            // never be: give it a little while, then leave its waiter behind.
+            match rx.recv_timeout(std::time::Duration::from_secs(10)) {
+                Ok(s) => Some(s?),
+                Err(_) => None,
             }
-            break child.try_wait()?;
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
     };
     let seconds = started.elapsed().as_secs_f64();
     let mut output = String::new();
@@ -147,4 +152,97 @@ pub fn run_timed(
         seconds,
         timed_out,
     })
+}
+
+/// Calls `f` on a thread of its own for at most `timeout`: its result and the seconds
+/// it took, or `None` if the deadline passed first. `on_timeout` runs once at the
+/// deadline (e.g. to abort a hung device, which makes a system call stuck on it
+/// return); the call is then given a little while more, and left running after that.
+pub fn call_timed<T: Send + 'static>(
+    timeout: std::time::Duration,
+    on_timeout: &mut dyn FnMut(),
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<(Option<T>, f64)> {
+    let started = std::time::Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("timed-call".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .context("cannot start a thread")?;
+    let out = match rx.recv_timeout(timeout) {
+        Ok(t) => Some(t),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            on_timeout();
+            let _ = rx.recv_timeout(std::time::Duration::from_secs(10));
+            None
+        }
+    };
+    Ok((out, started.elapsed().as_secs_f64()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_timed_command_returns_its_exit_code_and_output() {
+        let ran = run_timed(
+            "sh",
+            &["-c", "echo out; echo err >&2; exit 3"],
+            Duration::from_secs(30),
+            &mut || panic!("no timeout expected"),
+        )
+        .unwrap();
+        assert_eq!(ran.code, Some(3));
+        assert!(!ran.timed_out);
+        assert_eq!(ran.output, "out\nerr\n");
+    }
+
+    #[test]
+    fn a_command_past_its_time_is_killed_and_on_timeout_runs_once() {
+        let mut calls = 0;
+        let started = Instant::now();
+        let ran = run_timed("sleep", &["30"], Duration::from_millis(100), &mut || {
+            calls += 1
+        })
+        .unwrap();
+        assert!(ran.timed_out);
+        assert_eq!(calls, 1);
+        assert_eq!(ran.code, None, "killed by a signal");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the kill did not end it"
+        );
+    }
+
+    #[test]
+    fn a_timed_call_returns_its_value_or_none_past_its_time() {
+        let (v, _) = call_timed(Duration::from_secs(30), &mut || panic!("no timeout"), || 7)
+            .unwrap();
+        assert_eq!(v, Some(7));
+        // The call ends only once `on_timeout` has run, as a mount on an aborted
+        // device does; its late result is not taken for a timely one.
+        let aborted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = aborted.clone();
+        let mut calls = 0;
+        let (v, _) = call_timed(
+            Duration::from_millis(50),
+            &mut || {
+                calls += 1;
+                aborted.store(true, std::sync::atomic::Ordering::SeqCst);
+            },
+            move || {
+                while !seen.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                7
+            },
+        )
+        .unwrap();
+        assert_eq!((v, calls), (None, 1));
+    }
 }

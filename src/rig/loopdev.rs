@@ -132,6 +132,13 @@ impl LoopDevice {
         &self.device
     }
 
+    /// Writes back and drops the block device's page cache (`BLKFLSBUF`). What the
+    /// kernel cached of the device (reads by mount, fsck, the file system's metadata)
+    /// is otherwise served again after the file beneath it changed.
+    pub fn drop_cache(&self) -> Result<()> {
+        flush_buffers(&self.device)
+    }
+
     pub fn release(&mut self) -> Result<()> {
         if self.released {
             return Ok(());
@@ -268,6 +275,29 @@ struct LoopInfo64 {
 }
 
 const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+/// `_IO(0x12, 97)` of <linux/fs.h>.
+const BLKFLSBUF: libc::c_ulong = 0x1261;
+
+/// `BLKFLSBUF` on block device `device`: dirty pages written back, clean ones dropped.
+pub fn flush_buffers(device: &Path) -> Result<()> {
+    let dev = File::open(device).with_context(|| format!("cannot open {}", device.display()))?;
+    flush_buffers_of(&dev, device)
+}
+
+/// [`flush_buffers`] through an open descriptor of `device`.
+pub fn flush_buffers_of(dev: &File, device: &Path) -> Result<()> {
+    // SAFETY: BLKFLSBUF takes no argument.
+    let rc = unsafe { libc::ioctl(dev.as_raw_fd(), BLKFLSBUF as _, 0) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error()).with_context(|| {
+            format!(
+                "cannot drop the block cache of {} (BLKFLSBUF); jbench must run as root",
+                device.display()
+            )
+        });
+    }
+    Ok(())
+}
 
 /// The device and inode of the file behind loop device `device`, as the kernel has it.
 pub fn loop_backing_id(device: &Path) -> Result<FileId> {

@@ -93,6 +93,24 @@ pub struct RunControl {
     /// Where the trial keeps what a workload prints (`<results>/outputs/trial-N`);
     /// `None` outside a run (`jbench workload`): engines then keep nothing.
     output_dir: Option<PathBuf>,
+    /// Sees every marker as well (tests: an engine's markers without a device daemon).
+    mark_hook: Option<MarkHook>,
+}
+
+/// What [`RunControl::mark`] also calls, with the label.
+#[derive(Clone)]
+pub struct MarkHook(Arc<dyn Fn(&str) + Send + Sync>);
+
+impl MarkHook {
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for MarkHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MarkHook")
+    }
 }
 
 /// A phase boundary, as engines report it to [`RunControl::phase_begin`] and
@@ -138,6 +156,7 @@ impl RunControl {
             marker: None,
             phases: None,
             output_dir: None,
+            mark_hook: None,
         }
     }
 
@@ -182,9 +201,16 @@ impl RunControl {
         self
     }
 
+    /// Makes [`Self::marks`] true and hands every label to `hook` too: the engines'
+    /// tests see what a write log would hold.
+    pub fn with_mark_hook(mut self, hook: Option<MarkHook>) -> Self {
+        self.mark_hook = hook;
+        self
+    }
+
     /// Whether [`Self::mark`] records anything; engines skip building labels otherwise.
     pub fn marks(&self) -> bool {
-        self.marker.is_some()
+        self.marker.is_some() || self.mark_hook.is_some()
     }
 
     /// Appends a marker to the write log: call right after an fsync returns, so every
@@ -195,6 +221,9 @@ impl RunControl {
         if let Some(f) = &self.marker {
             use std::io::Write;
             let _ = (&**f).write_all(format!("marker {label}").as_bytes());
+        }
+        if let Some(h) = &self.mark_hook {
+            (h.0)(label);
         }
     }
 
@@ -241,6 +270,21 @@ impl RunControl {
     pub fn stop_requested(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
+}
+
+/// The label of a `durable-range` marker: bytes `[offset, offset + len)` of `path` were
+/// made durable by a call the workload saw complete (see docs/write-log.md).
+pub fn durable_range_label(path: &Path, offset: u64, len: u64) -> String {
+    format!("durable-range {} {offset} {len}", path.display())
+}
+
+/// `(path, offset, len)` of a `durable-range` label. The path may hold spaces: the
+/// offset and length are the last two tokens.
+pub fn parse_durable_range(label: &str) -> Option<(&str, u64, u64)> {
+    let rest = label.strip_prefix("durable-range ")?;
+    let (rest, len) = rest.rsplit_once(' ')?;
+    let (path, offset) = rest.rsplit_once(' ')?;
+    Some((path, offset.parse().ok()?, len.parse().ok()?))
 }
 
 /// Raised by an engine that stopped because [`RunControl::request_stop`] was called.

@@ -33,10 +33,14 @@ use super::{reject_unknown, Interrupted, ParamError, PhaseResult, RunControl, Wo
 mod cli;
 pub mod jobfile;
 pub mod json;
+pub mod promises;
+pub mod relay;
 pub use cli::*;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_promises;
 
 /// Spec keys this kind accepts besides the common ones.
 const KEYS: [&str; 2] = ["job", "job_text"];
@@ -46,6 +50,9 @@ const MAX_JOB_BYTES: u64 = 1 << 20;
 
 /// How often a running fio is checked for a stop request.
 const POLL: Duration = Duration::from_millis(50);
+
+/// How long the relay may take to read strace's last lines once fio is gone.
+const RELAY_DRAIN: Duration = Duration::from_secs(30);
 
 /// Keeps the temporary output folders of runs in one process apart.
 static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -164,6 +171,10 @@ impl Workload for Fio {
         let result = std::fs::create_dir_all(&out_dir)
             .with_context(|| format!("cannot make {}", out_dir.display()))
             .and_then(|()| self.run_in(&work, &out_dir, ctl));
+        // The crash lab must not count the removal of promised files as a loss.
+        if ctl.marks() {
+            ctl.mark("phase remove");
+        }
         let cleanup = super::remove_own_tree(&work);
         if temporary {
             let _ = std::fs::remove_dir_all(&out_dir);
@@ -185,21 +196,40 @@ impl Fio {
         let job = out.join("fio-job.fio");
         let json = out.join("fio.json");
         let stderr_path = out.join("fio.stderr");
-        std::fs::write(&job, &self.text)
-            .with_context(|| format!("cannot write {}", job.display()))?;
+        // Promises are only worth their cost (strace on every write) when a write log
+        // keeps the markers.
+        let plan = ctl
+            .marks()
+            .then(|| promises::Plan::new(&self.job))
+            .filter(promises::Plan::promises);
+        let text = match &plan {
+            Some(p) => p.inject(&self.text, &self.job),
+            None => self.text.clone(),
+        };
+        std::fs::write(&job, &text).with_context(|| format!("cannot write {}", job.display()))?;
         let stderr = std::fs::File::create(&stderr_path)
             .with_context(|| format!("cannot write {}", stderr_path.display()))?;
         let first = self.phase_names().into_iter().next().unwrap_or_default();
         if ctl.stop_requested() {
             return Err(Interrupted.into());
         }
-        ctl.phase_begin(&first);
-        let started = Instant::now();
-        let mut child = Command::new("fio")
-            .arg("--output-format=json+")
-            .arg(format!("--directory={}", work.display()))
-            .arg(format!("--output={}", json.display()))
-            .arg(&job)
+        let mut fio_args: Vec<std::ffi::OsString> = vec![
+            "--output-format=json+".into(),
+            format!("--directory={}", work.display()).into(),
+            format!("--output={}", json.display()).into(),
+            job.clone().into(),
+        ];
+        let (mut cmd, relay) = match plan {
+            None => (Command::new("fio"), None),
+            Some(plan) => {
+                let (cmd, relay) = traced(plan, work, ctl)?;
+                (cmd, Some(relay))
+            }
+        };
+        if relay.is_some() {
+            fio_args.insert(0, "fio".into());
+        }
+        cmd.args(&fio_args)
             // Logs the job asks for land next to its output, never in the mount.
             .current_dir(out)
             .stdin(Stdio::null())
@@ -208,21 +238,53 @@ impl Fio {
             // fio runs each job in a process of its own: a group of their own lets a
             // stop kill them all, not just the parent (a surviving job keeps the mount
             // busy and the trial's devices attached).
-            .process_group(0)
-            .spawn()
-            .context("cannot start fio (is it installed? `apt-get install fio`)")?;
+            .process_group(0);
+        ctl.phase_begin(&first);
+        let started = Instant::now();
+        let spawned = cmd.spawn();
+        // The parent's copy of strace's end of the pipe: the relay sees the end of
+        // the output once strace and fio are gone.
+        let relay = relay.map(Relay::started);
+        let child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                ctl.phase_end(&first);
+                if let Some(r) = relay {
+                    r.finish(out);
+                    return Err(e).context(
+                        "cannot start strace, which relays fio's fsyncs to the crash lab \
+                         (is it installed? `apt-get install strace`)",
+                    );
+                }
+                return Err(e).context("cannot start fio (is it installed? `apt-get install fio`)");
+            }
+        };
+        // A panic or an error while fio runs must not leave it (or strace) running
+        // with the mount busy.
+        let mut running = Running {
+            child: Some(child),
+            job: &job,
+        };
         let status = loop {
+            let child = running.child.as_mut().expect("reaped only on drop");
             if let Some(s) = child.try_wait().context("waiting for fio")? {
+                running.child = None;
                 break s;
             }
             if ctl.stop_requested() {
-                kill_fio(&mut child, &job);
+                drop(running);
+                if let Some(r) = relay {
+                    r.finish(out);
+                }
                 ctl.phase_end(&first);
                 return Err(Interrupted.into());
             }
             std::thread::sleep(POLL);
         };
         let elapsed = started.elapsed();
+        if let Some(r) = relay {
+            r.finish(out);
+        }
         ctl.phase_end(&first);
         if !status.success() {
             let err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
@@ -236,6 +298,162 @@ impl Fio {
             .with_context(|| format!("cannot read fio's output {}", json.display()))?;
         json::phases(&text, &self.job.entries)
             .with_context(|| format!("reading fio's output {}", json.display()))
+    }
+}
+
+/// strace's options: follow every fio process, stop only at the traced calls
+/// (seccomp), no attach/exit or signal lines, descriptors with their paths, the
+/// first bytes of each written buffer, output to the relay's pipe on fd 3.
+fn strace_args() -> Vec<String> {
+    vec![
+        "-f".into(),
+        "--seccomp-bpf".into(),
+        "-qq".into(),
+        "-y".into(),
+        "-s".into(),
+        relay::DATA_PREFIX.to_string(),
+        "-e".into(),
+        "signal=none".into(),
+        "-e".into(),
+        format!("trace={}", relay::TRACED_CALLS),
+        "-o".into(),
+        "/dev/fd/3".into(),
+        "--".into(),
+    ]
+}
+
+/// A relay whose pipe is made and whose command is ready to spawn.
+struct Relay {
+    write_end: Option<std::os::fd::OwnedFd>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    done: std::sync::mpsc::Receiver<std::collections::BTreeSet<String>>,
+}
+
+impl Relay {
+    fn started(mut self) -> Self {
+        self.write_end = None;
+        self
+    }
+
+    /// Waits for the relay to read strace's last line (bounded: a stray process
+    /// holding the pipe must not hang the trial), and says which files it stopped
+    /// promising for.
+    fn finish(mut self, out: &Path) {
+        self.write_end = None;
+        match self.done.recv_timeout(RELAY_DRAIN) {
+            Ok(tainted) => {
+                if let Some(t) = self.thread.take() {
+                    let _ = t.join();
+                }
+                if !tainted.is_empty() {
+                    let _ = std::fs::write(
+                        out.join("fio-promises.txt"),
+                        format!(
+                            "writes to these files stopped matching the bytes jbench \
+                             predicted for them, so no later write was promised:\n{}\n",
+                            tainted.into_iter().collect::<Vec<_>>().join("\n")
+                        ),
+                    );
+                }
+            }
+            Err(_) => {
+                let _ = std::fs::write(
+                    out.join("fio-promises.txt"),
+                    "strace's output did not end within 30 s of fio's exit; the promises \
+                     after that were not relayed\n",
+                );
+            }
+        }
+    }
+}
+
+/// The command that runs fio under strace, and the thread that turns strace's lines
+/// into `durable-range` markers as they come.
+fn traced(plan: promises::Plan, work: &Path, ctl: &RunControl) -> anyhow::Result<(Command, Relay)> {
+    use std::io::BufRead;
+    use std::os::fd::AsRawFd;
+    let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .context("cannot make a pipe for strace's output")?;
+    let mut cmd = Command::new("strace");
+    cmd.args(strace_args());
+    let raw = write_end.as_raw_fd();
+    // SAFETY: only async-signal-safe calls (dup2, fcntl) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if raw == 3 {
+                if libc::fcntl(3, libc::F_SETFD, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(raw, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    // strace prints the paths the kernel resolves; markers name them as the trial
+    // does, under `work`.
+    let seen_root = std::fs::canonicalize(work)
+        .with_context(|| format!("cannot resolve {}", work.display()))?
+        .display()
+        .to_string();
+    let named_root = work.to_path_buf();
+    let ctl = ctl.clone();
+    let (tx, done) = std::sync::mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("fio-relay".into())
+        .spawn(move || {
+            let mut relay = relay::Relay::new(&seen_root, move |rel| plan.rule(rel));
+            let mut reader = std::io::BufReader::new(std::fs::File::from(read_end));
+            let mut buf = Vec::new();
+            let mut ranges = Vec::new();
+            loop {
+                buf.clear();
+                match reader.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                ranges.clear();
+                relay.line(&String::from_utf8_lossy(&buf), &mut ranges);
+                for d in &ranges {
+                    let rel = d
+                        .path
+                        .strip_prefix(&seen_root)
+                        .unwrap_or(&d.path)
+                        .trim_start_matches('/');
+                    ctl.mark(&super::durable_range_label(
+                        &named_root.join(rel),
+                        d.offset,
+                        d.len,
+                    ));
+                }
+            }
+            let _ = tx.send(relay.tainted);
+        })
+        .context("cannot start the thread that relays strace's output")?;
+    Ok((
+        cmd,
+        Relay {
+            write_end: Some(write_end),
+            thread: Some(thread),
+            done,
+        },
+    ))
+}
+
+/// fio (or strace running it) until it is reaped; stopped with [`kill_fio`] if dropped
+/// before.
+struct Running<'a> {
+    child: Option<std::process::Child>,
+    job: &'a Path,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            if matches!(c.try_wait(), Ok(None)) {
+                kill_fio(&mut c, self.job);
+            }
+        }
     }
 }
 

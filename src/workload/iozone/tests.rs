@@ -405,3 +405,102 @@ fn report_block_has_iozone_labels() {
         assert!(text.contains(l), "{l}\n{text}");
     }
 }
+
+/// Every `durable-range` label the run marks, with what the file held right then.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, u64, u64, Vec<u8>)>>>;
+
+fn recording_ctl() -> (RunControl, Seen) {
+    let seen: Seen = Default::default();
+    let s = seen.clone();
+    let ctl =
+        RunControl::new().with_mark_hook(Some(crate::workload::MarkHook::new(move |label| {
+            if let Some((path, off, len)) = crate::workload::parse_durable_range(label) {
+                use std::os::unix::fs::FileExt;
+                let mut buf = vec![0u8; len as usize];
+                let f = std::fs::File::open(path).expect("a promised file exists");
+                f.read_exact_at(&mut buf, off)
+                    .expect("a promised range exists");
+                s.lock().unwrap().push((path.to_string(), off, len, buf));
+            }
+        })));
+    (ctl, seen)
+}
+
+#[test]
+fn osync_writes_are_promised_when_they_return_with_stamped_blocks() {
+    // 6 KiB records: the stamps move within the buffer from one record to the next.
+    for (record, threads) in [(6 << 10, 1u32), (8 << 10, 2)] {
+        let dir = scratch();
+        // Without stonewalling every rewriter writes its whole file: a fixed count.
+        let io = Iozone {
+            osync: true,
+            stonewall: false,
+            ..io(record, 48 << 10, threads)
+        };
+        let (ctl, seen) = recording_ctl();
+        io.run_in(dir.path(), &ctl, false).unwrap();
+        let params = io.params();
+        assert!(crate::crash::range_content::promises_of("iozone", &params));
+        let seen = seen.lock().unwrap();
+        // write and rewrite: every record of every file, once each.
+        assert_eq!(
+            seen.len() as u64,
+            2 * u64::from(threads) * 48 * 1024 / record
+        );
+        for name in io.file_names() {
+            let mut ranges: Vec<(u64, u64)> = seen
+                .iter()
+                .filter(|(p, ..)| p.ends_with(&format!("/{name}")))
+                .map(|(_, o, l, _)| (*o, *l))
+                .collect();
+            ranges.sort();
+            ranges.dedup();
+            let want: Vec<(u64, u64)> = (0..io.records()).map(|i| (i * record, record)).collect();
+            assert_eq!(ranges, want, "{name}");
+        }
+        for (path, off, len, held) in seen.iter() {
+            let rel = Path::new(path)
+                .strip_prefix(dir.path())
+                .unwrap()
+                .display()
+                .to_string();
+            let want =
+                crate::crash::range_content::range_content("iozone", &params, &rel, *off, *len)
+                    .unwrap();
+            assert!(
+                &want == held,
+                "{rel} [{off}, +{len}) differs from range_content"
+            );
+        }
+        // Without a write log the buffer is iozone's plain fill, as before.
+        let plain = io.run_in(dir.path(), &RunControl::new(), true).unwrap();
+        assert_eq!(plain.len(), 4);
+        let data = std::fs::read(dir.path().join(&io.file_names()[0])).unwrap();
+        assert!(data.iter().all(|b| *b == PATTERN));
+    }
+    // Without osync nothing is marked.
+    let dir = scratch();
+    let (ctl, seen) = recording_ctl();
+    io(4096, 16 << 10, 1)
+        .run_in(dir.path(), &ctl, false)
+        .unwrap();
+    assert!(seen.lock().unwrap().is_empty());
+}
+
+#[test]
+fn stamps_make_every_block_of_every_file_unique() {
+    let a = stamped_content(0, 0, 8192);
+    let b = stamped_content(1, 0, 8192);
+    assert_ne!(a[..4096], a[4096..], "blocks of one file differ");
+    assert_ne!(a, b, "files differ");
+    assert_eq!(&a[..4], b"jbIZ");
+    assert_eq!(&a[4096 + 8..4096 + 16], &4096u64.to_le_bytes());
+    assert!(a[16..4096].iter().all(|x| *x == PATTERN));
+    // A buffer stamped for a write at an odd offset holds the same bytes.
+    let mut buf = vec![PATTERN; 5000];
+    stamp(&mut buf, 3, 4000);
+    assert_eq!(buf, stamped_content(3, 4000, 5000));
+    assert_eq!(file_id(Path::new("x/iozone.DUMMY.12")), Some(12));
+    assert_eq!(file_id(Path::new("iozone.tmp")), Some(0));
+    assert_eq!(file_id(Path::new("other")), None);
+}

@@ -148,6 +148,11 @@ pub(super) fn timed_loop(
     shared: &Shared,
     ctl: &RunControl,
 ) -> anyhow::Result<Worker> {
+    // With O_SYNC a write is durable when it returns: a promise the crash lab
+    // checks, with bytes it can predict (see `stamp`).
+    let promise = job.osync && job.phase.writes() && ctl.marks();
+    let id = promise.then(|| file_id(path)).flatten();
+    let mut offset = 0u64;
     let started = Instant::now();
     let mut w = Worker::default();
     let mut stopped = false;
@@ -167,7 +172,22 @@ pub(super) fn timed_loop(
             }
         }
         if job.phase.writes() {
+            if let Some(id) = id {
+                // Records that are not whole blocks put the stamps elsewhere each time.
+                if !(buf.len() as u64).is_multiple_of(STAMP_BLOCK) {
+                    buf.fill(PATTERN);
+                }
+                stamp(buf, id, offset);
+            }
             write_record(fd, buf, path)?;
+            if id.is_some() {
+                ctl.mark(&crate::workload::durable_range_label(
+                    path,
+                    offset,
+                    buf.len() as u64,
+                ));
+            }
+            offset += buf.len() as u64;
         } else {
             read_record(fd, buf, path)?;
         }
@@ -184,6 +204,58 @@ pub(super) fn timed_loop(
         }
     }
     Ok(w)
+}
+
+/// The first bytes of every 4 KiB block of a file written while the crash lab
+/// records: `jbIZ`, the file's number (u32 LE) and the block's offset (u64 LE), so
+/// a block misdirected, swapped or left stale is told apart. The rest is `PATTERN`.
+pub const STAMP_LEN: usize = 16;
+
+/// Blocks stamped: the crash lab's unit of misplacement.
+pub const STAMP_BLOCK: u64 = 4096;
+
+fn stamp_of(id: u32, block: u64) -> [u8; STAMP_LEN] {
+    let mut s = [0u8; STAMP_LEN];
+    s[..4].copy_from_slice(b"jbIZ");
+    s[4..8].copy_from_slice(&id.to_le_bytes());
+    s[8..].copy_from_slice(&block.to_le_bytes());
+    s
+}
+
+/// Stamps the blocks of file `id` that a write of `buf` at `offset` covers.
+pub fn stamp(buf: &mut [u8], id: u32, offset: u64) {
+    let end = offset + buf.len() as u64;
+    let mut block = offset.div_ceil(STAMP_BLOCK) * STAMP_BLOCK;
+    while block < end {
+        let at = (block - offset) as usize;
+        let n = STAMP_LEN.min(buf.len() - at);
+        buf[at..at + n].copy_from_slice(&stamp_of(id, block)[..n]);
+        block += STAMP_BLOCK;
+    }
+}
+
+/// What bytes `[offset, offset + len)` of file `id` hold after stamped writes.
+pub fn stamped_content(id: u32, offset: u64, len: u64) -> Vec<u8> {
+    (offset..offset + len)
+        .map(|x| {
+            let block = x - x % STAMP_BLOCK;
+            let i = (x - block) as usize;
+            if i < STAMP_LEN {
+                stamp_of(id, block)[i]
+            } else {
+                PATTERN
+            }
+        })
+        .collect()
+}
+
+/// The number of a file of the run: 0 for `iozone.tmp`, `i` for `iozone.DUMMY.i`.
+pub fn file_id(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_str()?;
+    if name == SINGLE_FILE {
+        return Some(0);
+    }
+    name.strip_prefix("iozone.DUMMY.")?.parse().ok()
 }
 
 /// Stops the worker's clock, with the `-e` flush of write phases inside it.

@@ -282,7 +282,8 @@ fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
         assert!(
             markers.iter().all(|(_, l)| l.starts_with("fsync ")
                 || l.starts_with("timing ")
-                || l.starts_with("phase ")),
+                || l.starts_with("phase ")
+                || l.starts_with("end ")),
             "{markers:?}"
         );
         // Each phase's start is marked, after timing is on and in the engine's order.

@@ -291,7 +291,8 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
     assert!(table.contains("Recovery times of small-deep"), "{table}");
     let csv = jbench(&["--format", "csv"]);
     assert!(csv.starts_with(&before[1]), "the trial rows are unchanged");
-    assert_eq!(csv.matches(",crash:").count(), 6 * 5, "{csv}");
+    // A row per configuration and verdict: six verdicts.
+    assert_eq!(csv.matches(",crash:").count(), 6 * 6, "{csv}");
     let md = jbench(&["--format", "markdown"]);
     assert!(
         md.contains("## Crash states: workload `small-deep`"),

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -16,7 +15,7 @@ use jbench::crash::recover::RecoveryRig;
 use jbench::crash::states::{plan_states, StatePlan};
 use jbench::crash::{CrashOptions, Strategy};
 use jbench::emu::writelog::RecordKind;
-use jbench::results::crash::{load_crash_records, CrashRecord, Verdict};
+use jbench::results::crash::{load_crash_records, Verdict};
 
 fn crash_spec(work: &Path, configs: &str, states: u32, extra: &str) -> String {
     format!(
@@ -55,32 +54,6 @@ strategies = ["prefix", "subset"]
 "#,
         work.display()
     )
-}
-
-/// `jbench crash SPEC --results DIR`, which must exit 0; its crash records.
-fn crash_ok(spec: &Path, results: &Path) -> Vec<CrashRecord> {
-    let out = jbench()
-        .arg("crash")
-        .arg(spec)
-        .arg("--results")
-        .arg(results)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "jbench crash failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    load_crash_records(&results.join("crash.jsonl")).unwrap()
-}
-
-fn by_config(records: &[CrashRecord]) -> BTreeMap<String, Vec<&CrashRecord>> {
-    let mut m: BTreeMap<String, Vec<&CrashRecord>> = BTreeMap::new();
-    for r in records {
-        m.entry(r.config.clone()).or_default().push(r);
-    }
-    m
 }
 
 #[test]

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -16,7 +15,7 @@ use jbench::crash::oracle;
 use jbench::crash::promises::PromiseBook;
 use jbench::crash::recover::RecoveryRig;
 use jbench::crash::states::Marks;
-use jbench::results::crash::{load_crash_records, CrashRecord, Verdict};
+use jbench::results::crash::{CrashRecord, Verdict};
 
 fn spec(work: &Path, top: &str, configs: &str, workload: &str, crash: &str) -> String {
     format!(
@@ -45,28 +44,6 @@ recovery_timing = 0
 "#,
         work.display()
     )
-}
-
-/// `jbench crash SPEC --results DIR`: its exit code, stderr and records.
-fn crash_run(spec: &Path, results: &Path) -> (Option<i32>, String, Vec<CrashRecord>) {
-    let out = jbench()
-        .arg("crash")
-        .arg(spec)
-        .arg("--results")
-        .arg(results)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let records = load_crash_records(&results.join("crash.jsonl")).unwrap();
-    (out.status.code(), stderr, records)
-}
-
-fn by_config(records: &[CrashRecord]) -> BTreeMap<String, Vec<&CrashRecord>> {
-    let mut m: BTreeMap<String, Vec<&CrashRecord>> = BTreeMap::new();
-    for r in records {
-        m.entry(r.config.clone()).or_default().push(r);
-    }
-    m
 }
 
 const FSYNC: &str = r#"[[workload]]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::*;
-use jbench::results::crash::{load_crash_records, CrashRecord, Verdict};
+use jbench::results::crash::{CrashRecord, Verdict};
 
 fn spec(work: &Path) -> String {
     format!(
@@ -82,20 +82,7 @@ fn fio_and_iozone_promises_hold_on_an_honest_disk_and_break_on_a_lying_one() {
     let tmp = scratch("crash-fio-");
     let spec = write_spec(tmp.path(), "crash.toml", &spec(tmp.path()));
     let results = tmp.path().join("results");
-    let out = jbench()
-        .arg("crash")
-        .arg(&spec)
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "jbench crash failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let records = load_crash_records(&results.join("crash.jsonl")).unwrap();
+    let records = crash_ok(&spec, &results);
     let mut groups: BTreeMap<(String, String), Vec<&CrashRecord>> = BTreeMap::new();
     for r in &records {
         groups

@@ -559,6 +559,13 @@ fn lose_xfs_log(
     if !mount.ok() {
         return Ok(lj);
     }
+    count_losses(rig, p, &mut lj)?;
+    Ok(lj)
+}
+
+/// With the file system mounted after its journal was lost: what the promises lost
+/// and what fsck put in lost+found; then the unmount.
+fn count_losses(rig: &RecoveryRig, p: &Promises, lj: &mut LostJournal) -> Result<()> {
     lj.recovered = true;
     let (missing, different) = check_files(&rig.mount_point, p);
     lj.fsynced_missing = missing.len() as u64;
@@ -566,8 +573,7 @@ fn lose_xfs_log(
     lj.lost_found = std::fs::read_dir(rig.mount_point.join("lost+found"))
         .map(|d| d.count() as u64)
         .unwrap_or(0);
-    rig.unmount()?;
-    Ok(lj)
+    rig.unmount()
 }
 
 /// What xfs_repair fixed: its lines that say it cleared, junked, moved, reset,
@@ -609,14 +615,7 @@ fn lose_journal_attached(
         // it, then ask xfs_repair what the file system looks like now.
         lj.mount_error = "XFS mounted with its log device empty: it takes a zeroed log for a clean one, so what only the log held is gone without a message".into();
         lj.evidence.extend(lines("mount", &mount));
-        lj.recovered = true;
-        let (missing, different) = check_files(&rig.mount_point, p);
-        lj.fsynced_missing = missing.len() as u64;
-        lj.fsynced_different = different.len() as u64;
-        lj.lost_found = std::fs::read_dir(rig.mount_point.join("lost+found"))
-            .map(|d| d.count() as u64)
-            .unwrap_or(0);
-        rig.unmount()?;
+        count_losses(rig, p, &mut lj)?;
         let (what, ran) = fsck(rig, att, false)?;
         lj.fsck_repairs = count_xfs_repairs(&ran.output) + u64::from(!ran.ok() && count_xfs_repairs(&ran.output) == 0);
         lj.evidence.extend(lines(&what, &ran));
@@ -692,14 +691,7 @@ fn lose_journal_attached(
     if !mount.ok() {
         return Ok(lj);
     }
-    lj.recovered = true;
-    let (missing, different) = check_files(&rig.mount_point, p);
-    lj.fsynced_missing = missing.len() as u64;
-    lj.fsynced_different = different.len() as u64;
-    lj.lost_found = std::fs::read_dir(rig.mount_point.join("lost+found"))
-        .map(|d| d.count() as u64)
-        .unwrap_or(0);
-    rig.unmount()?;
+    count_losses(rig, p, &mut lj)?;
     Ok(lj)
 }
 

@@ -4,7 +4,10 @@
 
 #![allow(dead_code)]
 
+pub mod crash;
 pub mod require;
+#[allow(unused_imports)]
+pub use crash::*;
 pub use require::*;
 
 use std::path::{Path, PathBuf};

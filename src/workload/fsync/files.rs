@@ -41,18 +41,7 @@ pub(super) fn create_one(
     size: u64,
     write_size: u64,
 ) -> Result<u64, SysError> {
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
-    // SAFETY: `name` is NUL-terminated and outlives the call.
-    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags, 0o644 as libc::c_uint) };
-    if fd < 0 {
-        return Err(SysError::last("open"));
-    }
-    let written = write_file(fd, buffer, size, write_size)
-        .and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
-    // close even after a failure; its own error (e.g. a deferred EIO) counts too.
-    let closed = sys::check(unsafe { libc::close(fd) }, "close");
-    let writes = written?;
-    closed.map(|()| writes)
+    durable_file(dirfd, name, |fd| write_file(fd, buffer, size, write_size))
 }
 
 /// [`create_one`] writing `content` (the whole file) in chunks of `write_size`.
@@ -62,16 +51,29 @@ pub(super) fn create_one_with(
     content: &[u8],
     write_size: u64,
 ) -> Result<u64, SysError> {
+    durable_file(dirfd, name, |fd| {
+        content
+            .chunks(write_size.max(1) as usize)
+            .try_fold(0u64, |calls, chunk| sys::write_all(fd, chunk).map(|c| calls + c))
+    })
+}
+
+/// open (exclusive), `write`, fsync, close; the write calls `write` made.
+#[inline]
+fn durable_file(
+    dirfd: RawFd,
+    name: &NameBuf,
+    write: impl FnOnce(RawFd) -> Result<u64, SysError>,
+) -> Result<u64, SysError> {
     let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
     // SAFETY: `name` is NUL-terminated and outlives the call.
     let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags, 0o644 as libc::c_uint) };
     if fd < 0 {
         return Err(SysError::last("open"));
     }
-    let written = content
-        .chunks(write_size.max(1) as usize)
-        .try_fold(0u64, |calls, chunk| sys::write_all(fd, chunk).map(|c| calls + c))
-        .and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
+    let written =
+        write(fd).and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
+    // close even after a failure; its own error (e.g. a deferred EIO) counts too.
     let closed = sys::check(unsafe { libc::close(fd) }, "close");
     let writes = written?;
     closed.map(|()| writes)

@@ -1,0 +1,38 @@
+//! Running `jbench crash` in the crash tests and reading what it recorded.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use jbench::results::crash::{load_crash_records, CrashRecord};
+
+use super::jbench;
+
+/// `jbench crash SPEC --results DIR`: its exit code, stderr and crash records.
+pub fn crash_run(spec: &Path, results: &Path) -> (Option<i32>, String, Vec<CrashRecord>) {
+    let out = jbench()
+        .arg("crash")
+        .arg(spec)
+        .arg("--results")
+        .arg(results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let records = load_crash_records(&results.join("crash.jsonl")).unwrap();
+    (out.status.code(), stderr, records)
+}
+
+/// [`crash_run`], which must exit 0; its crash records.
+pub fn crash_ok(spec: &Path, results: &Path) -> Vec<CrashRecord> {
+    let (code, stderr, records) = crash_run(spec, results);
+    assert_eq!(code, Some(0), "jbench crash failed:\n{stderr}");
+    records
+}
+
+/// The records per configuration.
+pub fn by_config(records: &[CrashRecord]) -> BTreeMap<String, Vec<&CrashRecord>> {
+    let mut m: BTreeMap<String, Vec<&CrashRecord>> = BTreeMap::new();
+    for r in records {
+        m.entry(r.config.clone()).or_default().push(r);
+    }
+    m
+}

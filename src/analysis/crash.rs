@@ -257,12 +257,10 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
     // A negative control is caught only by the failure it exists to show: a lying
     // disk or `barrier=0` loses what fsync promised. Any other failure (a hang, an
     // unmountable state) is not that proof.
-    let control = negative_control.then(|| {
-        if verdicts.lost_fsynced > 0 {
-            ControlOutcome::FailedAsItShould
-        } else {
-            ControlOutcome::NotCaught
-        }
+    let control = negative_control.then_some(if verdicts.lost_fsynced > 0 {
+        ControlOutcome::FailedAsItShould
+    } else {
+        ControlOutcome::NotCaught
     });
     let first_not_ok = recs
         .iter()

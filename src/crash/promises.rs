@@ -30,11 +30,11 @@ impl PromiseBook {
         let check = (kind == "command")
             .then(|| crate::workload::command::check_of(params))
             .flatten()
-            .map(|(argv, user, env, timeout)| UserCheck {
-                argv,
-                user,
-                env,
-                timeout,
+            .map(|c| UserCheck {
+                argv: c.argv,
+                user: c.user,
+                env: c.env,
+                timeout: c.timeout,
             });
         Self {
             kind: kind.to_string(),

@@ -143,9 +143,18 @@ impl CommandSpec {
     }
 }
 
+/// A command workload's `check`, as the crash lab runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckSpec {
+    pub argv: Vec<String>,
+    pub user: Option<RunAs>,
+    pub env: BTreeMap<String, String>,
+    pub timeout: Duration,
+}
+
 /// The `check` of a command workload back from its recorded `params` (trials.jsonl),
-/// for the crash lab: argv, user, environment, timeout. `None` without a check.
-pub fn check_of(params: &serde_json::Value) -> Option<(Vec<String>, Option<RunAs>, BTreeMap<String, String>, Duration)> {
+/// for the crash lab. `None` without a check.
+pub fn check_of(params: &serde_json::Value) -> Option<CheckSpec> {
     let shell = params.get("shell").and_then(|v| v.as_bool()).unwrap_or(false);
     let argv = match params.get("check")? {
         serde_json::Value::String(s) if shell => vec!["/bin/sh".into(), "-c".into(), s.clone()],
@@ -165,7 +174,12 @@ pub fn check_of(params: &serde_json::Value) -> Option<(Vec<String>, Option<RunAs
         .and_then(|v| v.as_str())
         .and_then(|s| parse_duration_in(s, Duration::from_millis(100), Duration::from_secs(86_400)).ok())
         .unwrap_or(DEFAULT_CHECK_TIMEOUT);
-    Some((argv, user, env, timeout))
+    Some(CheckSpec {
+        argv,
+        user,
+        env,
+        timeout,
+    })
 }
 
 /// Resolves a user name, refusing one the system does not know.

@@ -214,3 +214,63 @@ fn runs_as_nobody() {
     let got = std::fs::read_to_string(out.path().join("trial-1/stdout.txt")).unwrap();
     assert_eq!(got.trim(), s.user.unwrap().uid.to_string());
 }
+
+#[test]
+fn a_check_is_read_refused_and_recorded_so_the_crash_lab_gets_it_back() {
+    let s = spec_from_table(&table(
+        "run = \"true\"\nshell = true\ncheck = \"test -s target\"\ncheck_timeout = \"5s\"",
+    ))
+    .unwrap();
+    assert_eq!(
+        s.check.as_deref(),
+        Some(&["/bin/sh".to_string(), "-c".into(), "test -s target".into()][..])
+    );
+    let back = check_of(&s.params()).unwrap();
+    assert_eq!(back.argv, s.check.clone().unwrap());
+    assert_eq!(back.timeout, Duration::from_secs(5));
+    assert_eq!(refused("run = [\"true\"]\ncheck = \"x\"").key, "check");
+    assert_eq!(refused("run = [\"true\"]\ncheck_timeout = \"5s\"").key, "check_timeout");
+    assert!(check_of(&CommandSpec::new(vec!["true".into()]).params()).is_none());
+}
+
+#[test]
+fn promise_lines_become_markers_only_for_files_inside_the_run_directory() {
+    let dir = Path::new("/mnt/run");
+    let hex = "AB".repeat(32);
+    assert_eq!(
+        durable_marker("durable db/wal\n", dir).unwrap().as_deref(),
+        Some("durable /mnt/run/db/wal")
+    );
+    assert_eq!(
+        durable_marker(&format!("db/x y sha256={hex}\n"), dir).unwrap(),
+        Some(format!("durable /mnt/run/db/x y sha256={}", hex.to_lowercase()))
+    );
+    assert_eq!(durable_marker("\n", dir).unwrap(), None);
+    assert!(durable_marker("durable /etc/passwd", dir).is_err());
+    assert!(durable_marker("durable ../x", dir).is_err());
+    assert!(durable_marker("durable f sha256=12", dir).is_err());
+}
+
+#[test]
+fn a_recording_command_gets_a_promise_channel_and_its_lines_are_marked_in_order() {
+    let (dir, _out, ctl) = out_ctl();
+    let marks = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = marks.clone();
+    let ctl = ctl.with_mark_hook(Some(crate::workload::MarkHook::new(move |l: &str| {
+        seen.lock().unwrap().push(l.to_string())
+    })));
+    let spec = sh("echo a > a && echo 'durable a' >> \"$JBENCH_DURABLE\" && echo b >> \"$JBENCH_DURABLE\"");
+    spec.run(dir.path(), &ctl).unwrap();
+    let got: Vec<String> = marks
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.starts_with("durable "))
+        .cloned()
+        .collect();
+    let d = dir.path().display();
+    assert_eq!(got, [format!("durable {d}/a"), format!("durable {d}/b")]);
+    // Without a write log the channel is /dev/null: the same command runs unchanged.
+    let (dir, _out, plain) = out_ctl();
+    spec.run(dir.path(), &plain).unwrap();
+}

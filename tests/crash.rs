@@ -571,7 +571,12 @@ fn a_state_read_right_after_another_sees_its_own_bytes_not_cached_ones() {
     let (a, b) = (&plans[0], plans.last().unwrap());
     // A prefix state is the log replayed up to its cut: replay both and find a block
     // of the file system that differs between them.
-    let fs_disk = log.header.disks.iter().position(|d| d.name == "fs").unwrap();
+    let fs_disk = log
+        .header
+        .disks
+        .iter()
+        .position(|d| d.name == "fs")
+        .unwrap();
     let replayed = |cut: u64, name: &str| -> Vec<u8> {
         let images: Vec<std::path::PathBuf> = log
             .header
@@ -612,7 +617,10 @@ fn a_state_read_right_after_another_sees_its_own_bytes_not_cached_ones() {
         buf
     };
     rig.load(&log.recs, a).unwrap();
-    assert!(read_block(&rig) == in_a[range.clone()], "state a reads as a");
+    assert!(
+        read_block(&rig) == in_a[range.clone()],
+        "state a reads as a"
+    );
     rig.clear().unwrap();
     rig.load(&log.recs, b).unwrap();
     assert!(

@@ -69,7 +69,13 @@ journal.placement = "internal"
 journal.mode = "writeback"
 filesystem.mount_options = ["journal_async_commit"]
 "#;
-    let body = spec(tmp.path(), "", configs, FSYNC, "states = 300\nstrategies = [\"subset\"]");
+    let body = spec(
+        tmp.path(),
+        "",
+        configs,
+        FSYNC,
+        "states = 300\nstrategies = [\"subset\"]",
+    );
     let path = write_spec(tmp.path(), "crash.toml", &body);
     let (code, stderr, records) = crash_run(&path, &tmp.path().join("results"));
     let broken: Vec<_> = records
@@ -84,7 +90,11 @@ filesystem.mount_options = ["journal_async_commit"]
     );
     // The states that found it keep part of a write.
     assert!(records.iter().any(|r| r.dropped_blocks > r.dropped));
-    assert_eq!(code, Some(5), "an ordinary configuration lost consistency: {stderr}");
+    assert_eq!(
+        code,
+        Some(5),
+        "an ordinary configuration lost consistency: {stderr}"
+    );
     assert_no_leaks(tmp.path());
 }
 
@@ -100,14 +110,26 @@ fn writes_torn_at_the_logical_block_give_no_false_alarm() {
 label = "ordered"
 journal.placement = "internal"
 "#;
-    let body = spec(tmp.path(), "", configs, FSYNC, "states = 60\nstrategies = [\"torn\"]");
+    let body = spec(
+        tmp.path(),
+        "",
+        configs,
+        FSYNC,
+        "states = 60\nstrategies = [\"torn\"]",
+    );
     let path = write_spec(tmp.path(), "crash.toml", &body);
     let (code, stderr, records) = crash_run(&path, &tmp.path().join("results"));
     assert!(!records.is_empty(), "no torn state:\n{stderr}");
     for r in &records {
         let t = r.torn.as_ref().expect("a torn state names its write");
         assert!(t.kept_bytes % 4096 == 0 && t.kept_bytes < t.len, "{t:?}");
-        assert_eq!(r.verdict, Verdict::Ok, "state {}: {:?}", r.state, r.evidence);
+        assert_eq!(
+            r.verdict,
+            Verdict::Ok,
+            "state {}: {:?}",
+            r.state,
+            r.evidence
+        );
     }
     assert_eq!(code, Some(0), "{stderr}");
     assert_no_leaks(tmp.path());
@@ -186,7 +208,12 @@ fn blocks_swapped_between_two_fsynced_files_are_lost_fsynced() {
     rig.unmount().unwrap();
     att.release().unwrap();
     let judged = oracle::judge(&rig, &promises).unwrap();
-    assert_eq!(judged.verdict, Verdict::LostFsynced, "{:?}", judged.evidence);
+    assert_eq!(
+        judged.verdict,
+        Verdict::LostFsynced,
+        "{:?}",
+        judged.evidence
+    );
     assert!(
         judged.evidence.iter().any(|e| e.contains("2 different")),
         "{:?}",
@@ -249,17 +276,27 @@ check_timeout = "20s"
         noauto.iter().map(|r| r.verdict).collect::<Vec<_>>()
     );
     assert!(
-        failed[0].evidence.iter().any(|e| e.contains("test -s target"))
+        failed[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("test -s target"))
             && failed.iter().all(|r| r.fsynced_files == 1),
         "{:?}",
         failed[0].evidence
     );
-    assert!(noauto.iter().all(|r| r.user_check || !matches!(r.verdict, Verdict::Ok)));
+    assert!(noauto
+        .iter()
+        .all(|r| r.user_check || !matches!(r.verdict, Verdict::Ok)));
     let default = &groups["default"];
-    let bad: Vec<_> = default.iter().filter(|r| r.verdict != Verdict::Ok).collect();
+    let bad: Vec<_> = default
+        .iter()
+        .filter(|r| r.verdict != Verdict::Ok)
+        .collect();
     assert!(bad.is_empty(), "default options failed: {:?}", bad.first());
     // The declared file was checked as a promise in the states after its line.
-    assert!(default.iter().any(|r| r.fsynced_files == 1 && r.checks_fsync));
+    assert!(default
+        .iter()
+        .any(|r| r.fsynced_files == 1 && r.checks_fsync));
     assert_eq!(code, Some(5), "{stderr}");
     assert_no_leaks(tmp.path());
 }
@@ -286,16 +323,25 @@ journal.device_model = "ram"
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!records.is_empty());
     for r in &records {
-        let l = r.lost_journal.as_ref().expect("every state is also recovered without its log");
+        let l = r
+            .lost_journal
+            .as_ref()
+            .expect("every state is also recovered without its log");
         assert!(l.recovered, "not brought back: {l:?}");
         if l.mount_failed {
             // The documented procedure: zero the log, repair, mount.
-            assert!(l.evidence.iter().any(|e| e.contains("xfs_repair -L")), "{l:?}");
+            assert!(
+                l.evidence.iter().any(|e| e.contains("xfs_repair -L")),
+                "{l:?}"
+            );
         } else {
             // XFS takes a zeroed log for a clean one and mounts: said so, and the
             // file system is checked after it.
             assert!(l.mount_error.contains("zeroed log"), "{l:?}");
-            assert!(l.evidence.iter().any(|e| e.contains("xfs_repair -n")), "{l:?}");
+            assert!(
+                l.evidence.iter().any(|e| e.contains("xfs_repair -n")),
+                "{l:?}"
+            );
         }
     }
     assert_no_leaks(tmp.path());
@@ -317,10 +363,16 @@ fn exit_status_says_whether_data_was_lost_or_recovery_hung() {
         r
     };
     // A hang in an ordinary configuration is a failure of its own kind.
-    let u = unexpected(&[rec("a", Verdict::Ok, false), rec("a", Verdict::NoVerdict, false)]);
+    let u = unexpected(&[
+        rec("a", Verdict::Ok, false),
+        rec("a", Verdict::NoVerdict, false),
+    ]);
     assert!(u.lost.is_empty() && u.hung.len() == 1, "{u:?}");
     // A negative control passes only by losing what fsync promised.
-    let u = unexpected(&[rec("liar", Verdict::Unmountable, true), rec("liar", Verdict::NoVerdict, true)]);
+    let u = unexpected(&[
+        rec("liar", Verdict::Unmountable, true),
+        rec("liar", Verdict::NoVerdict, true),
+    ]);
     assert_eq!(u.lost.len(), 1, "{u:?}");
     assert!(u.lost[0].contains("negative control"));
     let u = unexpected(&[rec("liar", Verdict::LostFsynced, true)]);

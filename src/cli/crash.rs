@@ -258,9 +258,15 @@ pub fn unexpected(records: &[crate::results::crash::CrashRecord]) -> Unexpected 
         if !lost.is_empty() {
             out.lost.push(describe("failed", &lost));
         }
-        let hung: Vec<_> = states.iter().filter(|r| r.verdict == Verdict::NoVerdict).collect();
+        let hung: Vec<_> = states
+            .iter()
+            .filter(|r| r.verdict == Verdict::NoVerdict)
+            .collect();
         if !hung.is_empty() {
-            out.hung.push(describe("got no verdict (recovery hung or fsck could not run)", &hung));
+            out.hung.push(describe(
+                "got no verdict (recovery hung or fsck could not run)",
+                &hung,
+            ));
         }
     }
     out

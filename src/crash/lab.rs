@@ -10,10 +10,12 @@ use anyhow::{Context, Result};
 
 use super::options::CrashOptions;
 use super::oracle;
-use super::promises::PromiseBook;
 use super::pool;
+use super::promises::PromiseBook;
 use super::recover::RecoveryRig;
-use super::states::{plan_with_coverage, Coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK};
+use super::states::{
+    plan_with_coverage, Coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK,
+};
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
 use crate::experiment::config::{Config, FsType};
 use crate::results::crash::{CrashRecord, FsyncMark, TornWrite, Verdict, CRASH_SCHEMA_VERSION};
@@ -204,11 +206,7 @@ pub fn test_trial(
     // The lost-journal procedure's `tune2fs -O ^has_journal` looks the external
     // journal up by UUID among all block devices and rewrites the one it finds: with
     // rigs side by side, another rig's journal, in the middle of its own state.
-    let rigs_n = if lose {
-        1
-    } else {
-        pool::rig_count(todo.len())
-    };
+    let rigs_n = if lose { 1 } else { pool::rig_count(todo.len()) };
     while rigs.len() < rigs_n {
         rigs.push(RecoveryRig::new(
             work_dir,

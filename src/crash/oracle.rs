@@ -163,7 +163,13 @@ fn kernel_says(log: &KernelLog, att: &Attached) -> Vec<String> {
     let mut hits: Vec<String> = log
         .since()
         .into_iter()
-        .filter(|l| names.iter().any(|n| l.contains(&format!("{n}:")) || l.contains(&format!("({n})")) || l.contains(&format!("{n} "))))
+        .filter(|l| {
+            names.iter().any(|n| {
+                l.contains(&format!("{n}:"))
+                    || l.contains(&format!("({n})"))
+                    || l.contains(&format!("{n} "))
+            })
+        })
         .collect();
     let n = hits.len();
     hits.drain(..n.saturating_sub(3));
@@ -219,7 +225,9 @@ pub fn check_files(mount: &Path, p: &Promises) -> (Vec<String>, Vec<String>) {
         let rel = promise.path.as_str();
         let path = mount.join(rel);
         let outcome = match &promise.expect {
-            Expect::Range { offset, len, bytes } => check_range(&path, *offset, *len, bytes.as_deref()),
+            Expect::Range { offset, len, bytes } => {
+                check_range(&path, *offset, *len, bytes.as_deref())
+            }
             Expect::Exists => std::fs::symlink_metadata(&path).map(|_| None),
             Expect::Bytes(want) => std::fs::read(&path).map(|data| {
                 (data[..] != want[..]).then(|| {
@@ -228,7 +236,10 @@ pub fn check_files(mount: &Path, p: &Promises) -> (Vec<String>, Vec<String>) {
                         data.len(),
                         want.len(),
                         if data.len() == want.len() {
-                            format!(", content differs from byte {}", first_difference(&data, want))
+                            format!(
+                                ", content differs from byte {}",
+                                first_difference(&data, want)
+                            )
                         } else {
                             String::new()
                         }
@@ -238,7 +249,8 @@ pub fn check_files(mount: &Path, p: &Promises) -> (Vec<String>, Vec<String>) {
             Expect::Sha256(hex) => std::fs::read(&path).map(|data| {
                 use sha2::Digest;
                 let got = format!("{:x}", sha2::Sha256::digest(&data));
-                (got != *hex).then(|| format!("sha256 {got}, {hex} promised ({} bytes)", data.len()))
+                (got != *hex)
+                    .then(|| format!("sha256 {got}, {hex} promised ({} bytes)", data.len()))
             }),
         };
         match outcome {
@@ -256,11 +268,19 @@ pub fn check_files(mount: &Path, p: &Promises) -> (Vec<String>, Vec<String>) {
 }
 
 fn first_difference(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()))
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()))
 }
 
 /// A durable range: the file reaches past it, and holds `want` there when known.
-fn check_range(path: &Path, offset: u64, len: u64, want: Option<&[u8]>) -> std::io::Result<Option<String>> {
+fn check_range(
+    path: &Path,
+    offset: u64,
+    len: u64,
+    want: Option<&[u8]>,
+) -> std::io::Result<Option<String>> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(path)?;
     let size = f.metadata()?.len();
@@ -277,7 +297,10 @@ fn check_range(path: &Path, offset: u64, len: u64, want: Option<&[u8]>) -> std::
     f.read_exact_at(&mut got, offset)?;
     Ok((got[..] != want[..]).then(|| {
         let at = offset + first_difference(&got, want) as u64;
-        format!("bytes {offset}..{} differ from what was made durable, from byte {at}", offset + len)
+        format!(
+            "bytes {offset}..{} differ from what was made durable, from byte {at}",
+            offset + len
+        )
     }))
 }
 
@@ -287,7 +310,11 @@ fn check_range(path: &Path, offset: u64, len: u64, want: Option<&[u8]>) -> std::
 /// declared durable at the state's cut, for a workload's `check`.
 pub const PROMISED_ENV: &str = "JBENCH_PROMISED";
 
-fn run_user_check(rig: &RecoveryRig, check: &UserCheck, promises: &Promises) -> Result<Option<Vec<String>>> {
+fn run_user_check(
+    rig: &RecoveryRig,
+    check: &UserCheck,
+    promises: &Promises,
+) -> Result<Option<Vec<String>>> {
     let out = rig.session().join("check");
     std::fs::create_dir_all(&out)?;
     // The check learns which paths were declared durable at this cut (one per line,
@@ -296,7 +323,10 @@ fn run_user_check(rig: &RecoveryRig, check: &UserCheck, promises: &Promises) -> 
     let promised = out.join("promised.txt");
     let mut list: Vec<&str> = promises.items.iter().map(|p| p.path.as_str()).collect();
     list.dedup();
-    std::fs::write(&promised, list.iter().map(|p| format!("{p}\n")).collect::<String>())?;
+    std::fs::write(
+        &promised,
+        list.iter().map(|p| format!("{p}\n")).collect::<String>(),
+    )?;
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
@@ -317,7 +347,8 @@ fn run_user_check(rig: &RecoveryRig, check: &UserCheck, promises: &Promises) -> 
         &|| {},
     );
     let tail = |name: &str| -> Vec<String> {
-        let text = String::from_utf8_lossy(&std::fs::read(out.join(name)).unwrap_or_default()).to_string();
+        let text =
+            String::from_utf8_lossy(&std::fs::read(out.join(name)).unwrap_or_default()).to_string();
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         lines[lines.len().saturating_sub(EVIDENCE_LINES)..]
             .iter()
@@ -550,12 +581,14 @@ fn lose_xfs_log(
 ) -> Result<LostJournal> {
     let repair = rig.step("xfs_repair", &["-L", "-l", jdev, dev])?;
     lj.fsck_repairs = count_xfs_repairs(&repair.output);
-    lj.evidence.extend(lines(&format!("xfs_repair -L -l {jdev}"), &repair));
+    lj.evidence
+        .extend(lines(&format!("xfs_repair -L -l {jdev}"), &repair));
     if repair.timed_out || repair.code.is_none_or(|c| c != 0) {
         return Ok(lj);
     }
     let mount = rig.mount(att)?;
-    lj.evidence.extend(lines("mount with the zeroed log", &mount));
+    lj.evidence
+        .extend(lines("mount with the zeroed log", &mount));
     if !mount.ok() {
         return Ok(lj);
     }
@@ -585,9 +618,18 @@ fn count_xfs_repairs(output: &str) -> u64 {
         .filter(|l| {
             !l.starts_with("phase ")
                 && !l.starts_with("- ")
-                && ["clearing", "junking", "moving", "resetting", "rebuilding", "correcting", "fixing", "disconnected"]
-                    .iter()
-                    .any(|w| l.contains(w))
+                && [
+                    "clearing",
+                    "junking",
+                    "moving",
+                    "resetting",
+                    "rebuilding",
+                    "correcting",
+                    "fixing",
+                    "disconnected",
+                ]
+                .iter()
+                .any(|w| l.contains(w))
         })
         .count() as u64
 }
@@ -617,7 +659,8 @@ fn lose_journal_attached(
         lj.evidence.extend(lines("mount", &mount));
         count_losses(rig, p, &mut lj)?;
         let (what, ran) = fsck(rig, att, false)?;
-        lj.fsck_repairs = count_xfs_repairs(&ran.output) + u64::from(!ran.ok() && count_xfs_repairs(&ran.output) == 0);
+        lj.fsck_repairs = count_xfs_repairs(&ran.output)
+            + u64::from(!ran.ok() && count_xfs_repairs(&ran.output) == 0);
         lj.evidence.extend(lines(&what, &ran));
         return Ok(lj);
     }
@@ -721,7 +764,11 @@ mod tests {
         assert_eq!(missing, ["a/gone: missing"]);
         assert_eq!(different.len(), 2);
         assert!(different[0].starts_with("a/short: 2 bytes, 4 expected"));
-        assert!(different[1].ends_with("content differs from byte 3"), "{}", different[1]);
+        assert!(
+            different[1].ends_with("content differs from byte 3"),
+            "{}",
+            different[1]
+        );
         // Once removal began a missing file is no loss; a damaged one still is.
         let (missing, different) = check_files(
             dir.path(),
@@ -741,7 +788,11 @@ mod tests {
         std::fs::write(dir.path().join("f"), &body).unwrap();
         let range = |offset: u64, len: u64, bytes: Option<&[u8]>| Promise {
             path: "f".into(),
-            expect: Expect::Range { offset, len, bytes: bytes.map(Arc::from) },
+            expect: Expect::Range {
+                offset,
+                len,
+                bytes: bytes.map(Arc::from),
+            },
         };
         use sha2::Digest;
         let hex = format!("{:x}", sha2::Sha256::digest(&body));
@@ -749,8 +800,14 @@ mod tests {
             items: vec![
                 range(4096, 4096, Some(&body[4096..])),
                 range(0, 8192, None),
-                Promise { path: "f".into(), expect: Expect::Sha256(hex) },
-                Promise { path: "f".into(), expect: Expect::Exists },
+                Promise {
+                    path: "f".into(),
+                    expect: Expect::Sha256(hex),
+                },
+                Promise {
+                    path: "f".into(),
+                    expect: Expect::Exists,
+                },
             ],
             ..Promises::default()
         };
@@ -761,7 +818,10 @@ mod tests {
             items: vec![
                 range(4096, 4096, Some(&swapped[4096..])),
                 range(0, 12288, None),
-                Promise { path: "f".into(), expect: Expect::Sha256("00".repeat(32)) },
+                Promise {
+                    path: "f".into(),
+                    expect: Expect::Sha256("00".repeat(32)),
+                },
             ],
             ..Promises::default()
         };
@@ -784,13 +844,20 @@ mod tests {
         };
         if let Err(e) = say("before") {
             // Writing the kernel log needs root; CI runs as root and must not skip.
-            assert!(std::env::var_os("CI").is_none(), "cannot write /dev/kmsg under CI: {e}");
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "cannot write /dev/kmsg under CI: {e}"
+            );
             eprintln!("SKIPPED the_kernel_log_reads_only_what_came_after_it_was_opened: {e}");
             return;
         }
         let log = KernelLog::open();
         say("after").unwrap();
-        let seen: Vec<String> = log.since().into_iter().filter(|l| l.contains(&tag)).collect();
+        let seen: Vec<String> = log
+            .since()
+            .into_iter()
+            .filter(|l| l.contains(&tag))
+            .collect();
         assert_eq!(seen, [format!("{tag} after")]);
     }
 

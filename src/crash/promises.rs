@@ -52,9 +52,7 @@ impl PromiseBook {
     /// makes none are checked for consistency only). A command may or may not write
     /// `durable` lines; its log says whether it did.
     pub fn checks_promises(&self, marks: &Marks) -> bool {
-        self.fsync.is_some()
-            || !marks.promises.is_empty()
-            || promises_of(&self.kind, &self.params)
+        self.fsync.is_some() || !marks.promises.is_empty() || promises_of(&self.kind, &self.params)
     }
 
     pub fn has_check(&self) -> bool {
@@ -108,8 +106,7 @@ impl PromiseBook {
             PromiseMark::Range { offset, len, .. } => Expect::Range {
                 offset: *offset,
                 len: *len,
-                bytes: range_content(&self.kind, &self.params, &path, *offset, *len)
-                    .map(Arc::from),
+                bytes: range_content(&self.kind, &self.params, &path, *offset, *len).map(Arc::from),
             },
         };
         Promise { path, expect }
@@ -127,8 +124,8 @@ pub fn relative(path: &str, mount: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emu::writelog::{RecordKind, RecordMeta, NO_DISK};
     use crate::crash::states::LogRec;
+    use crate::emu::writelog::{RecordKind, RecordMeta, NO_DISK};
 
     fn marks(labels: &[&str]) -> Marks {
         let recs: Vec<LogRec> = std::iter::once("timing on")
@@ -155,7 +152,10 @@ mod tests {
     #[test]
     fn marker_paths_are_made_relative_to_the_trial_mount() {
         assert_eq!(
-            relative("/w/jbench-1-0/mnt/jbench-fsync.7/t0/d0/f1", "/w/jbench-1-0/mnt"),
+            relative(
+                "/w/jbench-1-0/mnt/jbench-fsync.7/t0/d0/f1",
+                "/w/jbench-1-0/mnt"
+            ),
             "jbench-fsync.7/t0/d0/f1"
         );
         assert_eq!(relative("/elsewhere/f", "/w/mnt"), "elsewhere/f");
@@ -164,7 +164,10 @@ mod tests {
     #[test]
     fn fsync_files_expect_their_own_stamped_content() {
         let params = serde_json::json!({"files": 2, "size": 8192, "dirs": 1, "threads": 1, "fsync_dir": true, "write_size": 4096});
-        let m = marks(&["fsync /mnt/jbench-fsync.1/t0/d0/f0", "fsync /mnt/jbench-fsync.1/t0/d0/f1"]);
+        let m = marks(&[
+            "fsync /mnt/jbench-fsync.1/t0/d0/f0",
+            "fsync /mnt/jbench-fsync.1/t0/d0/f1",
+        ]);
         let book = PromiseBook::new("fsync", &params, "/mnt");
         assert!(book.checks_promises(&m));
         let p = book.at(&m, 10);
@@ -175,7 +178,11 @@ mod tests {
         };
         assert_eq!(a.len(), 8192);
         assert_ne!(a, b, "two files expect the same bytes: a swap would pass");
-        assert_ne!(a[..4096], a[4096..], "two blocks of one file are alike: a move would pass");
+        assert_ne!(
+            a[..4096],
+            a[4096..],
+            "two blocks of one file are alike: a move would pass"
+        );
         // Only the promises before the cut.
         assert_eq!(book.at(&m, 2).items.len(), 1);
     }
@@ -183,12 +190,28 @@ mod tests {
     #[test]
     fn a_later_durable_line_replaces_an_earlier_one_and_a_command_without_lines_promises_nothing() {
         let hex = "ab".repeat(32);
-        let m = marks(&["durable /mnt/db", &format!("durable /mnt/db sha256={hex}"), "durable /mnt/wal"]);
+        let m = marks(&[
+            "durable /mnt/db",
+            &format!("durable /mnt/db sha256={hex}"),
+            "durable /mnt/wal",
+        ]);
         let book = PromiseBook::new("command", &serde_json::json!({"run": ["x"]}), "/mnt");
         let p = book.at(&m, 100);
         assert_eq!(p.items.len(), 2);
-        assert_eq!(p.items[0], Promise { path: "db".into(), expect: Expect::Sha256(hex) });
-        assert_eq!(p.items[1], Promise { path: "wal".into(), expect: Expect::Exists });
+        assert_eq!(
+            p.items[0],
+            Promise {
+                path: "db".into(),
+                expect: Expect::Sha256(hex)
+            }
+        );
+        assert_eq!(
+            p.items[1],
+            Promise {
+                path: "wal".into(),
+                expect: Expect::Exists
+            }
+        );
         assert!(p.check.is_none());
         assert!(!book.checks_promises(&marks(&[])));
     }

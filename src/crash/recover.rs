@@ -307,7 +307,14 @@ impl RecoveryRig {
                     let data = read_payload(&self.log, m)?;
                     for &(start, len) in ranges {
                         let part = &data[start as usize..(start + len) as usize];
-                        w.append(RecordKind::Write, m.disk, m.offset + start, len, part, stamp)?;
+                        w.append(
+                            RecordKind::Write,
+                            m.disk,
+                            m.offset + start,
+                            len,
+                            part,
+                            stamp,
+                        )?;
                     }
                 }
                 kind => {
@@ -550,6 +557,9 @@ mod tests {
             split_mount_options("journal_path=/dev/loop3,data=ordered,noatime,barrier=0,ro");
         assert_eq!(flags, MsFlags::MS_NOATIME | MsFlags::MS_RDONLY);
         assert_eq!(data, "journal_path=/dev/loop3,data=ordered,barrier=0");
-        assert_eq!(split_mount_options("defaults"), (MsFlags::empty(), String::new()));
+        assert_eq!(
+            split_mount_options("defaults"),
+            (MsFlags::empty(), String::new())
+        );
     }
 }

@@ -653,7 +653,14 @@ pub fn plan_with_coverage(
                         }
                     }
                 } else {
-                    ctx.sample(&cuts, strategy, quota as usize, &mut seen, &mut plans, &mut rng);
+                    ctx.sample(
+                        &cuts,
+                        strategy,
+                        quota as usize,
+                        &mut seen,
+                        &mut plans,
+                        &mut rng,
+                    );
                 }
             }
         }
@@ -761,7 +768,9 @@ impl Ctx<'_> {
                     None => false,
                     Some(q) => match &q.ranges {
                         None => true,
-                        Some(rs) => rs.iter().any(|&(st, len)| st <= u.0 && u.0 + u.1 <= st + len),
+                        Some(rs) => rs
+                            .iter()
+                            .any(|&(st, len)| st <= u.0 && u.0 + u.1 <= st + len),
                     },
                 };
                 if !kept {
@@ -796,7 +805,11 @@ impl Ctx<'_> {
         strategy: Strategy,
         torn: Option<(u64, u64, u64)>,
     ) -> StatePlan {
-        let dropped_units: Vec<Unit> = units.iter().copied().filter(|u| !keep.contains(u)).collect();
+        let dropped_units: Vec<Unit> = units
+            .iter()
+            .copied()
+            .filter(|u| !keep.contains(u))
+            .collect();
         let base = dropped_units
             .first()
             .map(|u| u.0 as u64)
@@ -867,11 +880,7 @@ impl Ctx<'_> {
 
     /// Volatile multi-block writes at a cut (a torn state tears one of them).
     fn tearable(&self, units: &[Unit]) -> Vec<usize> {
-        let mut ws: Vec<usize> = units
-            .iter()
-            .filter(|u| u.1 == 1)
-            .map(|u| u.0)
-            .collect();
+        let mut ws: Vec<usize> = units.iter().filter(|u| u.1 == 1).map(|u| u.0).collect();
         ws.dedup();
         ws
     }
@@ -885,7 +894,13 @@ impl Ctx<'_> {
             .collect();
         let r = &self.recs[w];
         let kept_bytes = self.units_of[w][..k].iter().map(|u| u.1).sum();
-        self.state(cut, units, &keep, Strategy::Torn, Some((w as u64, kept_bytes, r.len)))
+        self.state(
+            cut,
+            units,
+            &keep,
+            Strategy::Torn,
+            Some((w as u64, kept_bytes, r.len)),
+        )
     }
 
     /// Draws `quota` states, stratified: cuts grouped by phase, the phases taken in

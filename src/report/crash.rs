@@ -269,7 +269,10 @@ fn workload_notes(name: &str, entries: &[&CrashAnalysis]) -> Vec<String> {
 fn coverage_note(c: &CrashAnalysis) -> Option<String> {
     let mut line = format!("{}/{}: {}", c.workload, c.config, c.coverage_line()?);
     if c.user_checks > 0 {
-        line.push_str(&format!("; the workload's own check ran on {}", c.user_checks));
+        line.push_str(&format!(
+            "; the workload's own check ran on {}",
+            c.user_checks
+        ));
     }
     if c.hung > 0 {
         line.push_str(&format!("; recovery hung in {} (a failure)", c.hung));

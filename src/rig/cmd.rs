@@ -221,8 +221,8 @@ mod tests {
 
     #[test]
     fn a_timed_call_returns_its_value_or_none_past_its_time() {
-        let (v, _) = call_timed(Duration::from_secs(30), &mut || panic!("no timeout"), || 7)
-            .unwrap();
+        let (v, _) =
+            call_timed(Duration::from_secs(30), &mut || panic!("no timeout"), || 7).unwrap();
         assert_eq!(v, Some(7));
         // The call ends only once `on_timeout` has run, as a mount on an aborted
         // device does; its late result is not taken for a timely one.

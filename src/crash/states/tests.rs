@@ -255,19 +255,33 @@ fn torn_states_tear_only_multi_block_writes_and_only_at_the_logical_block() {
     let l = workload();
     // Every write of this log is one block: nothing can be torn.
     let plans = plan_states(&l.recs, &[CACHED, CACHED], &opts(60, &[Strategy::Torn]), 3).unwrap();
-    assert!(plans.is_empty(), "{} torn states of single-block writes", plans.len());
+    assert!(
+        plans.is_empty(),
+        "{} torn states of single-block writes",
+        plans.len()
+    );
     let l = multi_block();
     let plans = plan_states(&l.recs, &[CACHED, CACHED], &opts(60, &[Strategy::Torn]), 3).unwrap();
     assert!(!plans.is_empty());
     for p in &plans {
         let (seq, kept, len) = p.torn.expect("a torn state tears a write");
-        assert!(kept % 4096 == 0 && kept > 0 && kept < len, "torn at {kept} of {len}");
-        let piece = p.overlay.iter().find(|q| q.seq == seq).expect("the torn write is kept in part");
+        assert!(
+            kept % 4096 == 0 && kept > 0 && kept < len,
+            "torn at {kept} of {len}"
+        );
+        let piece = p
+            .overlay
+            .iter()
+            .find(|q| q.seq == seq)
+            .expect("the torn write is kept in part");
         assert_eq!(piece.ranges, Some(vec![(0, kept)]));
         assert!(p.base <= seq);
     }
     // A disk with 16 KiB logical blocks cannot tear a 16 KiB write at all.
-    let big = DiskTraits { block: 16384, ..CACHED };
+    let big = DiskTraits {
+        block: 16384,
+        ..CACHED
+    };
     let plans = plan_states(&l.recs, &[big, big], &opts(60, &[Strategy::Torn]), 3).unwrap();
     for p in &plans {
         let (_, kept, _) = p.torn.unwrap();
@@ -302,26 +316,39 @@ fn multi_block_n(n: u64) -> Log {
 fn a_volatile_cache_can_keep_any_blocks_of_a_multi_block_write() {
     let l = multi_block();
     let disks = [CACHED, CACHED];
-    let (plans, cov) = plan_with_coverage(&l.recs, &disks, &opts(100_000, &[Strategy::Subset]), 1).unwrap();
+    let (plans, cov) =
+        plan_with_coverage(&l.recs, &disks, &opts(100_000, &[Strategy::Subset]), 1).unwrap();
     // Small enough to enumerate: every state is built.
     assert!(cov.exhaustive);
     assert_eq!(cov.subset_planned as f64, cov.subset_space);
     // The state no whole-request model builds: the first and last block of a journal
     // write kept, the middle dropped.
-    let first = l.recs.iter().find(|r| r.is_write() && r.len == 4 * 4096).unwrap();
+    let first = l
+        .recs
+        .iter()
+        .find(|r| r.is_write() && r.len == 4 * 4096)
+        .unwrap();
     let gap = plans.iter().any(|p| {
         p.overlay.iter().any(|q| {
             q.seq == first.seq
-                && q.ranges
-                    .as_ref()
-                    .is_some_and(|r| r.first() == Some(&(0, 4096)) && r.last() == Some(&(3 * 4096, 4096)) && r.len() == 2)
+                && q.ranges.as_ref().is_some_and(|r| {
+                    r.first() == Some(&(0, 4096))
+                        && r.last() == Some(&(3 * 4096, 4096))
+                        && r.len() == 2
+                })
         })
     });
-    assert!(gap, "no state keeps the ends of a 4-block write and drops its middle");
+    assert!(
+        gap,
+        "no state keeps the ends of a 4-block write and drops its middle"
+    );
     for p in &plans {
         for q in &p.overlay {
             for &(s, len) in q.ranges.iter().flatten() {
-                assert!(s % 4096 == 0 && len % 4096 == 0, "a piece splits a block: {s}+{len}");
+                assert!(
+                    s % 4096 == 0 && len % 4096 == 0,
+                    "a piece splits a block: {s}+{len}"
+                );
             }
         }
         assert!(p.dropped_blocks >= 1);
@@ -337,10 +364,20 @@ fn every_write_to_a_disk_without_a_cache_is_a_persistence_point() {
         l.w(0);
     }
     l.f(0);
-    let plans = plan_states(&l.recs, &[CACHED, NO_CACHE], &opts(1000, &[Strategy::Prefix]), 1).unwrap();
+    let plans = plan_states(
+        &l.recs,
+        &[CACHED, NO_CACHE],
+        &opts(1000, &[Strategy::Prefix]),
+        1,
+    )
+    .unwrap();
     let cuts: HashSet<u64> = plans.iter().map(|p| p.cut).collect();
     for a in after {
-        assert!(cuts.contains(&a), "no prefix cut right after the write-through write {}", a - 1);
+        assert!(
+            cuts.contains(&a),
+            "no prefix cut right after the write-through write {}",
+            a - 1
+        );
     }
 }
 
@@ -348,19 +385,37 @@ fn every_write_to_a_disk_without_a_cache_is_a_persistence_point() {
 fn enumeration_when_small_and_stratified_sampling_when_not() {
     let l = multi_block();
     let disks = [CACHED, CACHED];
-    let all = plan_with_coverage(&l.recs, &disks, &opts(1_000_000, &[Strategy::Prefix, Strategy::Subset]), 1)
-        .unwrap();
+    let all = plan_with_coverage(
+        &l.recs,
+        &disks,
+        &opts(1_000_000, &[Strategy::Prefix, Strategy::Subset]),
+        1,
+    )
+    .unwrap();
     assert!(all.1.exhaustive);
-    let few = plan_with_coverage(&l.recs, &disks, &opts(20, &[Strategy::Prefix, Strategy::Subset]), 1).unwrap();
+    let few = plan_with_coverage(
+        &l.recs,
+        &disks,
+        &opts(20, &[Strategy::Prefix, Strategy::Subset]),
+        1,
+    )
+    .unwrap();
     assert!(!few.1.exhaustive);
     assert!(few.0.len() <= 20);
     // Every phase, the final unmount's included, has states.
-    assert!(few.1.strata.contains(&"teardown".to_string()), "{:?}", few.1.strata);
+    assert!(
+        few.1.strata.contains(&"teardown".to_string()),
+        "{:?}",
+        few.1.strata
+    );
     assert_eq!(few.1.strata_covered, few.1.strata);
     // The last prefix cut (after the unmount) is always among the sampled ones.
     assert!(few.0.iter().any(|p| p.cut == l.recs.len() as u64));
     let text = few.1.describe(few.0.len() as u64);
-    assert!(text.starts_with(&format!("checked {} of ", few.0.len())), "{text}");
+    assert!(
+        text.starts_with(&format!("checked {} of ", few.0.len())),
+        "{text}"
+    );
     assert!(text.contains("subsets"), "{text}");
     let text = all.1.describe(all.0.len() as u64);
     assert!(text.contains("all prefix cuts; all subsets"), "{text}");
@@ -368,19 +423,32 @@ fn enumeration_when_small_and_stratified_sampling_when_not() {
 
 #[test]
 fn promise_markers_parse_paths_with_spaces() {
-    assert_eq!(PromiseMark::parse("fsync /m/a b"), Some(PromiseMark::Fsync("/m/a b".into())));
+    assert_eq!(
+        PromiseMark::parse("fsync /m/a b"),
+        Some(PromiseMark::Fsync("/m/a b".into()))
+    );
     assert_eq!(
         PromiseMark::parse("durable /m/x y sha256=".to_string().as_str().trim_end()),
-        Some(PromiseMark::Durable { path: "/m/x y sha256=".trim_end().into(), sha256: None })
+        Some(PromiseMark::Durable {
+            path: "/m/x y sha256=".trim_end().into(),
+            sha256: None
+        })
     );
     let hex = "ab".repeat(32);
     assert_eq!(
         PromiseMark::parse(&format!("durable /m/x y sha256={hex}")),
-        Some(PromiseMark::Durable { path: "/m/x y".into(), sha256: Some(hex.clone()) })
+        Some(PromiseMark::Durable {
+            path: "/m/x y".into(),
+            sha256: Some(hex.clone())
+        })
     );
     assert_eq!(
         PromiseMark::parse("durable-range /m/f 1 4096 8192"),
-        Some(PromiseMark::Range { path: "/m/f 1".into(), offset: 4096, len: 8192 })
+        Some(PromiseMark::Range {
+            path: "/m/f 1".into(),
+            offset: 4096,
+            len: 8192
+        })
     );
     assert_eq!(PromiseMark::parse("durable-range /m/f x 8192"), None);
     assert_eq!(PromiseMark::parse("phase x"), None);

@@ -352,10 +352,16 @@ pub fn durable_marker(line: &str, run_dir: &Path) -> anyhow::Result<Option<Strin
         None => (rest, None),
     };
     let p = Path::new(path);
-    if p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+    if p.components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
         bail!("`{line}`: a promised path may not contain `..`");
     }
-    let abs = if p.is_absolute() { p.to_path_buf() } else { run_dir.join(p) };
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        run_dir.join(p)
+    };
     if !abs.starts_with(run_dir) || abs == run_dir {
         bail!(
             "`{line}`: {} is not a file inside the file system under test ({}); ignored",

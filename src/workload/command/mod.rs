@@ -155,10 +155,16 @@ pub struct CheckSpec {
 /// The `check` of a command workload back from its recorded `params` (trials.jsonl),
 /// for the crash lab. `None` without a check.
 pub fn check_of(params: &serde_json::Value) -> Option<CheckSpec> {
-    let shell = params.get("shell").and_then(|v| v.as_bool()).unwrap_or(false);
+    let shell = params
+        .get("shell")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
     let argv = match params.get("check")? {
         serde_json::Value::String(s) if shell => vec!["/bin/sh".into(), "-c".into(), s.clone()],
-        serde_json::Value::Array(a) => a.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>()?,
+        serde_json::Value::Array(a) => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()?,
         _ => return None,
     };
     let user = params
@@ -172,7 +178,9 @@ pub fn check_of(params: &serde_json::Value) -> Option<CheckSpec> {
     let timeout = params
         .get("check_timeout")
         .and_then(|v| v.as_str())
-        .and_then(|s| parse_duration_in(s, Duration::from_millis(100), Duration::from_secs(86_400)).ok())
+        .and_then(|s| {
+            parse_duration_in(s, Duration::from_millis(100), Duration::from_secs(86_400)).ok()
+        })
         .unwrap_or(DEFAULT_CHECK_TIMEOUT);
     Some(CheckSpec {
         argv,
@@ -478,11 +486,16 @@ impl Workload for CommandSpec {
         if let Some(c) = &self.check {
             // As written: a shell string stays one string.
             let v: serde_json::Value = match (self.shell, c.as_slice()) {
-                (true, [sh, dash_c, line]) if sh == "/bin/sh" && dash_c == "-c" => line.clone().into(),
+                (true, [sh, dash_c, line]) if sh == "/bin/sh" && dash_c == "-c" => {
+                    line.clone().into()
+                }
                 _ => c.clone().into(),
             };
             p.insert("check".into(), v);
-            p.insert("check_timeout".into(), format_duration(self.check_timeout).into());
+            p.insert(
+                "check_timeout".into(),
+                format_duration(self.check_timeout).into(),
+            );
         }
         p.into()
     }

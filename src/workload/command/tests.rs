@@ -229,7 +229,10 @@ fn a_check_is_read_refused_and_recorded_so_the_crash_lab_gets_it_back() {
     assert_eq!(back.argv, s.check.clone().unwrap());
     assert_eq!(back.timeout, Duration::from_secs(5));
     assert_eq!(refused("run = [\"true\"]\ncheck = \"x\"").key, "check");
-    assert_eq!(refused("run = [\"true\"]\ncheck_timeout = \"5s\"").key, "check_timeout");
+    assert_eq!(
+        refused("run = [\"true\"]\ncheck_timeout = \"5s\"").key,
+        "check_timeout"
+    );
     assert!(check_of(&CommandSpec::new(vec!["true".into()]).params()).is_none());
 }
 
@@ -243,7 +246,10 @@ fn promise_lines_become_markers_only_for_files_inside_the_run_directory() {
     );
     assert_eq!(
         durable_marker(&format!("db/x y sha256={hex}\n"), dir).unwrap(),
-        Some(format!("durable /mnt/run/db/x y sha256={}", hex.to_lowercase()))
+        Some(format!(
+            "durable /mnt/run/db/x y sha256={}",
+            hex.to_lowercase()
+        ))
     );
     assert_eq!(durable_marker("\n", dir).unwrap(), None);
     assert!(durable_marker("durable /etc/passwd", dir).is_err());
@@ -259,7 +265,9 @@ fn a_recording_command_gets_a_promise_channel_and_its_lines_are_marked_in_order(
     let ctl = ctl.with_mark_hook(Some(crate::workload::MarkHook::new(move |l: &str| {
         seen.lock().unwrap().push(l.to_string())
     })));
-    let spec = sh("echo a > a && echo 'durable a' >> \"$JBENCH_DURABLE\" && echo b >> \"$JBENCH_DURABLE\"");
+    let spec = sh(
+        "echo a > a && echo 'durable a' >> \"$JBENCH_DURABLE\" && echo b >> \"$JBENCH_DURABLE\"",
+    );
     spec.run(dir.path(), &ctl).unwrap();
     let got: Vec<String> = marks
         .lock()

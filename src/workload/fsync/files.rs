@@ -54,7 +54,9 @@ pub(super) fn create_one_with(
     durable_file(dirfd, name, |fd| {
         content
             .chunks(write_size.max(1) as usize)
-            .try_fold(0u64, |calls, chunk| sys::write_all(fd, chunk).map(|c| calls + c))
+            .try_fold(0u64, |calls, chunk| {
+                sys::write_all(fd, chunk).map(|c| calls + c)
+            })
     })
 }
 
@@ -71,8 +73,8 @@ fn durable_file(
     if fd < 0 {
         return Err(SysError::last("open"));
     }
-    let written =
-        write(fd).and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
+    let written = write(fd)
+        .and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
     // close even after a failure; its own error (e.g. a deferred EIO) counts too.
     let closed = sys::check(unsafe { libc::close(fd) }, "close");
     let writes = written?;

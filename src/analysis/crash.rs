@@ -49,7 +49,7 @@ pub struct CrashAnalysis {
     /// How much of the state space was planned (from the records); `None` for records
     /// written before coverage was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coverage: Option<crate::crash::states::Coverage>,
+    pub coverage: Option<crate::results::crash::Coverage>,
     /// States the workload's own `check` ran on.
     #[serde(default)]
     pub user_checks: usize,

@@ -158,7 +158,7 @@ pub struct CrashRecord {
     /// How much of this configuration x workload's state space the lab planned (the
     /// same in every record of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coverage: Option<crate::crash::states::Coverage>,
+    pub coverage: Option<Coverage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub torn: Option<TornWrite>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,6 +198,70 @@ pub struct CrashRecord {
     /// A recovery step hung past `mount_timeout` (the verdict is `no-verdict`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hung: bool,
+}
+
+/// How big a log's state space is, and how much of it the plan covers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// The strategies asked for, in order (`prefix`, `subset`, `torn`).
+    #[serde(default)]
+    pub strategies: Vec<String>,
+    /// Prefix cuts (persistence points) in the workload's window.
+    pub prefix_space: u64,
+    /// Distinct subset states: the sum over subset cuts of 2^(volatile blocks) - 1,
+    /// saturating (an f64, so a space of 2^200 still reads as one).
+    pub subset_space: f64,
+    /// Torn states: the sum over cuts of (blocks - 1) for every volatile multi-block
+    /// write.
+    pub torn_space: u64,
+    /// States planned per strategy.
+    pub prefix_planned: u64,
+    pub subset_planned: u64,
+    pub torn_planned: u64,
+    /// Every state of every strategy asked for was planned.
+    pub exhaustive: bool,
+    /// Strata (workload phases) with at least one cut, and those the plan covers.
+    pub strata: Vec<String>,
+    pub strata_covered: Vec<String>,
+}
+
+impl Coverage {
+    /// "checked N of M states (all prefix cuts; K of L subsets)".
+    pub fn describe(&self, checked: u64) -> String {
+        let mut parts = Vec::new();
+        let mut total = 0f64;
+        for s in &self.strategies {
+            let (planned, space, noun) = match s.as_str() {
+                "prefix" => (self.prefix_planned, self.prefix_space as f64, "prefix cuts"),
+                "subset" => (self.subset_planned, self.subset_space, "subsets"),
+                "torn" => (self.torn_planned, self.torn_space as f64, "torn writes"),
+                _ => continue,
+            };
+            total += space;
+            parts.push(if planned as f64 >= space {
+                format!("all {noun}")
+            } else {
+                format!("{planned} of {} {noun}", count(space))
+            });
+        }
+        format!(
+            "checked {checked} of {} states ({})",
+            count(total),
+            parts.join("; ")
+        )
+    }
+}
+
+/// A state count as a person reads it: exact while it is an integer f64 holds, then
+/// in powers of ten.
+pub fn count(n: f64) -> String {
+    if n < 1e15 {
+        format!("{}", n as u64)
+    } else if n.is_finite() {
+        format!("~1e{}", n.log10().floor() as i64)
+    } else {
+        "more than 1e300".into()
+    }
 }
 
 /// Reads `crash.jsonl`; a missing file is no records. A torn last line (an

@@ -315,6 +315,12 @@ impl FsyncSpec {
         halt: &Halt,
     ) -> anyhow::Result<()> {
         let mut name = NameBuf::new(b'f');
+        // With a write log every file gets its own stamped content, so the crash lab
+        // can tell its blocks from others': one buffer per thread, restamped per file
+        // (a copy, no allocation), and nothing of it without a write log.
+        let marks = halt.ctl.marks();
+        let plain = if marks { self.file_content() } else { Vec::new() };
+        let mut own = plain.clone();
         for i in 0..self.files {
             if halt.check()? {
                 return Ok(());
@@ -322,16 +328,16 @@ impl FsyncSpec {
             let d = (i % self.dirs) as usize;
             let dirfd = t.subdirs[d].as_raw_fd();
             name.set(i);
-            // With a write log, every file gets its own stamped content (built before
-            // the clock starts), so the crash lab can tell its blocks from others'.
-            let own = halt
-                .ctl
-                .marks()
-                .then(|| self.file_content_of(&t.file_path(d, i)));
+            let path = marks.then(|| t.file_path(d, i));
+            if let Some(p) = &path {
+                own.copy_from_slice(&plain);
+                stamp(&mut own, content_key(p), 0);
+            }
             let op_started = Instant::now();
-            let writes = match &own {
-                Some(content) => create_one_with(dirfd, &name, content, self.write_size),
-                None => create_one(dirfd, &name, buffer, self.size, self.write_size),
+            let writes = if marks {
+                create_one_with(dirfd, &name, &own, self.write_size)
+            } else {
+                create_one(dirfd, &name, buffer, self.size, self.write_size)
             }
             .map_err(|e| e.at(t.file_path(d, i)))?;
             if self.fsync_dir {
@@ -340,9 +346,8 @@ impl FsyncSpec {
                 tally.dir_fsyncs += 1;
             }
             tally.record(op_started);
-            if halt.ctl.marks() {
-                halt.ctl
-                    .mark(&format!("fsync {}", t.file_path(d, i).display()));
+            if let Some(p) = &path {
+                halt.ctl.mark(&format!("fsync {}", p.display()));
             }
             tally.writes += writes;
             tally.fsyncs += 1;

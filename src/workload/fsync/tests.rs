@@ -503,3 +503,26 @@ fn fsync_syscalls_reach_the_kernel() {
     let dirsync = traced_counts(true);
     assert_eq!(dirsync.get("fsync"), Some(&(2 * files)), "{dirsync:?}");
 }
+
+#[test]
+fn with_a_write_log_every_file_holds_its_own_stamped_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = FsyncSpec {
+        size: 10_000,
+        write_size: 3000,
+        ..small(2, 1, 1)
+    };
+    let ctl = RunControl::new().with_mark_hook(Some(crate::workload::MarkHook::new(|_| {})));
+    let mut files = Vec::new();
+    spec.run_with(dir.path(), &ctl, &mut |root| {
+        for f in ["t0/d0/f0", "t0/d0/f1"] {
+            files.push((root.join(f), std::fs::read(root.join(f)).unwrap()));
+        }
+    })
+    .unwrap();
+    for (path, data) in &files {
+        assert_eq!(data, &spec.file_content_of(path), "{}", path.display());
+    }
+    assert_ne!(files[0].1, files[1].1, "two files hold the same bytes");
+    assert_ne!(files[0].1[..4096], files[0].1[4096..8192]);
+}

@@ -286,15 +286,7 @@ fn a_state_with_a_dropped_commit_block_is_judged_and_the_base_stays_untouched() 
         torn: None,
         stratum: String::new(),
     };
-    let config = &spec.configs[0];
-    let mut rig = RecoveryRig::new(
-        &spec.work_dir,
-        config,
-        &log.header,
-        &log_path,
-        Duration::from_secs(60),
-    )
-    .unwrap();
+    let mut rig = rig_for(&spec, &log, &log_path, Duration::from_secs(60));
     rig.load(&log.recs, &plan).unwrap();
     let judged = oracle::judge(&rig, &Promises::default()).unwrap();
     assert!(!judged.evidence.is_empty());
@@ -350,14 +342,7 @@ fn a_recovery_step_that_hangs_gives_no_verdict_and_leaves_nothing_behind() {
     .unwrap();
     // Model timing on a 7200 rpm disk makes the mount take far longer than a 1 ms
     // limit: the step is stopped as a hung one would be.
-    let mut rig = RecoveryRig::new(
-        &spec.work_dir,
-        &spec.configs[0],
-        &log.header,
-        &log_path,
-        Duration::from_millis(1),
-    )
-    .unwrap();
+    let mut rig = rig_for(&spec, &log, &log_path, Duration::from_millis(1));
     rig.load(&log.recs, &plans[0]).unwrap();
     rig.daemon().set_timing(true).unwrap();
     let judged = oracle::judge(&rig, &Promises::default()).unwrap();
@@ -599,14 +584,7 @@ fn a_state_read_right_after_another_sees_its_own_bytes_not_cached_ones() {
         .find(|&k| in_a[k * 4096..(k + 1) * 4096] != in_b[k * 4096..(k + 1) * 4096])
         .expect("the first and last states differ somewhere");
     let range = block * 4096..(block + 1) * 4096;
-    let mut rig = RecoveryRig::new(
-        &spec.work_dir,
-        &spec.configs[0],
-        &log.header,
-        &log_path,
-        Duration::from_secs(60),
-    )
-    .unwrap();
+    let mut rig = rig_for(&spec, &log, &log_path, Duration::from_secs(60));
     // Read through the rig's own loop device, which it keeps open between states: the
     // block lands in the device's page cache.
     let read_block = |rig: &RecoveryRig| -> Vec<u8> {

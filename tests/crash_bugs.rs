@@ -10,10 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use jbench::crash::lab::{self, load_log};
+use jbench::crash::lab::load_log;
 use jbench::crash::oracle;
 use jbench::crash::promises::PromiseBook;
-use jbench::crash::recover::RecoveryRig;
 use jbench::crash::states::Marks;
 use jbench::results::crash::{CrashRecord, Verdict};
 
@@ -177,14 +176,7 @@ fn blocks_swapped_between_two_fsynced_files_are_lost_fsynced() {
         torn: None,
         stratum: String::new(),
     };
-    let mut rig = RecoveryRig::new(
-        &spec.work_dir,
-        &spec.configs[0],
-        &log.header,
-        &log_path,
-        Duration::from_secs(60),
-    )
-    .unwrap();
+    let mut rig = rig_for(&spec, &log, &log_path, Duration::from_secs(60));
     rig.load(&log.recs, &plan).unwrap();
     assert_eq!(
         oracle::judge(&rig, &promises).unwrap().verdict,
@@ -379,5 +371,4 @@ fn exit_status_says_whether_data_was_lost_or_recovery_hung() {
     assert!(u.lost.is_empty() && u.hung.is_empty());
     let u = unexpected(&[rec("a", Verdict::CheckFailed, false)]);
     assert_eq!(u.lost.len(), 1);
-    let _ = lab::timed_states(1, 1);
 }

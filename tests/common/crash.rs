@@ -3,6 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use jbench::crash::lab::LoadedLog;
+use jbench::crash::recover::RecoveryRig;
+use jbench::experiment::spec::Spec;
 use jbench::results::crash::{load_crash_records, CrashRecord};
 
 use super::jbench;
@@ -35,4 +38,21 @@ pub fn by_config(records: &[CrashRecord]) -> BTreeMap<String, Vec<&CrashRecord>>
         m.entry(r.config.clone()).or_default().push(r);
     }
     m
+}
+
+/// A recovery rig for the recorded trial of the experiment's first configuration.
+pub fn rig_for(
+    spec: &Spec,
+    log: &LoadedLog,
+    log_path: &Path,
+    timeout: std::time::Duration,
+) -> RecoveryRig {
+    RecoveryRig::new(
+        &spec.work_dir,
+        &spec.configs[0],
+        &log.header,
+        log_path,
+        timeout,
+    )
+    .unwrap()
 }

@@ -319,7 +319,11 @@ impl FsyncSpec {
         // can tell its blocks from others': one buffer per thread, restamped per file
         // (a copy, no allocation), and nothing of it without a write log.
         let marks = halt.ctl.marks();
-        let plain = if marks { self.file_content() } else { Vec::new() };
+        let plain = if marks {
+            self.file_content()
+        } else {
+            Vec::new()
+        };
         let mut own = plain.clone();
         for i in 0..self.files {
             if halt.check()? {

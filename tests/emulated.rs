@@ -297,6 +297,7 @@ fn trial_survives(name: &str, signal: nix::sys::signal::Signal, watchdog: Durati
             config: 0,
             workload: 0,
             rep: 1,
+            recording: false,
         };
         exec.run_trial(&spec, &trial, &RunControl::new(), &mut |_| {})
     };

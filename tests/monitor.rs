@@ -45,6 +45,7 @@ fn a_trial_records_devices_journal_and_series_for_every_phase() {
             config: 0,
             workload: 0,
             rep: 1,
+            recording: false,
         };
         let mut said = Vec::new();
         let r = exec.run_trial(&spec, &trial, &RunControl::new(), &mut |l| {

@@ -152,6 +152,7 @@ impl Lab {
             schema_version: jbench::results::record::SCHEMA_VERSION,
             trials: trials.to_vec(),
             trials_sha256: hash("trials.jsonl"),
+            crash_sha256: None,
             machine: machine.clone(),
             index_source: format!("--shard {shard}/{SHARDS}"),
             sealed_at: at.into(),

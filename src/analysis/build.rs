@@ -23,7 +23,29 @@ use crate::results::record::TrialRecord;
 pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
     let mut warnings = opts.warnings.clone();
     let confidence = checked_confidence(opts.confidence, &mut warnings);
-    let with_durable = with_durable_phases(records);
+    // The crash lab's recordings ran with every write logged: their times are not the
+    // configuration's, so they never enter the speed statistics. One that failed left
+    // the crash half without states, which the report must say.
+    for r in records.iter().filter(|r| r.crash_recording && !r.is_ok()) {
+        warnings.push(format!(
+            "the crash recording of {} / {} (trial {}) failed, so it has no crash states: {}",
+            r.config.label,
+            r.workload.name,
+            r.trial,
+            r.error
+                .as_deref()
+                .unwrap_or("no error recorded")
+                .lines()
+                .next()
+                .unwrap_or("")
+        ));
+    }
+    let timed: Vec<TrialRecord> = records
+        .iter()
+        .filter(|r| !r.crash_recording)
+        .cloned()
+        .collect();
+    let with_durable = with_durable_phases(&timed);
     let records = with_durable.as_slice();
     let mut sorted: Vec<&TrialRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.trial);
@@ -68,6 +90,7 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         adaptive_looks: opts.adaptive_looks,
         noise_band: opts.noise_band,
         crash: Vec::new(),
+        answer: Vec::new(),
     }
 }
 

@@ -3,9 +3,11 @@
 //! types, `build` the construction, `significance` the comparisons and their typed
 //! outcomes, `warnings` what makes a figure untrustworthy, [`summary`] the ranking on each
 //! workload's main phase that opens a report), the crash lab's figures ([`crash`],
-//! from `crash.jsonl`), and the comparison of several result sets ([`compare`]). Words belong to `report/`: nothing here formats a
+//! from `crash.jsonl`), the [`answer`] that joins speed, safety and recovery per
+//! configuration, and the comparison of several result sets ([`compare`]). Words belong to `report/`: nothing here formats a
 //! verdict.
 
+pub mod answer;
 mod build;
 pub mod compare;
 pub mod crash;

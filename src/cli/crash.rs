@@ -2,7 +2,7 @@
 //! workload, write log on), then the crash lab on every recorded trial, appending to
 //! crash.jsonl; then the report, as `jbench run` prints it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
@@ -10,43 +10,20 @@ use anyhow::{bail, Result};
 use crate::cli::args::CrashArgs;
 use crate::cli::report::report_options;
 use crate::cli::run::{open_store, print_run_report, results_dir};
-use crate::crash::lab::{self, Recorded};
-use crate::experiment::config::Placement;
+use crate::crash::campaign::{self, Campaign};
 use crate::experiment::{plan, spec};
 use crate::report::{self, Format};
-use crate::results::crash::{append_crash_record, load_crash_records};
+use crate::results::crash::load_crash_records;
 use crate::results::{layout, store};
 use crate::run::executor::RigExecutor;
 use crate::run::runner::Run;
 use crate::run::{interrupt, preflight};
 
-/// Why a configuration cannot be crash-tested, if it cannot.
-pub fn not_crash_testable(config: &crate::experiment::config::Config) -> Option<String> {
-    if config.fs_model.is_none() {
-        return Some(format!(
-            "configuration `{}` has no emulated file-system disk (filesystem.device_model): the crash lab cuts states from the device daemon's write log, which only emulated disks have",
-            config.label
-        ));
-    }
-    let external = matches!(
-        config.placement,
-        Placement::SecondDisk | Placement::Ramdisk | Placement::Zram | Placement::Device
-    );
-    if external && config.journal_model.is_none() {
-        return Some(format!(
-            "configuration `{}` puts its journal on a {} without an emulated disk (journal.device_model): its writes would not be in the write log",
-            config.label, config.placement
-        ));
-    }
-    None
-}
-
 pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
     let mut spec = spec::parse(&original, &origin)?;
-    let refusals: Vec<String> = spec.configs.iter().filter_map(not_crash_testable).collect();
-    if !refusals.is_empty() {
-        bail!("{}", refusals.join("\n"));
+    if let Some(refused) = campaign::refusals(&spec) {
+        bail!("{refused}");
     }
     let mut opts = spec.crash.clone();
     if let Some(n) = args.states {
@@ -58,8 +35,11 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     for w in preflight::check(&spec, &[])? {
         eprintln!("jbench: warning: {w}");
     }
-    // One recording per configuration x workload, with every write logged.
+    // One recording per configuration x workload, with every write logged (these are
+    // the speed trials of the plan, one repetition each; an experiment's own `[crash]`
+    // recordings would be a second copy of them).
     spec.emulation.write_log = true;
+    spec.crash.requested = false;
     spec.repetitions = 1;
     spec.adaptive = None;
     let results_dir = results_dir(&args.resume, &args.results, &format!("{}-crash", spec.name))?;
@@ -97,73 +77,22 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
             .execute(&trials, &existing)?
     };
     let records = store::load_records(&dir)?;
-    let crash_path = layout::crash_file(&dir);
-    let mut done: BTreeMap<(String, String), BTreeSet<u64>> = BTreeMap::new();
-    for r in load_crash_records(&crash_path)? {
-        done.entry((r.config, r.workload))
-            .or_default()
-            .insert(r.state);
-    }
     let mut interrupted = outcome.interrupted;
     let mut lab_failed = Vec::new();
     if !interrupted {
-        for rec in records.iter().filter(|r| r.is_ok()) {
-            let Some(config) = spec.configs.iter().find(|c| c.label == rec.config.label) else {
-                continue;
-            };
-            let log = layout::write_log_dir(&dir).join(layout::write_log_file_name(rec.trial));
-            let key = (rec.config.label.clone(), rec.workload.name.clone());
-            let skip = done.get(&key).cloned().unwrap_or_default();
-            let recorded = Recorded {
-                config,
-                record: rec,
-                log: &log,
-            };
-            let mut emit = |r| append_crash_record(&crash_path, &r);
-            let quiet = args.quiet;
-            match lab::test_trial(
-                &spec.work_dir,
-                &recorded,
-                &opts,
-                seed,
-                &skip,
-                &ctl,
-                &mut |m| say(quiet, m),
-                &mut emit,
-            ) {
-                Ok(t) => {
-                    if t.states > 0 {
-                        say(
-                            quiet,
-                            &format!(
-                                "{} / {}: {} states in {:.1} s ({:.1} states/s checked; {:.1} states/s with recovery timing and lost journals), {} failed",
-                                key.0,
-                                key.1,
-                                t.states,
-                                t.wall_seconds,
-                                t.states as f64 / t.seconds.max(1e-9),
-                                t.states as f64 / t.wall_seconds.max(1e-9),
-                                t.failures
-                            ),
-                        );
-                    }
-                    if t.interrupted {
-                        interrupted = true;
-                        break;
-                    }
-                }
-                Err(e) => {
-                    eprintln!("jbench: crash lab on {} / {}: {e:#}", key.0, key.1);
-                    lab_failed.push(key);
-                    if ctl.stop_requested() {
-                        interrupted = true;
-                        break;
-                    }
-                }
-            }
+        let lab = Campaign {
+            spec: &spec,
+            dir: &dir,
+            opts: &opts,
+            seed,
+            ctl: &ctl,
+            quiet: args.quiet,
         }
+        .run(&records.iter().collect::<Vec<_>>())?;
+        interrupted = lab.interrupted;
+        lab_failed = lab.failed;
     }
-    let crash = load_crash_records(&crash_path)?;
+    let crash = load_crash_records(&layout::crash_file(&dir))?;
     let report_opts = report_options(&spec, None, None)?;
     store::write_summary(
         &dir,

@@ -10,8 +10,10 @@ use anyhow::{Context, Result};
 use crate::cli::args::{ExecutorKind, RunArgs};
 use crate::cli::exit::is_broken_pipe;
 use crate::cli::report::report_options;
+use crate::crash::campaign::{Campaign, CampaignOutcome};
 use crate::experiment::{plan, spec};
 use crate::report::{self, Format, ReportOptions};
+use crate::results::crash::{load_crash_records, CrashRecord};
 use crate::results::record::TrialRecord;
 use crate::results::{layout, store};
 use crate::run::executor::{Executor, RigExecutor};
@@ -31,6 +33,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     // The scripted executor provisions nothing: no root, tools or directories needed.
     let real = args.executor == ExecutorKind::Rig;
+    if real && spec.crash.requested {
+        // Refused before anything runs: hours of timed trials, then no crash half.
+        if let Some(refused) = crate::crash::campaign::refusals(&spec) {
+            anyhow::bail!(
+                "{refused}\nThe experiment's [crash] table asks for the crash lab; give those configurations emulated disks or remove [crash]."
+            );
+        }
+    }
     if real {
         preflight::require_root("jbench run")?;
         for w in preflight::check(&spec, &args.destroy)? {
@@ -84,12 +94,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         );
     }
     if !args.quiet {
+        let recordings = trials.iter().filter(|t| t.recording).count();
         eprintln!(
-            "jbench: {} trials ({} configurations x {} workloads x {}); results in {}",
+            "jbench: {} trials ({} configurations x {} workloads x {}{}); results in {}",
             trials.len(),
             spec.configs.len(),
             spec.workloads.len(),
             repetitions(&spec),
+            if recordings > 0 {
+                format!(
+                    ", plus {recordings} crash recordings with the write log on, then the crash lab: up to {} states each",
+                    spec.crash.states
+                )
+            } else {
+                String::new()
+            },
             dir.display()
         );
     }
@@ -108,10 +127,34 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .quiet(args.quiet)
             .execute(&trials, &existing)?
     };
-    if let (Some(s), false) = (&shard, outcome.interrupted) {
-        s.seal(&dir, &spec, &trials)?;
-    }
     let mut records = store::load_records(&dir)?;
+    let lab = if spec.crash.requested && real && !outcome.interrupted {
+        crash_half(&spec, &dir, &records, &ctl, args.quiet)?
+    } else {
+        if spec.crash.requested && !real {
+            eprintln!(
+                "jbench: the scripted executor records no writes: the crash lab does not run"
+            );
+        }
+        crate::crash::campaign::CampaignOutcome::default()
+    };
+    let interrupted = outcome.interrupted || lab.interrupted;
+    if let (Some(s), false) = (&shard, interrupted) {
+        if lab.failed.is_empty() {
+            s.seal(&dir, &spec, &trials)?;
+        } else {
+            eprintln!(
+                "jbench: shard {}/{} not sealed: the crash lab failed on {}; resume it to try again",
+                s.index,
+                s.count,
+                lab.failed
+                    .iter()
+                    .map(|(c, w)| format!("{c} / {w}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
     let mut opts = report_options(&spec, None, None)?;
     if args.resume.is_some() {
         // A merged directory: the trials run here are this machine's, which may not
@@ -120,11 +163,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         crate::scale::merge::record_local_trials(&dir, &records, &here)?;
         crate::scale::merge::apply_dir(&dir, &mut records, &mut opts)?;
     }
-    store::write_summary(&dir, &report::render(&records, &opts, Format::Csv))?;
+    let crash = load_crash_records(&layout::crash_file(&dir))?;
+    store::write_summary(
+        &dir,
+        &report::render_with_crash(&records, &crash, &opts, Format::Csv),
+    )?;
     // The run's status says what happened to the trials; a closed or full standard
     // output must not hide it (the results are on disk either way).
-    let printed = print_run_report(&dir, &spec, &records, &[], &opts);
-    let code = run_status(&args, &dir, &records, &outcome);
+    let printed = print_run_report(&dir, &spec, &records, &crash, &opts);
+    let code = run_status(&args, &dir, &records, &outcome, interrupted)
+        .or_else(|| crash_status(&lab.failed, &crash))
+        .unwrap_or(ExitCode::SUCCESS);
     match printed {
         Ok(()) => Ok(code),
         Err(e) if code == ExitCode::SUCCESS => Err(e),
@@ -176,14 +225,59 @@ pub(crate) fn print_run_report(
     Ok(())
 }
 
-/// 130 interrupted, 3 every trial failed, 2 some failed, 0 all measured; said on stderr.
+/// The crash half of a run: the lab on this directory's crash recordings.
+fn crash_half(
+    spec: &spec::Spec,
+    dir: &Path,
+    records: &[TrialRecord],
+    ctl: &crate::workload::RunControl,
+    quiet: bool,
+) -> Result<CampaignOutcome> {
+    let recordings: Vec<&TrialRecord> = records.iter().filter(|r| r.crash_recording).collect();
+    if recordings.is_empty() {
+        return Ok(CampaignOutcome::default());
+    }
+    Campaign {
+        spec,
+        dir,
+        opts: &spec.crash,
+        seed: spec.crash.effective_seed(spec.seed),
+        ctl,
+        quiet,
+    }
+    .run(&recordings)
+}
+
+/// 2 when the crash lab failed on a recording, else the crash lab's own statuses
+/// (5 lost data, 6 no verdict; `jbench crash` documents them); `None`: all is well.
+fn crash_status(failed: &[(String, String)], crash: &[CrashRecord]) -> Option<ExitCode> {
+    if !failed.is_empty() {
+        eprintln!(
+            "jbench: the crash lab failed on {} recording(s); see the messages above",
+            failed.len()
+        );
+        return Some(ExitCode::from(2));
+    }
+    let found = crate::cli::crash::unexpected(crash);
+    for u in found.lost.iter().chain(&found.hung) {
+        eprintln!("jbench: {u}");
+    }
+    if !found.lost.is_empty() {
+        return Some(ExitCode::from(5));
+    }
+    (!found.hung.is_empty()).then(|| ExitCode::from(6))
+}
+
+/// 130 interrupted, 3 every trial failed, 2 some failed, `None` all measured; said on
+/// stderr.
 fn run_status(
     args: &RunArgs,
     dir: &Path,
     records: &[TrialRecord],
     outcome: &RunOutcome,
-) -> ExitCode {
-    if outcome.interrupted {
+    interrupted: bool,
+) -> Option<ExitCode> {
+    if interrupted {
         let again = match (&args.source.spec, &args.source.preset) {
             (Some(p), _) => p.display().to_string(),
             (None, Some(p)) => format!("--preset {p}"),
@@ -193,15 +287,16 @@ fn run_status(
             "jbench: interrupted; everything was released. Finish with: jbench run {again} --resume {}",
             dir.display()
         );
-        return ExitCode::from(130);
+        return Some(ExitCode::from(130));
     }
-    if !records.is_empty() && records.iter().all(|r| !r.is_ok()) {
+    let timed: Vec<&TrialRecord> = records.iter().filter(|r| !r.crash_recording).collect();
+    if !timed.is_empty() && timed.iter().all(|r| !r.is_ok()) {
         eprintln!(
             "jbench: {}; nothing was measured (errors in {}/trials.jsonl)",
             report::every_trial_failed(records).unwrap_or_default(),
             dir.display()
         );
-        return ExitCode::from(3);
+        return Some(ExitCode::from(3));
     }
     if outcome.failed > 0 {
         eprintln!(
@@ -209,9 +304,9 @@ fn run_status(
             outcome.failed,
             dir.display()
         );
-        return ExitCode::from(2);
+        return Some(ExitCode::from(2));
     }
-    ExitCode::SUCCESS
+    None
 }
 
 /// `--resume DIR`, else `--results DIR`, else `results/<name>-<timestamp>`; checked to
@@ -377,10 +472,19 @@ impl Shard {
         };
         let spec_sha256 = sha256_hex(&read(store::SPEC)?);
         let trials_sha256 = sha256_hex(&read(store::TRIALS)?);
+        let crash_file = layout::crash_file(dir);
+        let crash_sha256 = if crash_file.is_file() {
+            Some(sha256_hex(&read(layout::CRASH)?))
+        } else {
+            None
+        };
         // A resumed attempt that was already sealed over these same bytes keeps its
         // seal (and its time).
         if let Some(old) = seal::read_seal(dir)? {
-            if old.trials_sha256 == trials_sha256 && seal::verify(dir, &old).is_ok() {
+            if old.trials_sha256 == trials_sha256
+                && old.crash_sha256 == crash_sha256
+                && seal::verify(dir, &old).is_ok()
+            {
                 return Ok(());
             }
         }
@@ -398,6 +502,7 @@ impl Shard {
             schema_version: crate::results::record::SCHEMA_VERSION,
             trials: trials.iter().map(|t| t.index).collect(),
             trials_sha256,
+            crash_sha256,
             machine: Fingerprint::collect(&spec.work_dir),
             index_source: self.source.clone(),
             sealed_at: chrono::Local::now().to_rfc3339(),

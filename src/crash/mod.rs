@@ -10,8 +10,10 @@
 //! - `range_content`: the bytes a durable range (fio, iozone) must hold;
 //! - `oracle`: recover one state and judge it;
 //! - `pool`: several recovery rigs checking states at once;
-//! - `lab`: record, build, check and store, for every configuration x workload.
+//! - `lab`: build, check and store the states of one recorded trial;
+//! - `campaign`: the lab over every recording of a results directory, resumable.
 
+pub mod campaign;
 pub mod lab;
 pub mod options;
 pub mod oracle;

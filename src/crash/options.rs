@@ -1,5 +1,6 @@
-//! The `[crash]` table of an experiment: how many crash states `jbench crash` builds
-//! from each recorded trial, with which strategies, and what else it measures.
+//! The `[crash]` table of an experiment: whether `jbench run` runs the crash lab too,
+//! how many crash states it (or `jbench crash`) builds from each recorded trial, with
+//! which strategies, and what else it measures.
 
 use std::time::Duration;
 
@@ -63,6 +64,10 @@ pub const MAX_MOUNT_TIMEOUT: Duration = Duration::from_secs(3600);
 /// The `[crash]` table, every default filled in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CrashOptions {
+    /// The experiment has a `[crash]` table: `jbench run` runs the crash lab on one
+    /// extra recording trial per configuration x workload, besides the timed trials.
+    /// `jbench crash` runs the lab either way.
+    pub requested: bool,
     /// Crash states per configuration x workload.
     pub states: u32,
     /// Strategies the states are spread over, in this order.
@@ -90,6 +95,7 @@ impl CrashOptions {
 impl Default for CrashOptions {
     fn default() -> Self {
         Self {
+            requested: false,
             states: DEFAULT_STATES,
             strategies: vec![Strategy::Prefix, Strategy::Subset],
             seed: None,

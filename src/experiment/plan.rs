@@ -19,6 +19,10 @@ pub struct Trial {
     pub workload: usize,
     /// Repetition, 1-based.
     pub rep: u32,
+    /// The crash lab's recording of this configuration x workload (an experiment with
+    /// `[crash]`): run with the write log on and kept out of the speed statistics,
+    /// since logging every write costs time the timed trials must not pay.
+    pub recording: bool,
 }
 
 /// Orders the trials. Interleaved rounds are shuffled with a ChaCha stream seeded by
@@ -46,7 +50,7 @@ pub fn plan(spec: &Spec) -> Vec<Trial> {
             }
         }
     }
-    trials
+    let mut out: Vec<Trial> = trials
         .into_iter()
         .enumerate()
         .map(|(index, (config, workload, rep))| Trial {
@@ -54,8 +58,27 @@ pub fn plan(spec: &Spec) -> Vec<Trial> {
             config,
             workload,
             rep,
+            recording: false,
         })
-        .collect()
+        .collect();
+    // The recordings come after every timed trial, so the indices of the timed trials
+    // do not depend on whether the experiment asks for the crash lab.
+    if spec.crash.requested {
+        let first = out.len();
+        out.extend(
+            pairs
+                .iter()
+                .enumerate()
+                .map(|(i, &(config, workload))| Trial {
+                    index: first + i,
+                    config,
+                    workload,
+                    rep: 1,
+                    recording: true,
+                }),
+        );
+    }
+    out
 }
 
 /// One line saying what a configuration builds.
@@ -168,6 +191,20 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
         spec.order,
         spec.seed
     );
+    let recordings = trials.iter().filter(|t| t.recording).count();
+    if recordings > 0 {
+        let _ = writeln!(
+            out,
+            "crash lab ([crash]): {recordings} of the trials are crash recordings (write log on, kept out of the speed figures), each then cut into up to {} crash states ({})",
+            spec.crash.states,
+            spec.crash
+                .strategies
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if let Some(a) = spec.adaptive {
         let _ = writeln!(
             out,
@@ -201,10 +238,15 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
     }
     let _ = writeln!(out, "\ntrials:");
     for t in trials {
+        let what = if t.recording {
+            "crash rec".to_string()
+        } else {
+            format!("rep {:>3}", t.rep)
+        };
         let _ = writeln!(
             out,
-            "  {:>5}  rep {:>3}  {:<24} {}",
-            t.index, t.rep, spec.configs[t.config].label, spec.workloads[t.workload].name
+            "  {:>5}  {what:<9}  {:<24} {}",
+            t.index, spec.configs[t.config].label, spec.workloads[t.workload].name
         );
     }
     out

@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 14] = [
+pub const PRESETS: [(&str, &str); 15] = [
     ("quick", include_str!("../../presets/quick.toml")),
     ("quick-host", include_str!("../../presets/quick-host.toml")),
     (
@@ -37,6 +37,7 @@ pub const PRESETS: [(&str, &str); 14] = [
         include_str!("../../presets/crash-modes.toml"),
     ),
     ("fio-db", include_str!("../../presets/fio-db.toml")),
+    ("tradeoff", include_str!("../../presets/tradeoff.toml")),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {

@@ -20,7 +20,7 @@ impl Exporter for Csv {
     }
 }
 
-pub(crate) const CSV_HEADER: [&str; 22] = [
+pub(crate) const CSV_HEADER: [&str; 33] = [
     "workload",
     "config",
     "phase",
@@ -45,7 +45,53 @@ pub(crate) const CSV_HEADER: [&str; 22] = [
     "outcome",
     "rate_ci95_low",
     "rate_ci95_high",
+    // The answer of a run with crash states, on the row of each configuration's main
+    // phase (empty elsewhere): the summary's ratio to the next slower configuration,
+    // then the crash half (docs/report.md).
+    "ratio_vs_next",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "ratio_next_config",
+    "crash_states",
+    "crash_failures",
+    "replay_p50_s",
+    "replay_p95_s",
+    "full_fsck_p50_s",
+    "lost_journal_fsynced_lost_max",
+    "lost_journal_fsck_repairs_max",
 ];
+
+/// The answer columns of configuration `config`'s row of `phase`: filled on the main
+/// phase of a workload with an answer, empty otherwise.
+fn answer_cells(a: &Analysis, workload: &str, config: &str, phase: &str) -> Vec<String> {
+    let found = a
+        .answer
+        .iter()
+        .find(|w| w.workload == workload && w.main_phase.as_deref() == Some(phase))
+        .and_then(|w| w.configs.iter().find(|c| c.config == config));
+    let Some(c) = found else {
+        return vec![String::new(); 11];
+    };
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let v = c.versus.as_ref();
+    let lost = c.lost_journal.as_ref();
+    vec![
+        num(v.and_then(|v| v.ratio)),
+        num(v.and_then(|v| v.ci_low)),
+        num(v.and_then(|v| v.ci_high)),
+        v.map(|v| v.slower.clone()).unwrap_or_default(),
+        c.crash_states.to_string(),
+        c.crash_failures.to_string(),
+        num(c.replay_median_s),
+        num(c.replay_p95_s),
+        num(c.fsck_median_s),
+        c.lost_journal_fsynced_max()
+            .map(|x| x.to_string())
+            .unwrap_or_default(),
+        lost.map(|l| l.fsck_repairs.max.to_string())
+            .unwrap_or_default(),
+    ]
+}
 
 fn render_csv(a: &Analysis) -> String {
     let mut out = csv_line(CSV_HEADER.iter().map(|s| s.to_string()));
@@ -55,15 +101,9 @@ fn render_csv(a: &Analysis) -> String {
             let cmp = w.comparisons.iter().find(|x| x.config == c.label);
             for (i, p) in c.phases.iter().enumerate() {
                 let is_base = w.baseline.as_deref() == Some(c.label.as_str());
-                out.push_str(&csv_line(csv_row(
-                    w,
-                    c,
-                    i,
-                    p,
-                    cmp.map(|x| &x.phases[i]),
-                    is_base,
-                    &words,
-                )));
+                let mut row = csv_row(w, c, i, p, cmp.map(|x| &x.phases[i]), is_base, &words);
+                row.extend(answer_cells(a, &w.name, &c.label, &p.phase));
+                out.push_str(&csv_line(row));
             }
         }
     }

@@ -39,6 +39,9 @@ pub(crate) struct AnalysisView<'a> {
     /// Absent without crash records, so such a report is what it always was.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     crash: Vec<CrashView<'a>>,
+    /// Speed, safety and recovery per configuration; absent without crash records.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    answer: &'a [crate::analysis::answer::WorkloadAnswer],
 }
 
 impl<'a> AnalysisView<'a> {
@@ -51,6 +54,7 @@ impl<'a> AnalysisView<'a> {
             warnings: &a.warnings,
             adaptive_looks: a.adaptive_looks,
             crash: a.crash.iter().map(CrashView::of).collect(),
+            answer: &a.answer,
         }
     }
 }

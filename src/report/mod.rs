@@ -6,6 +6,8 @@
 //! - [`csv`], [`json`]: the machine-readable exports;
 //! - [`html`]: the self-contained page (page assembly apart from the charts);
 //! - `grid`: the tables the text, Markdown and HTML reports share;
+//! - [`answer`]: the answer that opens a report with crash states: speed, safety and
+//!   recovery per configuration;
 //! - [`summary`]: the words of the summary that opens each report;
 //! - [`crash`]: the words and tables of the crash section (`crash.jsonl`);
 //! - `words`: the words of verdicts, the only place a typed outcome becomes text.
@@ -13,6 +15,7 @@
 //! The model and its construction are re-exported here ([`analyse`], [`Analysis`],
 //! [`ReportOptions`], ...) so `report::render` stays the one front door.
 
+pub mod answer;
 pub mod crash;
 pub mod csv;
 mod grid;

@@ -71,7 +71,7 @@ pub(crate) fn summary_block(a: &Analysis, style: Style) -> String {
 
 /// "2.52× as fast as same-disk [2.51, 2.53] (p < 0.001, Holm-adjusted)", or the
 /// same ending in "within the noise" when the difference is not significant.
-fn ratio_words(v: &Ratio, a: &Analysis) -> String {
+pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
     let Some(ratio) = v.ratio else {
         return format!("not comparable with {} (its rate is 0)", v.slower);
     };
@@ -134,7 +134,7 @@ pub(crate) fn fmt_ratio(r: f64) -> String {
 }
 
 /// A rate with three significant digits at least: 56.3, 1234, 0.512.
-fn fmt_rate(x: f64) -> String {
+pub(crate) fn fmt_rate(x: f64) -> String {
     let m = x.abs();
     if m >= 100.0 {
         format!("{x:.0}")

@@ -86,6 +86,10 @@ pub struct TrialRecord {
     pub trial: usize,
     /// Repetition of this (configuration, workload), 1-based.
     pub rep: u32,
+    /// The crash lab's recording (write log on) of an experiment with `[crash]`: kept
+    /// out of the speed statistics; its states are in `crash.jsonl`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub crash_recording: bool,
     pub config: ConfigRecord,
     pub workload: WorkloadRecord,
     /// Devices, images and mount point the trial used.

@@ -203,7 +203,13 @@ pub fn next_round(
         .baseline
         .clone()
         .or_else(|| spec.configs.first().map(|c| c.label.clone()));
-    let needs = needs_more(records, baseline.as_deref(), rule);
+    // A crash recording is not a timed trial: its spread says nothing of the rates'.
+    let timed: Vec<TrialRecord> = records
+        .iter()
+        .filter(|r| !r.crash_recording)
+        .cloned()
+        .collect();
+    let needs = needs_more(&timed, baseline.as_deref(), rule);
     let mut next = records
         .iter()
         .map(|r| r.trial.saturating_add(1))
@@ -225,6 +231,7 @@ pub fn next_round(
             config,
             workload,
             rep: need.trials + 1,
+            recording: false,
         };
         next += 1;
         round.push(ExtraTrial {
@@ -476,6 +483,7 @@ pub(crate) mod tests {
             schema_version: SCHEMA_VERSION,
             trial,
             rep: 1,
+            crash_recording: false,
             config: ConfigRecord {
                 label: label.into(),
                 filesystem: "ext4".into(),

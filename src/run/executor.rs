@@ -257,7 +257,9 @@ impl Executor for RigExecutor {
 
 impl RigExecutor {
     fn emu_setup(&self, spec: &Spec, trial: &Trial) -> Result<rig::EmuSetup> {
-        let write_log = match (&self.write_logs, spec.emulation.write_log) {
+        // A crash recording logs its writes whatever `[emulation]` says.
+        let logged = spec.emulation.write_log || trial.recording;
+        let write_log = match (&self.write_logs, logged) {
             (Some(dir), true) => {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
@@ -265,10 +267,9 @@ impl RigExecutor {
             }
             _ => None,
         };
-        Ok(rig::EmuSetup {
-            options: spec.emulation.clone(),
-            write_log,
-        })
+        let mut options = spec.emulation.clone();
+        options.write_log = logged;
+        Ok(rig::EmuSetup { options, write_log })
     }
 }
 

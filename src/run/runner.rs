@@ -129,7 +129,11 @@ impl<'a> Run<'a> {
         }
         let config = &self.spec.configs[trial.config];
         let workload = &self.spec.workloads[trial.workload];
-        let what = format!("{} / {} / rep {}", config.label, workload.name, trial.rep);
+        let what = if trial.recording {
+            format!("{} / {} / crash recording", config.label, workload.name)
+        } else {
+            format!("{} / {} / rep {}", config.label, workload.name, trial.rep)
+        };
         self.progress.start(self.n, &what);
         let started_at = chrono::Local::now().to_rfc3339();
         let clock = Instant::now();
@@ -186,6 +190,7 @@ fn trial_record(
         schema_version: SCHEMA_VERSION,
         trial: trial.index,
         rep: trial.rep,
+        crash_recording: trial.recording,
         config: config.record(),
         workload: WorkloadRecord {
             kind: workload.engine.kind().to_string(),

@@ -215,6 +215,7 @@ pub fn merge(req: &MergeRequest) -> Result<MergeOutcome> {
             trial_machine.insert(trial, id.clone());
         }
     }
+    let crash = crash_lines(&chosen, heterogeneous)?;
     let first_dir = &chosen[0].dir;
     let spec_text = fs::read_to_string(first_dir.join(layout::SPEC))
         .with_context(|| format!("cannot read {}", first_dir.join(layout::SPEC).display()))?;
@@ -273,6 +274,9 @@ pub fn merge(req: &MergeRequest) -> Result<MergeOutcome> {
         trials.push(b'\n');
     }
     write_synced(&out.join(layout::TRIALS), &trials)?;
+    if !crash.is_empty() {
+        write_synced(&out.join(layout::CRASH), &crash)?;
+    }
     for a in &chosen {
         copy_folder(&layout::monitor_dir(&a.dir), &layout::monitor_dir(out))?;
         copy_folder(&layout::write_log_dir(&a.dir), &layout::write_log_dir(out))?;
@@ -442,6 +446,51 @@ fn machine_differences(chosen: &[&Attempt]) -> String {
         }
     }
     out.join("\n")
+}
+
+/// The shards' crash states (`crash.jsonl`), one after another in shard order. A state
+/// is one (configuration, workload, state number), and a configuration x workload is
+/// recorded in one shard only: one in two shards means the attempts are not of one
+/// plan. With machines that differ each state's configuration is labelled
+/// `<label>@<machine>`, as the trial records are when the report reads them.
+fn crash_lines(chosen: &[&Attempt], heterogeneous: bool) -> Result<Vec<u8>> {
+    use crate::results::crash::{load_crash_records, CrashRecord};
+    let mut out = Vec::new();
+    let mut owner: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut seen: BTreeSet<(String, String, u64)> = BTreeSet::new();
+    for a in chosen {
+        let path = layout::crash_file(&a.dir);
+        if !path.is_file() {
+            continue;
+        }
+        for mut r in load_crash_records(&path)? {
+            let dir = a.dir.display().to_string();
+            let key = (r.config.clone(), r.workload.clone());
+            match owner.get(&key) {
+                Some(other) if *other != dir => bail!(
+                    "the crash states of {} / {} are in two shards ({other} and {dir}); these attempts are not of one plan",
+                    r.config,
+                    r.workload
+                ),
+                _ => {
+                    owner.insert(key, dir);
+                }
+            }
+            if !seen.insert((r.config.clone(), r.workload.clone(), r.state)) {
+                continue; // a resumed lab never writes a state twice; be safe anyway
+            }
+            if heterogeneous {
+                let suffix = format!("@{}", a.seal.machine.id());
+                if !r.config.ends_with(&suffix) {
+                    r.config.push_str(&suffix);
+                }
+            }
+            let r: CrashRecord = r;
+            out.extend(serde_json::to_vec(&r)?);
+            out.push(b'\n');
+        }
+    }
+    Ok(out)
 }
 
 /// The attempt's trial records as the raw lines it sealed (so the merged file holds

@@ -36,6 +36,10 @@ pub struct Seal {
     pub trials: Vec<usize>,
     /// SHA-256 (hex) of `trials.jsonl` as sealed: a later change breaks the seal.
     pub trials_sha256: String,
+    /// SHA-256 (hex) of `crash.jsonl` as sealed, for an experiment with `[crash]`
+    /// (the shard's crash states); absent when the shard has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash_sha256: Option<String>,
     /// The machine the attempt ran on.
     pub machine: crate::scale::fingerprint::Fingerprint,
     /// Where the shard index came from: `--shard I/N`, `SLURM_ARRAY_TASK_ID`, ...
@@ -128,6 +132,22 @@ pub fn verify(dir: &Path, seal: &Seal) -> Result<()> {
             );
         }
     }
+    if let Some(want) = &seal.crash_sha256 {
+        let path = dir.join(crate::results::layout::CRASH);
+        let got = crate::scale::sha256_hex(&fs::read(&path).with_context(|| {
+            format!(
+                "cannot read {} to check it against its seal",
+                path.display()
+            )
+        })?);
+        if &got != want {
+            bail!(
+                "{} changed after the shard was sealed (SHA-256 {got}, the seal in {} says {want})",
+                path.display(),
+                dir.join(SEAL).display()
+            );
+        }
+    }
     Ok(())
 }
 
@@ -150,6 +170,7 @@ mod tests {
             schema_version: 1,
             trials: vec![0],
             trials_sha256: crate::scale::sha256_hex(&fs::read(dir.join(TRIALS)).unwrap()),
+            crash_sha256: None,
             machine: Fingerprint::collect(dir),
             index_source: "--shard 1/3".into(),
             sealed_at: "2026-01-01T00:00:00+00:00".into(),

@@ -142,6 +142,9 @@ impl ShardBy {
     /// The unit a trial belongs to.
     fn unit(self, t: &Trial) -> (usize, u32) {
         match self {
+            // A workload's crash recordings (and so its crash lab) are a round of their
+            // own: the lab's time is not a timed round's.
+            ShardBy::Round if t.recording => (t.workload, u32::MAX),
             ShardBy::Round => (t.workload, t.rep),
             ShardBy::Workload => (t.workload, 0),
         }
@@ -172,8 +175,15 @@ pub fn estimate_seconds(spec: &Spec, trial: &Trial) -> f64 {
     if spec.configs[trial.config].fs_model.is_some() {
         s *= EMULATED_FACTOR;
     }
+    if trial.recording {
+        s += f64::from(spec.crash.states) * LAB_SECONDS_PER_STATE;
+    }
     s
 }
+
+/// Wall seconds the crash lab takes per state, recovery timing and lost journals
+/// included (quick's crash half on a 2-vCPU VM: 400 states in about 130 s).
+const LAB_SECONDS_PER_STATE: f64 = 0.3;
 
 /// Trial indices (positions in `trials`, ascending) of each of `shards` shards.
 ///

@@ -62,6 +62,7 @@ fn record(
         schema_version: SCHEMA_VERSION,
         trial,
         rep,
+        crash_recording: false,
         config: cfg.clone(),
         workload: WorkloadRecord {
             kind: "fdtree".to_string(),

@@ -15,7 +15,8 @@ pub(super) struct Resolved<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
     emulation: toml::Table,
-    crash: toml::Table,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crash: Option<toml::Table>,
     /// The `[models]` entries the configurations use.
     #[serde(skip_serializing_if = "toml::Table::is_empty")]
     models: toml::Table,
@@ -103,7 +104,11 @@ pub(super) fn resolve(spec: &Spec) -> String {
         t.insert("model".into(), s(&m.model));
         models.insert(m.name.clone(), toml::Value::Table(t));
     }
-    let crash = crash_table(&spec.crash, spec.seed);
+    // Only a `[crash]` the experiment has: its presence is what runs the crash lab.
+    let crash = spec
+        .crash
+        .requested
+        .then(|| crash_table(&spec.crash, spec.seed));
     let r = Resolved {
         name: &spec.name,
         repetitions: match spec.adaptive {

@@ -38,7 +38,8 @@ pub(super) fn build_emulation(
     Ok(out)
 }
 
-/// The `[crash]` table, read by `jbench crash` only; its absence means the defaults.
+/// The `[crash]` table: its presence makes `jbench run` run the crash lab too; its
+/// absence means the defaults (for `jbench crash`).
 /// `seed` falls back to the experiment's, so the stored spec names the seed in use.
 pub(super) fn build_crash(
     ctx: &Ctx,
@@ -55,6 +56,7 @@ pub(super) fn build_crash(
     let Some(raw) = raw else {
         return Ok(out);
     };
+    out.requested = true;
     let c = raw.get_ref();
     // A whole number in `min..=max`; `range` says what the allowed range is.
     let count = |v: &Spanned<toml::Value>, key: &str, min: u32, max: u32, range: &str| match v

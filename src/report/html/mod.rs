@@ -8,14 +8,17 @@
 //! configuration with ± 1 sd error bars and, when the journal size varies, a line
 //! chart of rate against journal size; the text report's tables; per trial a
 //! timeline of device write throughput and CPU from `monitor/trial-<N>.jsonl`; with
-//! `crash.jsonl`, the crash section's tables and a chart of recovery time against
-//! journal size.
+//! `crash.jsonl`, the answer (speed, safety and recovery per configuration) at the
+//! top with the trade-off figure (throughput and recovery time against journal size,
+//! recovery time against the amount replayed), the crash section's tables and a chart
+//! of recovery time against journal size.
 //!
 //! `page` assembles the page (views for the template); `charts` draws the SVG
 //! charts apart from it.
 
 mod charts;
 mod page;
+mod tradeoff;
 
 pub use charts::PALETTE;
 pub use page::{render, render_dir, render_page, Page};

@@ -117,6 +117,12 @@ pub fn render_page(page: &Page) -> Result<String> {
         workloads,
         trials,
         crash: report::crash::crash_workloads(&analysis.crash),
+        answer: report::answer::answer_views(&analysis),
+        tradeoff_charts: super::tradeoff::tradeoff_charts(&analysis, page.crash)
+            .context("trade-off chart")?
+            .into_iter()
+            .map(|(svg, caption)| ChartView::new("tradeoff", svg, caption))
+            .collect(),
         crash_chart: crash_chart(&analysis.crash)?,
     };
     let mut env = minijinja::Environment::new();
@@ -146,6 +152,12 @@ struct PageView {
     trials: Vec<TrialView>,
     /// The crash section per workload; empty without crash records (no section).
     crash: Vec<CrashWorkload>,
+    /// Speed, safety and recovery per workload; empty without crash records.
+    answer: Vec<report::answer::AnswerView>,
+    /// Per workload, throughput and recovery time against journal size and recovery
+    /// time against the amount replayed, on one figure; empty unless the run has crash
+    /// states at two journal sizes or more.
+    tradeoff_charts: Vec<ChartView>,
     /// Recovery time against journal size; `None` when no state was timed.
     crash_chart: Option<ChartView>,
 }

@@ -49,6 +49,7 @@ fn rec(trial: usize, rep: u32, label: &str, workload: &str, rates: [f64; 4]) -> 
         schema_version: SCHEMA_VERSION,
         trial,
         rep,
+        crash_recording: false,
         config: ConfigRecord {
             label: label.to_string(),
             filesystem: "ext4".to_string(),

@@ -33,6 +33,11 @@ fn without_a_crash_table_the_defaults_apply_with_the_experiments_seed() {
     let s = parse(&with_crash(""), "x").unwrap();
     assert_eq!(s.crash.seed, Some(1));
     assert_eq!(s.crash.states, 200);
+    assert!(
+        s.crash.requested,
+        "an empty [crash] still asks for the crash lab"
+    );
+    assert!(!parse(BASE, "x").unwrap().crash.requested);
 }
 
 #[test]
@@ -44,6 +49,7 @@ fn every_key_is_read() {
     assert_eq!(
         s.crash,
         CrashOptions {
+            requested: true,
             states: 50,
             strategies: vec![Strategy::Torn, Strategy::Prefix],
             seed: Some(9),
@@ -196,13 +202,13 @@ fn an_unknown_key_is_refused_with_the_known_ones() {
 #[test]
 fn the_resolved_spec_writes_every_crash_default_and_parses_back_equal() {
     for table in [
-        None,
+        Some(""),
         Some("states = 5"),
         Some("states = 3000\nstrategies = [\"torn\"]\nseed = 4\nrecovery_timing = 0\nlose_journal = true\nmount_timeout = \"1.5s\""),
         Some("lose_journal = false\nmount_timeout = \"3599.25s\""),
     ] {
         let text = match table {
-            None => base_with("repetitions = 2", "repetitions = 2\nseed = 12"),
+            None => unreachable!(),
             Some(t) => with_crash(t),
         };
         let s = parse(&text, "x.toml").unwrap();
@@ -223,14 +229,18 @@ fn the_resolved_spec_writes_every_crash_default_and_parses_back_equal() {
         assert_eq!(again.resolved, s.resolved);
         assert_eq!(again.configs, s.configs);
     }
-    let s = parse(BASE, "x").unwrap();
+    let s = parse(&with_crash(""), "x").unwrap();
     assert!(
         s.resolved.contains("lose_journal = \"auto\""),
         "{}",
         s.resolved
     );
+    // Without a [crash] table the stored spec has none: its presence runs the lab.
+    let s = parse(BASE, "x").unwrap();
+    assert!(!s.resolved.contains("[crash]"), "{}", s.resolved);
+    assert!(!parse(&s.resolved, "again").unwrap().crash.requested);
     let s = parse(
-        &base_with("repetitions = 2", "repetitions = 2\nseed = 12"),
+        &with_crash("").replace("repetitions = 2", "repetitions = 2\nseed = 12"),
         "x",
     )
     .unwrap();
@@ -266,7 +276,7 @@ fn the_docs_list_every_crash_key_and_their_example_parses() {
         .lines()
         .filter_map(|l| Some(l.strip_prefix("| `")?.split_once("` |")?.0))
         .collect();
-    let resolved = parse(BASE, "x").unwrap().resolved;
+    let resolved = parse(&with_crash(""), "x").unwrap().resolved;
     let table: toml::Table = toml::from_str(&resolved).unwrap();
     let mut written: Vec<&str> = table["crash"]
         .as_table()

@@ -1,0 +1,217 @@
+//! The answer with both halves, for a run with crash states: per workload and
+//! configuration, how fast (the summary's mean rate and ratio to the next slower
+//! configuration, with its interval), how safe (crash states checked and how many
+//! failed, by verdict), how long recovery takes (the replaying mount and the full
+//! fsck, median and 95th percentile) and what a lost RAM-disk journal costs. Joined
+//! from [`super::summary`] and [`super::crash`]: no new statistics, so the answer can
+//! never disagree with the sections below it. Typed only; `report/answer.rs` words it.
+
+use serde::{Deserialize, Serialize};
+
+use super::crash::{CrashAnalysis, LostJournalStats, VerdictCounts};
+use super::model::WorkloadAnalysis;
+use super::summary::Ratio;
+
+/// One workload's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadAnswer {
+    pub workload: String,
+    /// The phase the speed half is measured on, and its rate unit; `None` when no
+    /// configuration has a timed trial of this workload.
+    pub main_phase: Option<String>,
+    pub rate_unit: Option<String>,
+    /// The summary's order (fastest first), then configurations with crash states only.
+    pub configs: Vec<ConfigAnswer>,
+}
+
+/// One configuration's speed, safety and recovery on one workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigAnswer {
+    pub config: String,
+    /// Mean rate on the main phase; `None` without a timed trial.
+    pub rate_mean: Option<f64>,
+    /// Timed trials behind `rate_mean`.
+    pub trials: usize,
+    /// Against the next slower configuration (the summary's ratio, interval and p);
+    /// `None` for the slowest.
+    pub versus: Option<Ratio>,
+    /// Crash states checked; 0 without crash states.
+    pub crash_states: usize,
+    /// States whose verdict is a failure (lost data, inconsistent, no verdict).
+    pub crash_failures: usize,
+    pub verdicts: VerdictCounts,
+    /// The configuration is built to lose data: its failures are the point.
+    pub negative_control: bool,
+    /// The states were checked against what the workload promised (fsync'ed files,
+    /// durable lines, synchronous writes); `false`: consistency only.
+    pub checks_promises: bool,
+    /// The mount that replays the journal, with the disks' model timing on: states
+    /// timed, median, 95th percentile (seconds).
+    pub recovery_timed: usize,
+    pub replay_median_s: Option<f64>,
+    pub replay_p95_s: Option<f64>,
+    /// A full fsck after the replay (`e2fsck -f`, `xfs_repair -n`), median seconds.
+    pub fsck_median_s: Option<f64>,
+    /// Where the journal is on a `ram` disk: recovery with that disk empty.
+    pub lost_journal: Option<LostJournalStats>,
+}
+
+impl ConfigAnswer {
+    /// Most fsync'ed files one state lost (missing or different) with the journal lost.
+    pub fn lost_journal_fsynced_max(&self) -> Option<u64> {
+        let l = self.lost_journal.as_ref()?;
+        Some(l.fsynced_missing.max.max(l.fsynced_different.max))
+    }
+}
+
+/// The answers of every workload with crash states or a summary, in the analysis'
+/// workload order; empty without crash states (a speed-only report has its summary).
+pub fn answers(workloads: &[WorkloadAnalysis], crash: &[CrashAnalysis]) -> Vec<WorkloadAnswer> {
+    if crash.is_empty() {
+        return Vec::new();
+    }
+    let mut names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
+    for c in crash {
+        if !names.contains(&c.workload.as_str()) {
+            names.push(&c.workload);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let summary = workloads
+                .iter()
+                .find(|w| w.name == name)
+                .and_then(|w| w.summary.as_ref());
+            let mut configs: Vec<ConfigAnswer> = summary
+                .map(|s| {
+                    s.ranking
+                        .iter()
+                        .map(|r| {
+                            let mut a = empty(&r.config);
+                            a.rate_mean = Some(r.mean);
+                            a.trials = r.n;
+                            a.versus = r.versus.clone();
+                            a
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            for c in crash.iter().filter(|c| c.workload == name) {
+                if !configs.iter().any(|a| a.config == c.config) {
+                    configs.push(empty(&c.config));
+                }
+                let a = configs
+                    .iter_mut()
+                    .find(|a| a.config == c.config)
+                    .expect("just added");
+                with_crash(a, c);
+            }
+            WorkloadAnswer {
+                workload: name.to_string(),
+                main_phase: summary.map(|s| s.main_phase.clone()),
+                rate_unit: summary.map(|s| s.rate_unit.clone()),
+                configs,
+            }
+        })
+        .collect()
+}
+
+fn empty(config: &str) -> ConfigAnswer {
+    ConfigAnswer {
+        config: config.to_string(),
+        rate_mean: None,
+        trials: 0,
+        versus: None,
+        crash_states: 0,
+        crash_failures: 0,
+        verdicts: VerdictCounts::default(),
+        negative_control: false,
+        checks_promises: false,
+        recovery_timed: 0,
+        replay_median_s: None,
+        replay_p95_s: None,
+        fsck_median_s: None,
+        lost_journal: None,
+    }
+}
+
+fn with_crash(a: &mut ConfigAnswer, c: &CrashAnalysis) {
+    a.crash_states = c.states;
+    a.crash_failures = c.verdicts.failures();
+    a.verdicts = c.verdicts;
+    a.negative_control = c.negative_control;
+    a.checks_promises = c.checks_fsync;
+    if let Some(r) = &c.recovery {
+        a.recovery_timed = r.timed;
+        a.replay_median_s = r.mount.map(|m| m.median);
+        a.replay_p95_s = r.mount.map(|m| m.p95);
+        a.fsck_median_s = r.full_fsck.map(|m| m.median);
+    }
+    a.lost_journal = c.lost_journal.clone();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::crash::{CrashRecord, RecoveryTimes, Verdict, CRASH_SCHEMA_VERSION};
+
+    fn state(config: &str, n: u64, verdict: Verdict, mount: Option<f64>) -> CrashRecord {
+        CrashRecord {
+            schema: CRASH_SCHEMA_VERSION,
+            config: config.into(),
+            workload: "w".into(),
+            trial: 9,
+            state: n,
+            strategy: "prefix".into(),
+            cut: n,
+            kept: 1,
+            dropped: 0,
+            dropped_blocks: 0,
+            stratum: String::new(),
+            coverage: None,
+            torn: None,
+            last_fsync: None,
+            fsynced_files: 3,
+            verdict,
+            evidence: vec!["why".into()],
+            timings: mount.map(|m| RecoveryTimes {
+                mount_seconds: m,
+                full_fsck_seconds: Some(m * 2.0),
+                ..RecoveryTimes::default()
+            }),
+            lost_journal: None,
+            check_seconds: 0.1,
+            filesystem: "ext4".into(),
+            placement: "internal".into(),
+            mode: "ordered".into(),
+            journal_size: 16 << 20,
+            inodes: 10,
+            negative_control: false,
+            checks_fsync: true,
+            user_check: false,
+            hung: false,
+        }
+    }
+
+    #[test]
+    fn the_answer_joins_the_crash_figures_to_each_configuration() {
+        let recs = vec![
+            state("a", 0, Verdict::Ok, Some(0.5)),
+            state("a", 1, Verdict::LostFsynced, Some(1.5)),
+            state("a", 2, Verdict::Ok, None),
+            state("b", 0, Verdict::Ok, None),
+        ];
+        let crash = crate::analysis::crash::analyse_crash(&recs);
+        let got = answers(&[], &crash);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].main_phase, None, "no timed trial: no speed half");
+        let a = &got[0].configs[0];
+        assert_eq!((a.config.as_str(), a.crash_states), ("a", 3));
+        assert_eq!((a.crash_failures, a.verdicts.lost_fsynced), (1, 1));
+        assert_eq!((a.recovery_timed, a.replay_median_s), (2, Some(1.0)));
+        assert_eq!(a.fsck_median_s, Some(2.0));
+        assert_eq!(got[0].configs[1].recovery_timed, 0);
+        assert!(answers(&[], &[]).is_empty(), "no crash states: no answer");
+    }
+}

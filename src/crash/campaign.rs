@@ -1,0 +1,153 @@
+//! The crash lab over a results directory: every recorded trial it is given, in turn,
+//! through [`lab::test_trial`], appending each state to `crash.jsonl`. Shared by
+//! `jbench crash` (every trial is a recording) and `jbench run` on an experiment with
+//! `[crash]` (the trials marked `crash_recording`). A resumed directory skips the
+//! states already in `crash.jsonl`, so a lab stopped by Ctrl-C goes on where it was.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::lab::{self, Recorded};
+use super::options::CrashOptions;
+use crate::experiment::config::{Config, Placement};
+use crate::experiment::spec::Spec;
+use crate::results::crash::{append_crash_record, load_crash_records};
+use crate::results::layout;
+use crate::results::record::TrialRecord;
+use crate::workload::RunControl;
+
+/// Why a configuration cannot be crash-tested, if it cannot.
+pub fn not_crash_testable(config: &Config) -> Option<String> {
+    if config.fs_model.is_none() {
+        return Some(format!(
+            "configuration `{}` has no emulated file-system disk (filesystem.device_model): the crash lab cuts states from the device daemon's write log, which only emulated disks have",
+            config.label
+        ));
+    }
+    let external = matches!(
+        config.placement,
+        Placement::SecondDisk | Placement::Ramdisk | Placement::Zram | Placement::Device
+    );
+    if external && config.journal_model.is_none() {
+        return Some(format!(
+            "configuration `{}` puts its journal on a {} without an emulated disk (journal.device_model): its writes would not be in the write log",
+            config.label, config.placement
+        ));
+    }
+    None
+}
+
+/// Every configuration of `spec` the lab cannot test, one refusal per line; `None`
+/// when it can test them all.
+pub fn refusals(spec: &Spec) -> Option<String> {
+    let found: Vec<String> = spec.configs.iter().filter_map(not_crash_testable).collect();
+    (!found.is_empty()).then(|| found.join("\n"))
+}
+
+/// What the lab did over the directory.
+#[derive(Debug, Default)]
+pub struct CampaignOutcome {
+    /// Stopped by Ctrl-C: the states checked so far are stored; a resume finishes.
+    pub interrupted: bool,
+    /// (configuration, workload) whose lab run failed (an error, not a verdict).
+    pub failed: Vec<(String, String)>,
+    /// States checked in this run (not those a resumed run found done).
+    pub states: u64,
+}
+
+/// One lab over one results directory.
+pub struct Campaign<'a> {
+    pub spec: &'a Spec,
+    pub dir: &'a Path,
+    pub opts: &'a CrashOptions,
+    pub seed: u64,
+    pub ctl: &'a RunControl,
+    pub quiet: bool,
+}
+
+impl Campaign<'_> {
+    fn say(&self, m: &str) {
+        if !self.quiet {
+            eprintln!("jbench: {m}");
+        }
+    }
+
+    /// Runs the lab on each `ok` record of `recordings` whose write log is in the
+    /// directory, skipping states already in `crash.jsonl`.
+    pub fn run(&self, recordings: &[&TrialRecord]) -> Result<CampaignOutcome> {
+        let crash_path = layout::crash_file(self.dir);
+        let mut done: BTreeMap<(String, String), BTreeSet<u64>> = BTreeMap::new();
+        for r in load_crash_records(&crash_path)? {
+            done.entry((r.config, r.workload))
+                .or_default()
+                .insert(r.state);
+        }
+        let mut out = CampaignOutcome::default();
+        for rec in recordings.iter().filter(|r| r.is_ok()) {
+            let Some(config) = self
+                .spec
+                .configs
+                .iter()
+                .find(|c| c.label == rec.config.label)
+            else {
+                continue;
+            };
+            let log = layout::write_log_dir(self.dir).join(layout::write_log_file_name(rec.trial));
+            let key = (rec.config.label.clone(), rec.workload.name.clone());
+            let skip = done.get(&key).cloned().unwrap_or_default();
+            let recorded = Recorded {
+                config,
+                record: rec,
+                log: &log,
+            };
+            let mut emit = |r| append_crash_record(&crash_path, &r);
+            let quiet = self.quiet;
+            let mut say = |m: &str| {
+                if !quiet {
+                    eprintln!("jbench: {m}");
+                }
+            };
+            match lab::test_trial(
+                &self.spec.work_dir,
+                &recorded,
+                self.opts,
+                self.seed,
+                &skip,
+                self.ctl,
+                &mut say,
+                &mut emit,
+            ) {
+                Ok(t) => {
+                    out.states += t.states;
+                    if t.states > 0 {
+                        self.say(&format!(
+                            "{} / {}: {} states in {:.1} s ({:.1} states/s checked; {:.1} states/s with recovery timing and lost journals), {} failed",
+                            key.0,
+                            key.1,
+                            t.states,
+                            t.wall_seconds,
+                            t.states as f64 / t.seconds.max(1e-9),
+                            t.states as f64 / t.wall_seconds.max(1e-9),
+                            t.failures
+                        ));
+                    }
+                    if t.interrupted {
+                        out.interrupted = true;
+                        break;
+                    }
+                }
+                Err(e) => {
+                    eprintln!("jbench: crash lab on {} / {}: {e:#}", key.0, key.1);
+                    out.failed.push(key);
+                    if self.ctl.stop_requested() {
+                        out.interrupted = true;
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}

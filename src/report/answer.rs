@@ -1,0 +1,329 @@
+//! The words of the answer that opens a report with crash states
+//! ([`crate::analysis::answer`]): per workload, one line per configuration with both
+//! halves ("ramdisk: 118 file creates/s, 2.16× as fast as second-disk [2.06, 2.27]
+//! (...); 40/40 power cuts lost nothing; recovery 0.07 s (p95 0.11); if the journal's
+//! RAM disk is lost: ..."), then a table with a row per configuration. The text,
+//! Markdown and HTML reports take their words from here.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::crash::fmt_sig;
+use super::grid::{md_escape, Grid, Style, Table};
+use super::summary::{fmt_rate, fmt_ratio, ratio_words};
+use crate::analysis::answer::{ConfigAnswer, WorkloadAnswer};
+use crate::analysis::Analysis;
+use crate::results::crash::Verdict;
+
+/// One workload's answer, worded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswerView {
+    /// "fsync-small-files: speed on create_fsync (file creates/s), safety and recovery
+    /// per configuration:"
+    pub head: String,
+    pub lines: Vec<String>,
+    /// How much to trust the speed half (the summary's trust line), when ranked.
+    pub trust: Option<String>,
+    pub table: Table,
+}
+
+/// The answer per workload; empty without crash records.
+pub fn answer_views(a: &Analysis) -> Vec<AnswerView> {
+    a.answer
+        .iter()
+        .map(|w| AnswerView {
+            head: head(w),
+            lines: w.configs.iter().map(|c| answer_line(w, c, a)).collect(),
+            trust: a
+                .workloads
+                .iter()
+                .find(|x| x.name == w.workload)
+                .filter(|x| x.summary.is_some())
+                .and_then(|x| super::summary::summary_lines(x, a).pop()),
+            table: grid(w).into_table(),
+        })
+        .collect()
+}
+
+/// The answer block that opens the text and Markdown reports; empty without crash
+/// records.
+pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
+    if a.answer.is_empty() {
+        return String::new();
+    }
+    let mut out = match style {
+        Style::Plain => "Answer: speed, safety and recovery\n\n".to_string(),
+        Style::Markdown => "## Answer: speed, safety and recovery\n\n".to_string(),
+    };
+    for (w, v) in a.answer.iter().zip(answer_views(a)) {
+        let _ = match style {
+            Style::Plain => writeln!(out, "{}", v.head),
+            Style::Markdown => writeln!(out, "{}\n", md_escape(&v.head)),
+        };
+        for l in v.lines.iter().chain(&v.trust) {
+            let _ = match style {
+                Style::Plain => writeln!(out, "  {l}"),
+                Style::Markdown => writeln!(out, "- {}", md_escape(l)),
+            };
+        }
+        out.push('\n');
+        out.push_str(&grid(w).render(style));
+        out.push('\n');
+    }
+    out
+}
+
+fn head(w: &WorkloadAnswer) -> String {
+    match (&w.main_phase, &w.rate_unit) {
+        (Some(p), Some(u)) => format!(
+            "{}: speed on {p} ({u}, fastest first), power cuts, recovery:",
+            w.workload
+        ),
+        _ => format!(
+            "{}: power cuts and recovery (no timed trial to rank):",
+            w.workload
+        ),
+    }
+}
+
+/// One configuration's line: speed; safety; recovery; the lost journal where it applies.
+pub fn answer_line(w: &WorkloadAnswer, c: &ConfigAnswer, a: &Analysis) -> String {
+    let mut parts = Vec::new();
+    if let (Some(mean), Some(unit)) = (c.rate_mean, &w.rate_unit) {
+        let mut speed = format!("{} {unit}", fmt_rate(mean));
+        match &c.versus {
+            Some(v) => {
+                speed.push_str(", ");
+                speed.push_str(&ratio_words(v, a));
+            }
+            None if w.configs.iter().filter(|x| x.rate_mean.is_some()).count() > 1 => {
+                speed.push_str(" (slowest)")
+            }
+            None => {}
+        }
+        parts.push(speed);
+    } else {
+        parts.push("not timed".to_string());
+    }
+    parts.push(safety_words(c));
+    if c.crash_states > 0 {
+        parts.push(recovery_words(c));
+    }
+    parts.extend(lost_journal_words(c));
+    format!("{}: {}", c.config, parts.join("; "))
+}
+
+/// "40/40 power cuts lost nothing", "3 of 40 power cuts failed (2 lost-fsynced, 1
+/// fsck-dirty)", or what a negative control showed.
+pub fn safety_words(c: &ConfigAnswer) -> String {
+    let n = c.crash_states;
+    if n == 0 {
+        return "no crash states".to_string();
+    }
+    let failed = || {
+        Verdict::ALL
+            .iter()
+            .filter(|v| v.is_failure() && c.verdicts.get(**v) > 0)
+            .map(|v| format!("{} {v}", c.verdicts.get(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if c.negative_control {
+        return if c.verdicts.lost_fsynced > 0 {
+            format!(
+                "a negative control: {} of {n} power cuts lost fsync'ed data, as it must",
+                c.verdicts.lost_fsynced
+            )
+        } else {
+            format!("a negative control NOT caught: none of {n} power cuts lost fsync'ed data")
+        };
+    }
+    match (c.crash_failures, c.checks_promises) {
+        (0, true) => format!("{n}/{n} power cuts lost nothing"),
+        (0, false) => format!(
+            "{n}/{n} power cuts left a consistent file system (the workload promises nothing more to check)"
+        ),
+        (f, _) => format!("{f} of {n} power cuts failed ({})", failed()),
+    }
+}
+
+/// "recovery 0.07 s (p95 0.11; 4 timed), full fsck 0.05 s".
+pub fn recovery_words(c: &ConfigAnswer) -> String {
+    let Some(median) = c.replay_median_s else {
+        return "recovery not timed".to_string();
+    };
+    let mut out = format!("recovery {} s", fmt_sig(median));
+    if let Some(p95) = c.replay_p95_s {
+        let _ = write!(out, " (p95 {}; {} timed)", fmt_sig(p95), c.recovery_timed);
+    }
+    if let Some(f) = c.fsck_median_s {
+        let _ = write!(out, ", full fsck {} s", fmt_sig(f));
+    }
+    out
+}
+
+/// "if the journal's RAM disk is lost: the mount fails in 40/40, e2fsck brings back
+/// 40/40, up to 0 fsync'ed files lost, up to 308 repairs".
+pub fn lost_journal_words(c: &ConfigAnswer) -> Option<String> {
+    let l = c.lost_journal.as_ref()?;
+    Some(format!(
+        "if the journal's RAM disk is lost: the mount fails in {}/{}, the file system is brought back in {}/{}, up to {} fsync'ed file(s) lost, up to {} fsck repairs",
+        l.mount_failed,
+        l.states,
+        l.recovered,
+        l.states,
+        c.lost_journal_fsynced_max().unwrap_or(0),
+        l.fsck_repairs.max
+    ))
+}
+
+fn grid(w: &WorkloadAnswer) -> Grid {
+    let unit = w.rate_unit.as_deref().unwrap_or("rate");
+    let opt = |x: Option<f64>| x.map(fmt_sig).unwrap_or_else(|| "-".into());
+    let rows = w
+        .configs
+        .iter()
+        .map(|c| {
+            let ratio = match &c.versus {
+                Some(v) => match (v.ratio, v.ci_low, v.ci_high) {
+                    (Some(r), Some(lo), Some(hi)) => format!(
+                        "{}× [{}, {}] vs {}",
+                        fmt_ratio(r),
+                        fmt_ratio(lo),
+                        fmt_ratio(hi),
+                        v.slower
+                    ),
+                    (Some(r), _, _) => format!("{}× vs {}", fmt_ratio(r), v.slower),
+                    (None, _, _) => "-".into(),
+                },
+                None => "-".into(),
+            };
+            let lost = match &c.lost_journal {
+                Some(l) => format!(
+                    "mount fails {}/{}; recovered {}/{}; ≤{} fsync'ed lost; ≤{} repairs",
+                    l.mount_failed,
+                    l.states,
+                    l.recovered,
+                    l.states,
+                    c.lost_journal_fsynced_max().unwrap_or(0),
+                    l.fsck_repairs.max
+                ),
+                None => "-".into(),
+            };
+            vec![
+                c.config.clone(),
+                c.rate_mean.map(fmt_rate).unwrap_or_else(|| "-".into()),
+                ratio,
+                c.crash_states.to_string(),
+                c.crash_failures.to_string(),
+                opt(c.replay_median_s),
+                opt(c.replay_p95_s),
+                opt(c.fsck_median_s),
+                lost,
+            ]
+        })
+        .collect();
+    Grid {
+        title: format!("Speed, safety and recovery of {}", w.workload),
+        headers: [
+            "configuration",
+            &format!("mean {unit}"),
+            "vs next slower [CI]",
+            "crash states",
+            "failed",
+            "replay p50 (s)",
+            "replay p95 (s)",
+            "full fsck p50 (s)",
+            "journal lost",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::crash::{LostJournalStats, Tally, VerdictCounts};
+
+    fn config(states: usize, verdicts: VerdictCounts) -> ConfigAnswer {
+        ConfigAnswer {
+            config: "c".into(),
+            rate_mean: Some(10.0),
+            trials: 3,
+            versus: None,
+            crash_states: states,
+            crash_failures: verdicts.failures(),
+            verdicts,
+            negative_control: false,
+            checks_promises: true,
+            recovery_timed: 3,
+            replay_median_s: Some(0.25),
+            replay_p95_s: Some(0.5),
+            fsck_median_s: Some(1.5),
+            lost_journal: None,
+        }
+    }
+
+    #[test]
+    fn safety_words_count_what_the_verdicts_count() {
+        let ok = VerdictCounts {
+            ok: 7,
+            ..VerdictCounts::default()
+        };
+        assert_eq!(safety_words(&config(7, ok)), "7/7 power cuts lost nothing");
+        let bad = VerdictCounts {
+            ok: 4,
+            lost_fsynced: 2,
+            no_verdict: 1,
+            ..VerdictCounts::default()
+        };
+        let words = safety_words(&config(7, bad));
+        assert!(
+            words.starts_with("3 of 7 power cuts failed") && words.contains("2 lost-fsynced"),
+            "{words}"
+        );
+        let mut neg = config(7, bad);
+        neg.negative_control = true;
+        assert!(safety_words(&neg).contains("2 of 7 power cuts lost fsync'ed data, as it must"));
+        neg.verdicts.lost_fsynced = 0;
+        assert!(safety_words(&neg).contains("NOT caught"));
+        let mut consistent = config(7, ok);
+        consistent.checks_promises = false;
+        assert!(safety_words(&consistent).contains("consistent file system"));
+        assert_eq!(safety_words(&config(0, ok)), "no crash states");
+    }
+
+    #[test]
+    fn recovery_and_lost_journal_words_carry_their_figures() {
+        let mut c = config(5, VerdictCounts::default());
+        assert_eq!(
+            recovery_words(&c),
+            "recovery 0.250 s (p95 0.500; 3 timed), full fsck 1.50 s"
+        );
+        c.replay_median_s = None;
+        assert_eq!(recovery_words(&c), "recovery not timed");
+        assert_eq!(lost_journal_words(&c), None);
+        c.lost_journal = Some(LostJournalStats {
+            states: 5,
+            mount_failed: 5,
+            recovered: 4,
+            fsynced_missing: Tally { total: 9, max: 6 },
+            fsynced_different: Tally { total: 1, max: 1 },
+            lost_found: Tally::default(),
+            fsck_repairs: Tally { total: 30, max: 12 },
+        });
+        let w = lost_journal_words(&c).unwrap();
+        assert!(
+            w.contains("fails in 5/5") && w.contains("back in 4/5"),
+            "{w}"
+        );
+        assert!(
+            w.contains("up to 6 fsync'ed") && w.contains("up to 12 fsck"),
+            "{w}"
+        );
+    }
+}

@@ -608,3 +608,86 @@ fn a_state_read_right_after_another_sees_its_own_bytes_not_cached_ones() {
     rig.release().unwrap();
     assert_no_leaks(tmp.path());
 }
+
+#[test]
+fn fill_states_hold_the_fullest_journal_and_their_replay_applies_it() {
+    let test = "fill_states_hold_the_fullest_journal_and_their_replay_applies_it";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    let tmp = scratch("crash-fill-");
+    let body = format!(
+        r#"name = "crash-fill"
+seed = 9
+suspect_below = "60s"
+work_dir = "{}"
+
+[filesystem]
+type = "ext4"
+size = "128M"
+device_model = "hdd-7200"
+
+[journal]
+size = "16M"
+mode = "ordered"
+
+[[config]]
+label = "internal"
+journal.placement = "internal"
+
+[[workload]]
+kind = "fsync"
+name = "fsync"
+files = 30
+size = "16K"
+fsync_dir = true
+
+[crash]
+states = 10
+strategies = ["prefix", "fill"]
+recovery_timing = 10
+"#,
+        tmp.path().display()
+    );
+    let spec = write_spec(tmp.path(), "crash.toml", &body);
+    let records = crash_ok(&spec, &tmp.path().join("results"));
+    let live = |r: &jbench::results::crash::CrashRecord| {
+        r.journal_live
+            .unwrap_or_else(|| panic!("state {} has no journal_live", r.state))
+    };
+    let fill: Vec<_> = records.iter().filter(|r| r.strategy == "fill").collect();
+    let prefix: Vec<_> = records.iter().filter(|r| r.strategy == "prefix").collect();
+    assert_eq!((fill.len(), prefix.len()), (5, 5), "{records:#?}");
+    let least_fill = fill.iter().map(|r| live(r).blocks).min().unwrap();
+    let most_prefix = prefix.iter().map(|r| live(r).blocks).max().unwrap();
+    assert!(least_fill > 0, "a fill state with an empty journal");
+    assert!(
+        least_fill >= most_prefix,
+        "a prefix state holds {most_prefix} live blocks, a fill state only {least_fill}"
+    );
+    let cov = records[0].coverage.as_ref().unwrap();
+    assert!(cov.fill_space >= 5 && cov.fill_planned == 5, "{cov:?}");
+    for r in &records {
+        let t = r
+            .timings
+            .as_ref()
+            .unwrap_or_else(|| panic!("state {} was not timed", r.state));
+        // The scan of the log and debugfs on the state see the same transactions.
+        assert_eq!(
+            t.replayed_transactions,
+            Some(live(r).transactions),
+            "state {} ({}): {t:?}, {:?}",
+            r.state,
+            r.strategy,
+            r.journal_live
+        );
+        if r.strategy == "fill" {
+            let replayed = t.replayed_blocks.unwrap_or(0);
+            assert!(replayed > 0, "fill state {} replayed nothing", r.state);
+            // Each transaction adds at least its commit block to what it logs (jbd2
+            // commits some with nothing logged: a commit block alone).
+            assert!(live(r).blocks >= replayed + live(r).transactions);
+        }
+    }
+    assert_no_leaks(tmp.path());
+}

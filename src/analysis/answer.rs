@@ -191,6 +191,7 @@ mod tests {
             checks_fsync: true,
             user_check: false,
             hung: false,
+            journal_live: None,
         }
     }
 

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::stats::quantile;
-use crate::results::crash::{CrashRecord, Verdict};
+use crate::results::crash::{CrashRecord, JournalLive, Verdict};
 
 /// One configuration x workload of the crash lab.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +56,13 @@ pub struct CrashAnalysis {
     /// States whose recovery hung past `mount_timeout`.
     #[serde(default)]
     pub hung: usize,
+    /// The journal's live content over the states that record it (ext3/ext4); `None`
+    /// when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_live: Option<LiveStats>,
+    /// The same per strategy, in order of first appearance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub journal_live_by_strategy: Vec<StrategyLive>,
 }
 
 impl CrashAnalysis {
@@ -162,6 +169,68 @@ pub struct RecoveryStats {
     pub journal_only: Option<TimeStats>,
     /// A full check after the replay.
     pub full_fsck: Option<TimeStats>,
+    /// File-system blocks the replay applied (ext3/ext4).
+    #[serde(default)]
+    pub replayed_blocks: Option<CountStats>,
+    /// Transactions the replay applied (ext3/ext4).
+    #[serde(default)]
+    pub replayed_transactions: Option<CountStats>,
+}
+
+/// Order statistics of a count over states.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CountStats {
+    pub n: usize,
+    pub median: f64,
+    /// 95th percentile, interpolated between ranks ([`quantile`]).
+    pub p95: f64,
+    pub max: u64,
+}
+
+impl CountStats {
+    /// `None` without values.
+    pub fn of(xs: &[u64]) -> Option<CountStats> {
+        let f: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+        Some(CountStats {
+            n: xs.len(),
+            median: quantile(&f, 0.5)?,
+            p95: quantile(&f, 0.95)?,
+            max: xs.iter().copied().max()?,
+        })
+    }
+}
+
+/// What the journal held at the states: the committed transactions a replay walks
+/// and the journal blocks they occupy (each record's `journal_live`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LiveStats {
+    pub states: usize,
+    pub transactions_median: f64,
+    pub transactions_max: u64,
+    pub blocks_median: f64,
+    pub blocks_max: u64,
+}
+
+impl LiveStats {
+    /// `None` without values.
+    pub fn of(lives: &[JournalLive]) -> Option<LiveStats> {
+        let tx: Vec<f64> = lives.iter().map(|l| l.transactions as f64).collect();
+        let blocks: Vec<f64> = lives.iter().map(|l| l.blocks as f64).collect();
+        Some(LiveStats {
+            states: lives.len(),
+            transactions_median: quantile(&tx, 0.5)?,
+            transactions_max: lives.iter().map(|l| l.transactions).max()?,
+            blocks_median: quantile(&blocks, 0.5)?,
+            blocks_max: lives.iter().map(|l| l.blocks).max()?,
+        })
+    }
+}
+
+/// [`LiveStats`] of one strategy's states.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StrategyLive {
+    pub strategy: String,
+    pub live: LiveStats,
 }
 
 /// A total and the largest value of one state.
@@ -273,6 +342,20 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
             verdict: r.verdict,
             evidence: first_evidence_line(&r.evidence),
         });
+    let journal_live_by_strategy = strategies
+        .iter()
+        .filter_map(|s| {
+            let lives: Vec<JournalLive> = recs
+                .iter()
+                .filter(|r| r.strategy == s.strategy)
+                .filter_map(|r| r.journal_live)
+                .collect();
+            Some(StrategyLive {
+                strategy: s.strategy.clone(),
+                live: LiveStats::of(&lives)?,
+            })
+        })
+        .collect();
     CrashAnalysis {
         config: first.config.clone(),
         workload: first.workload.clone(),
@@ -295,6 +378,13 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
         coverage: recs.iter().find_map(|r| r.coverage.clone()),
         user_checks: recs.iter().filter(|r| r.user_check).count(),
         hung: recs.iter().filter(|r| r.hung).count(),
+        journal_live: LiveStats::of(
+            &recs
+                .iter()
+                .filter_map(|r| r.journal_live)
+                .collect::<Vec<_>>(),
+        ),
+        journal_live_by_strategy,
     }
 }
 
@@ -320,11 +410,18 @@ fn recovery(recs: &[&CrashRecord]) -> Option<RecoveryStats> {
         .filter_map(|t| t.journal_only_seconds)
         .collect();
     let full_fsck: Vec<f64> = timed.iter().filter_map(|t| t.full_fsck_seconds).collect();
+    let blocks: Vec<u64> = timed.iter().filter_map(|t| t.replayed_blocks).collect();
+    let transactions: Vec<u64> = timed
+        .iter()
+        .filter_map(|t| t.replayed_transactions)
+        .collect();
     Some(RecoveryStats {
         timed: timed.len(),
         mount: TimeStats::of(&mount),
         journal_only: TimeStats::of(&journal_only),
         full_fsck: TimeStats::of(&full_fsck),
+        replayed_blocks: CountStats::of(&blocks),
+        replayed_transactions: CountStats::of(&transactions),
     })
 }
 

@@ -8,13 +8,14 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::options::CrashOptions;
+use super::journal_scan::{scan_log, JournalNotes};
+use super::options::{CrashOptions, Strategy};
 use super::oracle;
 use super::pool;
 use super::promises::PromiseBook;
 use super::recover::RecoveryRig;
 use super::states::{
-    plan_with_coverage, Coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK,
+    journal_live, plan_with_coverage, Coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK,
 };
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
 use crate::experiment::config::{Config, FsType};
@@ -173,21 +174,35 @@ pub fn test_trial(
     )?];
     // The unit a power cut cannot split is the device's logical block: ask it.
     let traits = with_blocks(disk_traits(&log.header), &rigs[0].logical_blocks()?);
+    // Only a jbd2 journal is read: XFS's log has its own format, and no record of an
+    // XFS state gets `journal_live`.
+    let journal = if config.fs_type.is_ext() {
+        Some(scan_log(t.log, &log.recs).with_context(|| {
+            format!(
+                "reading the journal blocks of configuration `{}`",
+                config.label
+            )
+        })?)
+    } else {
+        None
+    };
     let (plans, coverage) = plan_with_coverage(
         &log.recs,
         &traits,
         opts,
         seed_for(seed, &config.label, &wl.name),
+        journal.as_ref().unwrap_or(&JournalNotes::default()),
     )?;
     let timed = timed_states(plans.len(), opts.recovery_timing);
     say(&format!(
-        "{} / {}: {} crash states from {} log records ({}; {}){}",
+        "{} / {}: {} crash states from {} log records ({}; {}){}{}",
         config.label,
         wl.name,
         plans.len(),
         log.recs.len(),
         strategies_line(&plans),
         coverage.describe(plans.len() as u64),
+        no_fill_words(opts, &coverage, journal.as_ref()),
         if negative {
             "; a negative control: it should lose data"
         } else {
@@ -229,6 +244,7 @@ pub fn test_trial(
         lose,
         negative,
         inodes,
+        journal: journal.as_ref(),
     };
     let mut last_say = Instant::now();
     let mut judged = 0usize;
@@ -282,6 +298,8 @@ struct StateInputs<'a> {
     lose: bool,
     negative: bool,
     inodes: u64,
+    /// The log's jbd2 blocks (ext3/ext4 only).
+    journal: Option<&'a JournalNotes>,
 }
 
 /// The lab on state `i`, on a rig of its own: build it, judge it, time its recovery
@@ -346,6 +364,7 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         verdict: judged.verdict,
         evidence: judged.evidence,
         timings,
+        journal_live: s.journal.map(|n| journal_live(n, plan)),
         lost_journal,
         check_seconds,
         filesystem: config.fs_type.to_string(),
@@ -364,6 +383,22 @@ fn reload(rig: &RecoveryRig, recs: &[LogRec], plan: &StatePlan) -> Result<()> {
     // `load` needs `&mut` only to move the base, which is already at `plan.base`.
     rig.clear()?;
     rig.reload_overlay(recs, plan)
+}
+
+/// Why `fill` made no state, for the progress line; empty when it made some or was
+/// not asked for. Its share went to the strategies after it.
+fn no_fill_words(opts: &CrashOptions, cov: &Coverage, journal: Option<&JournalNotes>) -> String {
+    if !opts.strategies.contains(&Strategy::Fill) || cov.fill_space > 0 {
+        return String::new();
+    }
+    match journal {
+        None => "; fill: no state, only an ext3/ext4 journal is read".into(),
+        Some(j) if j.is_empty() => "; fill: no state, the log holds no jbd2 journal block".into(),
+        Some(_) => {
+            "; fill: no state, the journal holds no committed transaction at any persistence point"
+                .into()
+        }
+    }
 }
 
 fn strategies_line(plans: &[StatePlan]) -> String {

@@ -6,6 +6,8 @@
 //!
 //! - `options`: the `[crash]` table;
 //! - `states`: which crash states a log yields (pure: no devices);
+//! - `journal_scan`: the jbd2 blocks of a log's payloads, and what the journal holds
+//!   at a cut (for `fill` and each record's `journal_live`);
 //! - `promises`: what the workload promised at a cut, from its markers;
 //! - `range_content`: the bytes a durable range (fio, iozone) must hold;
 //! - `oracle`: recover one state and judge it;
@@ -14,6 +16,7 @@
 //! - `campaign`: the lab over every recording of a results directory, resumable.
 
 pub mod campaign;
+pub mod journal_scan;
 pub mod lab;
 pub mod options;
 pub mod oracle;

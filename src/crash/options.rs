@@ -16,18 +16,28 @@ pub enum Strategy {
     /// A prefix up to a flush plus a seeded, order-preserving subset of the writes
     /// still in a volatile cache: what the cache may or may not have written.
     Subset,
-    /// A subset state with one kept write cut at a 512-byte boundary.
+    /// A subset state with one multi-block write kept only in part: its first logical
+    /// blocks.
     Torn,
+    /// A prefix state at the persistence points where the ext3/ext4 journal holds the
+    /// most committed transactions the replay would walk: recovery at its slowest.
+    Fill,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 3] = [Strategy::Prefix, Strategy::Subset, Strategy::Torn];
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Prefix,
+        Strategy::Subset,
+        Strategy::Torn,
+        Strategy::Fill,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Strategy::Prefix => "prefix",
             Strategy::Subset => "subset",
             Strategy::Torn => "torn",
+            Strategy::Fill => "fill",
         }
     }
 
@@ -36,7 +46,7 @@ impl Strategy {
             .into_iter()
             .find(|s| s.as_str() == text)
             .ok_or_else(|| {
-                format!("unknown crash strategy `{text}`; expected prefix, subset or torn")
+                format!("unknown crash strategy `{text}`; expected prefix, subset, torn or fill")
             })
     }
 }

@@ -491,7 +491,7 @@ fn time_recovery_on(
 ) -> Result<Option<RecoveryTimes>> {
     let att = rig.attached()?;
     // What the replay will apply, read before it: the journal's logged blocks.
-    let replayed_blocks = if rig.fs_type.is_ext() {
+    let replayed = if rig.fs_type.is_ext() {
         logged_blocks(rig, att)
     } else {
         None
@@ -503,7 +503,8 @@ fn time_recovery_on(
     }
     let mut times = RecoveryTimes {
         mount_seconds: mount?.seconds,
-        replayed_blocks,
+        replayed_blocks: replayed.map(|r| r.blocks),
+        replayed_transactions: replayed.map(|r| r.transactions),
         ..RecoveryTimes::default()
     };
     if !mount_ok {
@@ -536,23 +537,41 @@ fn time_recovery_on(
     Ok(Some(times))
 }
 
-/// File-system blocks the journal holds in transactions a replay would apply:
-/// `debugfs -R logdump` lists each as "FS block N logged at journal block M".
-fn logged_blocks(rig: &RecoveryRig, att: &Attached) -> Option<u64> {
-    let dev = att.fs_path().display().to_string();
-    let request = match att.journal_path() {
-        Some(j) => format!("logdump -f {}", j.display()),
-        None => "logdump".to_string(),
-    };
-    let ran = rig.step("debugfs", &["-c", "-R", &request, &dev]).ok()?;
-    (ran.ok() && !ran.timed_out).then(|| count_logged_blocks(&ran.output))
+/// What `debugfs -R "logdump -a"` shows a replay would apply: the committed
+/// transactions from the journal's tail on and the file-system blocks they log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Logged {
+    blocks: u64,
+    transactions: u64,
 }
 
-fn count_logged_blocks(logdump: &str) -> u64 {
-    logdump
-        .lines()
-        .filter(|l| l.trim_start().starts_with("FS block ") && l.contains(" logged at "))
-        .count() as u64
+fn logged_blocks(rig: &RecoveryRig, att: &Attached) -> Option<Logged> {
+    let dev = att.fs_path().display().to_string();
+    // Without -a, logdump names each descriptor but not the blocks its tags log.
+    let request = match att.journal_path() {
+        Some(j) => format!("logdump -a -f {}", j.display()),
+        None => "logdump -a".to_string(),
+    };
+    let ran = rig.step("debugfs", &["-c", "-R", &request, &dev]).ok()?;
+    (ran.ok() && !ran.timed_out).then(|| count_logged(&ran.output))
+}
+
+/// logdump walks from the tail while it finds the expected sequence: "FS block N
+/// logged at journal block M" per tag, "(commit block)" per transaction's end. The
+/// blocks of a last transaction without its commit are not replayed and not counted.
+fn count_logged(logdump: &str) -> Logged {
+    let mut out = Logged::default();
+    let mut pending = 0;
+    for l in logdump.lines().map(str::trim_start) {
+        if l.starts_with("FS block ") && l.contains(" logged at ") {
+            pending += 1;
+        } else if l.starts_with("Found expected sequence ") && l.contains("(commit block)") {
+            out.transactions += 1;
+            out.blocks += pending;
+            pending = 0;
+        }
+    }
+    out
 }
 
 /// Recovers the state as if its `ram` journal disk came back empty: the mount must
@@ -863,8 +882,39 @@ mod tests {
 
     #[test]
     fn logged_blocks_are_counted_from_logdump() {
-        let out = "Journal starts at block 1, transaction 2\nFound expected sequence 2, type 1 (descriptor block) at block 1\n  FS block 1 logged at journal block 2 (flags 0x8)\n  FS block 1234 logged at journal block 3 (flags 0xa)\nFound expected sequence 2, type 2 (commit block) at block 4\nNo magic number at block 5: end of journal.\n";
-        assert_eq!(count_logged_blocks(out), 2);
+        // What debugfs 1.47.0 prints for `logdump -a` of a journal with two committed
+        // transactions and a third cut before its commit.
+        let out = "Journal starts at block 1, transaction 2
+Found expected sequence 2, type 1 (descriptor block) at block 1
+Dumping descriptor block, sequence 2, at block 1:
+  FS block 33 logged at journal block 2 (flags 0x0)
+  FS block 17 logged at journal block 3 (flags 0xa)
+Found expected sequence 2, type 2 (commit block) at block 4
+Found expected sequence 3, type 1 (descriptor block) at block 5
+Dumping descriptor block, sequence 3, at block 5:
+  FS block 33 logged at journal block 6 (flags 0x0)
+  FS block 1 logged at journal block 7 (flags 0x2)
+  FS block 17 logged at journal block 8 (flags 0xa)
+Found expected sequence 3, type 5 (revoke table) at block 9
+Dumping revoke block, sequence 3, at block 9:
+  Revoke FS block 40
+Found expected sequence 3, type 2 (commit block) at block 10
+Found expected sequence 4, type 1 (descriptor block) at block 11
+Dumping descriptor block, sequence 4, at block 11:
+  FS block 33 logged at journal block 12 (flags 0x8)
+No magic number at block 13: end of journal.
+";
+        assert_eq!(
+            count_logged(out),
+            Logged {
+                blocks: 5,
+                transactions: 2
+            }
+        );
+        assert_eq!(
+            count_logged("Journal starts at block 0, transaction 9\n"),
+            Logged::default()
+        );
         assert_eq!(count_xfs_repairs("Phase 1 - find and verify superblock...\nclearing inode number in entry 12\n        - agno = 0\nmoving disconnected inodes to lost+found ...\n"), 2);
     }
 

@@ -22,6 +22,9 @@
 //! - `torn`: every volatile write kept except one multi-block write, of which only its
 //!   first blocks reached the platter: a request torn by the power cut at the disk's
 //!   logical block size (the only place such a disk can tear it).
+//! - `fill`: prefix states at the prefix cuts where the ext3/ext4 journal holds the
+//!   most live blocks (committed transactions the replay walks), read from the jbd2
+//!   blocks the lab found in the log's payloads ([`JournalNotes`]).
 //!
 //! When a strategy's whole state space fits its share of the `states` budget, every
 //! state is built; otherwise states are drawn stratified over the workload's phases
@@ -34,13 +37,17 @@ use anyhow::{bail, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::journal_scan::JournalNotes;
 use super::options::{CrashOptions, Strategy};
 use crate::emu::writelog::{RecordKind, RecordMeta, NO_DISK};
-pub use crate::results::crash::{count, Coverage};
+pub use crate::results::crash::{count, Coverage, JournalLive};
 
 mod choose;
+mod fill;
 mod marks;
 mod sweep;
+
+pub use fill::journal_live;
 
 use choose::{stratified_cuts, Ctx};
 pub use marks::{Marks, PromiseMark};
@@ -219,15 +226,18 @@ pub fn plan_states(
     opts: &CrashOptions,
     seed: u64,
 ) -> Result<Vec<StatePlan>> {
-    Ok(plan_with_coverage(recs, disks, opts, seed)?.0)
+    Ok(plan_with_coverage(recs, disks, opts, seed, &JournalNotes::default())?.0)
 }
 
-/// [`plan_states`] with the size of the state space and how much of it is covered.
+/// [`plan_states`] with the size of the state space and how much of it is covered;
+/// `journal` holds the log's jbd2 blocks, which `fill` ranks its cuts by (empty: no
+/// fill state).
 pub fn plan_with_coverage(
     recs: &[LogRec],
     disks: &[DiskTraits],
     opts: &CrashOptions,
     seed: u64,
+    journal: &JournalNotes,
 ) -> Result<(Vec<StatePlan>, Coverage)> {
     let marks = Marks::of(recs)?;
     let durable = durability(recs, disks, marks.timing_on)?;
@@ -336,28 +346,60 @@ pub fn plan_with_coverage(
     };
     let mut seen = HashSet::new();
     let mut plans = Vec::new();
+    // The cuts fill takes, fullest journal first, one per distinct state.
+    let fill_ranked = fill::ranked(&ctx, journal, &prefix_cuts);
+    cov.fill_space = fill_ranked.len() as u64;
     let k = opts.strategies.len().max(1) as u32;
     let mut left_over = 0u32;
     let mut exhaustive = true;
-    for (i, &strategy) in opts.strategies.iter().enumerate() {
+    // Fill goes first, whatever its place in the list: its states are prefix states,
+    // and a state is built once, under the first strategy that takes it, so the
+    // fullest cuts are fill's and prefix spends its share on the others.
+    let mut order = opts.strategies.clone();
+    order.sort_by_key(|s| *s != Strategy::Fill);
+    for (i, &strategy) in order.iter().enumerate() {
         let quota = opts.states / k + u32::from((i as u32) < opts.states % k) + left_over;
         let before = plans.len();
+        // Prefix cuts whose state no earlier strategy (fill) built.
+        let open_prefix: Vec<u64> = match strategy {
+            Strategy::Prefix => prefix_cuts
+                .iter()
+                .copied()
+                .filter(|&c| !seen.contains(&ctx.key(&ctx.prefix_state(c))))
+                .collect(),
+            _ => Vec::new(),
+        };
         let space = match strategy {
-            Strategy::Prefix => cov.prefix_space as f64,
+            Strategy::Prefix => open_prefix.len() as f64,
             Strategy::Subset => cov.subset_space,
             Strategy::Torn => cov.torn_space as f64,
+            Strategy::Fill => cov.fill_space as f64,
         };
         let all = space <= quota as f64;
         exhaustive &= all;
         match strategy {
             Strategy::Prefix => {
                 let chosen = if all {
-                    prefix_cuts.clone()
+                    open_prefix
                 } else {
-                    stratified_cuts(&prefix_cuts, &marks, quota as usize, &mut rng)
+                    stratified_cuts(&open_prefix, &marks, quota as usize, &mut rng)
                 };
                 for cut in chosen {
                     let plan = ctx.prefix_state(cut);
+                    if seen.insert(ctx.key(&plan)) {
+                        plans.push(plan);
+                    }
+                }
+            }
+            Strategy::Fill => {
+                for &cut in &fill_ranked {
+                    if plans.len() - before >= quota as usize {
+                        break;
+                    }
+                    let plan = StatePlan {
+                        strategy: Strategy::Fill,
+                        ..ctx.prefix_state(cut)
+                    };
                     if seen.insert(ctx.key(&plan)) {
                         plans.push(plan);
                     }
@@ -391,15 +433,24 @@ pub fn plan_with_coverage(
         // two cuts share twice).
         if all {
             match strategy {
-                Strategy::Prefix => cov.prefix_space = made,
+                Strategy::Prefix => {
+                    cov.prefix_space = prefix_cuts
+                        .iter()
+                        .map(|&c| ctx.key(&ctx.prefix_state(c)))
+                        .collect::<HashSet<_>>()
+                        .len() as u64
+                }
                 Strategy::Subset => cov.subset_space = made as f64,
                 Strategy::Torn => cov.torn_space = made,
+                // Already distinct states.
+                Strategy::Fill => {}
             }
         }
         match strategy {
             Strategy::Prefix => cov.prefix_planned = made,
             Strategy::Subset => cov.subset_planned = made,
             Strategy::Torn => cov.torn_planned = made,
+            Strategy::Fill => cov.fill_planned = made,
         }
         left_over = quota.saturating_sub(made as u32);
     }

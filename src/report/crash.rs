@@ -161,6 +161,7 @@ fn recovery_grid(name: &str, entries: &[&CrashAnalysis]) -> Option<Grid> {
         "configuration".to_string(),
         "journal".to_string(),
         "inodes".to_string(),
+        "replayed (blocks) median".to_string(),
     ];
     for step in ["mount", "journal_only", "full fsck"] {
         headers.push(format!("{step} median"));
@@ -181,6 +182,8 @@ fn recovery_grid(name: &str, entries: &[&CrashAnalysis]) -> Option<Grid> {
                     0 => "-".to_string(),
                     n => n.to_string(),
                 },
+                r.replayed_blocks
+                    .map_or("-".to_string(), |b| fmt_sig(b.median)),
             ];
             for t in [&r.mount, &r.journal_only, &r.full_fsck] {
                 row.extend(cells(t));
@@ -250,7 +253,10 @@ pub fn lost_journal_line(c: &CrashAnalysis) -> Option<String> {
 /// was checked when the workload makes no promises (once for the workload when that is
 /// true of every configuration).
 fn workload_notes(name: &str, entries: &[&CrashAnalysis]) -> Vec<String> {
-    let mut out: Vec<String> = entries.iter().filter_map(|c| coverage_note(c)).collect();
+    let mut out: Vec<String> = entries
+        .iter()
+        .flat_map(|c| coverage_note(c).into_iter().chain(journal_live_note(c)))
+        .collect();
     if !entries.is_empty() && entries.iter().all(|c| !c.checks_fsync) {
         out.push(format!("{name}: {}", consistency_words()));
         out.extend(entries.iter().filter_map(|c| control_note(c)));
@@ -280,9 +286,43 @@ fn coverage_note(c: &CrashAnalysis) -> Option<String> {
     Some(line)
 }
 
+/// What the journal held at the states: "fsync/internal: live journal at the states
+/// (median / max): 120 / 900 blocks in 12 / 80 transactions; fill 880 / 900 blocks,
+/// prefix 40 / 300 blocks"; `None` when no state recorded it.
+pub fn journal_live_note(c: &CrashAnalysis) -> Option<String> {
+    let l = c.journal_live.as_ref()?;
+    let mut line = format!(
+        "{}/{}: live journal at the states (median / max): {} / {} blocks in {} / {} \
+         transactions",
+        c.workload,
+        c.config,
+        fmt_sig(l.blocks_median),
+        l.blocks_max,
+        fmt_sig(l.transactions_median),
+        l.transactions_max
+    );
+    if c.journal_live_by_strategy.len() > 1 {
+        let per: Vec<String> = c
+            .journal_live_by_strategy
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {} / {} blocks",
+                    s.strategy,
+                    fmt_sig(s.live.blocks_median),
+                    s.live.blocks_max
+                )
+            })
+            .collect();
+        line.push_str(&format!("; {}", per.join(", ")));
+    }
+    Some(line)
+}
+
 /// The notes of one configuration x workload, as the JSON report carries them.
 pub fn crash_notes(c: &CrashAnalysis) -> Vec<String> {
     let mut out: Vec<String> = coverage_note(c).into_iter().collect();
+    out.extend(journal_live_note(c));
     out.extend(consistency_note(c));
     out.extend(control_note(c));
     out.extend(lost_journal_line(c));

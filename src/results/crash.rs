@@ -102,10 +102,23 @@ pub struct RecoveryTimes {
     /// A full check (`e2fsck -f`, `xfs_repair -n`) after the replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_fsck_seconds: Option<f64>,
-    /// Journal blocks the replay had to apply (from the kernel's or e2fsck's report),
-    /// when known.
+    /// File-system blocks logged in the committed transactions the replay applies
+    /// (ext3/ext4: `debugfs -R "logdump -a"` on the state before the mount).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replayed_blocks: Option<u64>,
+    /// Committed transactions the replay applies, from the same logdump.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed_transactions: Option<u64>,
+}
+
+/// What an ext3/ext4 journal holds at a state, read from the jbd2 blocks of the write
+/// log: the committed transactions from the log tail on (those a replay walks) and
+/// the journal blocks they occupy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalLive {
+    pub transactions: u64,
+    /// Descriptor, logged, revoke and commit blocks of those transactions.
+    pub blocks: u64,
 }
 
 /// Recovery of a state whose `ram` journal disk came back empty.
@@ -172,6 +185,9 @@ pub struct CrashRecord {
     pub evidence: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<RecoveryTimes>,
+    /// The journal's live content at this state (ext3/ext4 only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_live: Option<JournalLive>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_journal: Option<LostJournal>,
     /// Wall seconds to build, recover and check the state (model timing off).
@@ -203,7 +219,7 @@ pub struct CrashRecord {
 /// How big a log's state space is, and how much of it the plan covers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
-    /// The strategies asked for, in order (`prefix`, `subset`, `torn`).
+    /// The strategies asked for, in order (`prefix`, `subset`, `torn`, `fill`).
     #[serde(default)]
     pub strategies: Vec<String>,
     /// Prefix cuts (persistence points) in the workload's window.
@@ -214,10 +230,15 @@ pub struct Coverage {
     /// Torn states: the sum over cuts of (blocks - 1) for every volatile multi-block
     /// write.
     pub torn_space: u64,
+    /// Prefix cuts at which the journal holds live content (the cuts `fill` ranks).
+    #[serde(default)]
+    pub fill_space: u64,
     /// States planned per strategy.
     pub prefix_planned: u64,
     pub subset_planned: u64,
     pub torn_planned: u64,
+    #[serde(default)]
+    pub fill_planned: u64,
     /// Every state of every strategy asked for was planned.
     pub exhaustive: bool,
     /// Strata (workload phases) with at least one cut, and those the plan covers.
@@ -232,13 +253,28 @@ impl Coverage {
         let mut total = 0f64;
         for s in &self.strategies {
             let (planned, space, noun) = match s.as_str() {
-                "prefix" => (self.prefix_planned, self.prefix_space as f64, "prefix cuts"),
+                // Fill's states are prefix cuts too.
+                "prefix" => (
+                    self.prefix_planned + self.fill_planned,
+                    self.prefix_space as f64,
+                    "prefix cuts",
+                ),
                 "subset" => (self.subset_planned, self.subset_space, "subsets"),
                 "torn" => (self.torn_planned, self.torn_space as f64, "torn writes"),
+                "fill" => (
+                    self.fill_planned,
+                    self.fill_space as f64,
+                    "cuts with journal content",
+                ),
                 _ => continue,
             };
-            total += space;
-            parts.push(if planned as f64 >= space {
+            // Fill's cuts are prefix cuts: counted once when both are asked for.
+            if !(s == "fill" && self.strategies.iter().any(|p| p == "prefix")) {
+                total += space;
+            }
+            parts.push(if s == "fill" && space == 0.0 {
+                "no cut with journal content".to_string()
+            } else if planned as f64 >= space {
                 format!("all {noun}")
             } else {
                 format!("{planned} of {} {noun}", count(space))
@@ -343,6 +379,7 @@ mod tests {
             verdict: Verdict::Ok,
             evidence: vec!["mount: ok".into()],
             timings: None,
+            journal_live: None,
             lost_journal: None,
             check_seconds: 1.5,
             filesystem: "ext4".into(),

@@ -316,8 +316,14 @@ fn multi_block_n(n: u64) -> Log {
 fn a_volatile_cache_can_keep_any_blocks_of_a_multi_block_write() {
     let l = multi_block();
     let disks = [CACHED, CACHED];
-    let (plans, cov) =
-        plan_with_coverage(&l.recs, &disks, &opts(100_000, &[Strategy::Subset]), 1).unwrap();
+    let (plans, cov) = plan_with_coverage(
+        &l.recs,
+        &disks,
+        &opts(100_000, &[Strategy::Subset]),
+        1,
+        &JournalNotes::default(),
+    )
+    .unwrap();
     // Small enough to enumerate: every state is built.
     assert!(cov.exhaustive);
     assert_eq!(cov.subset_planned as f64, cov.subset_space);
@@ -390,6 +396,7 @@ fn enumeration_when_small_and_stratified_sampling_when_not() {
         &disks,
         &opts(1_000_000, &[Strategy::Prefix, Strategy::Subset]),
         1,
+        &JournalNotes::default(),
     )
     .unwrap();
     assert!(all.1.exhaustive);
@@ -398,6 +405,7 @@ fn enumeration_when_small_and_stratified_sampling_when_not() {
         &disks,
         &opts(20, &[Strategy::Prefix, Strategy::Subset]),
         1,
+        &JournalNotes::default(),
     )
     .unwrap();
     assert!(!few.1.exhaustive);
@@ -501,4 +509,227 @@ fn phase_markers_say_which_phase_a_cut_falls_in() {
     assert_eq!(m.phase_at(r), Some("create_fsync"));
     assert_eq!(m.phase_at(r + 1), Some("remove"));
     assert_eq!(m.phase_at(0), None);
+}
+
+use crate::crash::journal_scan::{JournalBlock, JournalHit, WriteNote};
+
+/// A journal at work: transaction `tid` is one write of `3 + tid % 4` blocks to the
+/// journal disk (descriptor, logged blocks, commit), then a flush, a home write and
+/// an fsync marker; every `checkpoint` transactions the superblock's tail moves to
+/// the next one; the unmount cleans the journal. With the notes the scan would give.
+fn journal_log(n: u32, checkpoint: u32) -> (Log, JournalNotes) {
+    let mut l = Log::new();
+    let mut notes = JournalNotes::default();
+    let sb = |l: &mut Log, notes: &mut JournalNotes, tail: Option<u32>| {
+        let s = l.w(1);
+        notes.writes.push(WriteNote {
+            seq: s,
+            blocks: 1,
+            hits: vec![JournalHit {
+                at: 0,
+                block: JournalBlock::Superblock { tail },
+            }],
+        });
+        l.f(1);
+    };
+    sb(&mut l, &mut notes, Some(1));
+    l.mark("phase create");
+    for tid in 1..=n {
+        let k = 3 + (tid % 4) as u64;
+        let s = l.wn(1, k);
+        notes.writes.push(WriteNote {
+            seq: s,
+            blocks: k,
+            hits: vec![
+                JournalHit {
+                    at: 0,
+                    block: JournalBlock::Descriptor {
+                        tid,
+                        tags: k as u32 - 2,
+                    },
+                },
+                JournalHit {
+                    at: (k - 1) * 4096,
+                    block: JournalBlock::Commit { tid },
+                },
+            ],
+        });
+        l.f(1);
+        l.w(0);
+        l.f(0);
+        l.mark(&format!("fsync /mnt/f{tid}"));
+        if tid % checkpoint == 0 {
+            sb(&mut l, &mut notes, Some(tid + 1));
+        }
+    }
+    l.mark("end create");
+    sb(&mut l, &mut notes, None);
+    (l, notes)
+}
+
+fn live_of(notes: &JournalNotes, p: &StatePlan) -> u64 {
+    journal_live(notes, p).blocks
+}
+
+#[test]
+fn fill_takes_the_prefix_cuts_where_the_journal_holds_the_most() {
+    let (l, notes) = journal_log(24, 10);
+    let disks = [CACHED, CACHED];
+    let every = plan_states(&l.recs, &disks, &opts(100_000, &[Strategy::Prefix]), 1).unwrap();
+    let mut lives: Vec<u64> = every.iter().map(|p| live_of(&notes, p)).collect();
+    lives.sort_unstable_by(|a, b| b.cmp(a));
+    let (plans, cov) =
+        plan_with_coverage(&l.recs, &disks, &opts(5, &[Strategy::Fill]), 1, &notes).unwrap();
+    assert_eq!(plans.len(), 5);
+    let mut got: Vec<u64> = plans.iter().map(|p| live_of(&notes, p)).collect();
+    got.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(got, lives[..5], "fill took other cuts than the fullest");
+    for p in &plans {
+        assert_eq!(p.strategy, Strategy::Fill);
+        assert_eq!((p.base, p.overlay.len(), p.dropped), (p.cut, 0, 0));
+    }
+    // The fullest: right before the second checkpoint moved the tail past ten
+    // transactions (tids 11..=20 committed, 21 not yet).
+    let blocks_11_to_20: u64 = (11..=20u64).map(|t| 3 + t % 4).sum();
+    assert_eq!(got[0], blocks_11_to_20);
+    // Its space: the distinct prefix states with something live.
+    let live_states = lives.iter().filter(|&&b| b > 0).count() as u64;
+    assert_eq!(cov.fill_space, live_states);
+    assert_eq!(cov.fill_planned, 5);
+    assert!(!cov.exhaustive);
+    assert!(
+        cov.describe(5)
+            .contains(&format!("5 of {live_states} cuts with journal content")),
+        "{}",
+        cov.describe(5)
+    );
+    // Ties go to more transactions, then the later cut: each cut once.
+    let cuts: HashSet<u64> = plans.iter().map(|p| p.cut).collect();
+    assert_eq!(cuts.len(), 5);
+}
+
+#[test]
+fn fill_goes_first_and_prefix_does_not_build_its_states_again() {
+    let (l, notes) = journal_log(24, 10);
+    let disks = [CACHED, CACHED];
+    // Listed after prefix, fill still takes the fullest cuts.
+    let (plans, cov) = plan_with_coverage(
+        &l.recs,
+        &disks,
+        &opts(12, &[Strategy::Prefix, Strategy::Fill]),
+        3,
+        &notes,
+    )
+    .unwrap();
+    let fill: Vec<u64> = plans
+        .iter()
+        .filter(|p| p.strategy == Strategy::Fill)
+        .map(|p| live_of(&notes, p))
+        .collect();
+    let prefix: Vec<&StatePlan> = plans
+        .iter()
+        .filter(|p| p.strategy == Strategy::Prefix)
+        .collect();
+    assert_eq!((fill.len(), prefix.len()), (6, 6));
+    let least_fill = *fill.iter().min().unwrap();
+    for p in &prefix {
+        assert!(
+            live_of(&notes, p) <= least_fill,
+            "prefix cut {} holds more than a fill state",
+            p.cut
+        );
+    }
+    let writes: HashSet<u64> = plans.iter().map(|p| p.cut).collect();
+    assert_eq!(writes.len(), plans.len(), "a state built twice");
+    assert_eq!((cov.fill_planned, cov.prefix_planned), (6, 6));
+    // Everything fits: the prefix space counts the fill states once, and the line
+    // says every prefix cut was checked.
+    let (plans, cov) = plan_with_coverage(
+        &l.recs,
+        &disks,
+        &opts(100_000, &[Strategy::Prefix, Strategy::Fill]),
+        3,
+        &notes,
+    )
+    .unwrap();
+    let every = plan_states(&l.recs, &disks, &opts(100_000, &[Strategy::Prefix]), 3).unwrap();
+    assert_eq!(plans.len(), every.len());
+    assert_eq!(cov.prefix_space, every.len() as u64);
+    assert!(cov.exhaustive);
+    let text = cov.describe(plans.len() as u64);
+    assert!(
+        text.starts_with(&format!(
+            "checked {} of {} states",
+            plans.len(),
+            every.len()
+        )) && text.contains("all prefix cuts; all cuts with journal content"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_jbd2_blocks_fill_makes_nothing_and_its_share_goes_on() {
+    let (l, _) = journal_log(24, 10);
+    let (plans, cov) = plan_with_coverage(
+        &l.recs,
+        &[CACHED, CACHED],
+        &opts(10, &[Strategy::Fill, Strategy::Prefix]),
+        1,
+        &JournalNotes::default(),
+    )
+    .unwrap();
+    assert_eq!(cov.fill_space, 0);
+    assert_eq!(plans.len(), 10, "fill's share did not go to prefix");
+    assert!(plans.iter().all(|p| p.strategy == Strategy::Prefix));
+    assert!(
+        cov.describe(10).contains("no cut with journal content"),
+        "{}",
+        cov.describe(10)
+    );
+}
+
+#[test]
+fn a_state_that_drops_a_commit_block_does_not_replay_its_transaction() {
+    let (l, notes) = journal_log(4, 10);
+    // Transaction 2's write: descriptor, logged blocks, commit in its last block.
+    let w = &notes.writes[2];
+    let k = w.blocks;
+    let cut = w.seq + 1;
+    let prefix = StatePlan {
+        strategy: Strategy::Subset,
+        cut,
+        base: w.seq,
+        overlay: vec![Piece::whole(w.seq)],
+        kept: 0,
+        dropped: 0,
+        dropped_blocks: 0,
+        torn: None,
+        stratum: String::new(),
+    };
+    let all = journal_live(&notes, &prefix);
+    assert_eq!(all.transactions, 2);
+    let torn = StatePlan {
+        overlay: vec![Piece {
+            seq: w.seq,
+            ranges: Some(vec![(0, (k - 1) * 4096)]),
+        }],
+        ..prefix.clone()
+    };
+    let live = journal_live(&notes, &torn);
+    assert_eq!(live.transactions, 1);
+    assert_eq!(live.blocks, all.blocks - k);
+    // Left out whole, the same.
+    let dropped = StatePlan {
+        overlay: vec![],
+        ..prefix.clone()
+    };
+    assert_eq!(journal_live(&notes, &dropped), live);
+    // After the unmount the journal is clean.
+    let end = StatePlan {
+        cut: l.recs.len() as u64,
+        base: l.recs.len() as u64,
+        overlay: vec![],
+        ..prefix
+    };
+    assert_eq!(journal_live(&notes, &end), JournalLive::default());
 }

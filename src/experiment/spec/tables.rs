@@ -160,14 +160,14 @@ fn read_strategies(
     };
     if items.is_empty() {
         return Err(blame(
-            "the list is empty; name at least one of prefix, subset, torn".into(),
+            "the list is empty; name at least one of prefix, subset, torn, fill".into(),
         ));
     }
     let mut out = Vec::new();
     for item in items {
         let Some(text) = item.as_str() else {
             return Err(blame(format!(
-                "expected strategy names (prefix, subset, torn); found {}",
+                "expected strategy names (prefix, subset, torn, fill); found {}",
                 kind_of(item)
             )));
         };

@@ -36,6 +36,7 @@ fn state(
             "next step".into(),
         ],
         timings: None,
+        journal_live: None,
         lost_journal: None,
         check_seconds: 1.0,
         filesystem: "ext4".to_string(),
@@ -64,6 +65,7 @@ fn timed(
         journal_only_seconds: journal_only,
         full_fsck_seconds: full,
         replayed_blocks: None,
+        replayed_transactions: None,
     });
     r
 }
@@ -297,6 +299,7 @@ fn median_and_p95_are_right_on_known_numbers() {
             "configuration",
             "journal",
             "inodes",
+            "replayed (blocks) median",
             "mount median",
             "mount p95",
             "journal_only median",
@@ -315,6 +318,7 @@ fn median_and_p95_are_right_on_known_numbers() {
             "same-disk",
             "16M",
             "65536",
+            "-",
             "10.5",
             &mount_p95,
             "3.00",
@@ -753,4 +757,81 @@ fn html_escape(s: &str) -> String {
         .replace('"', "&quot;")
         .replace('\'', "&#x27;")
         .replace('/', "&#x2f;")
+}
+
+#[test]
+fn the_live_journal_and_what_was_replayed_are_summed_up_per_strategy() {
+    use crate::results::crash::JournalLive;
+    // Prefix states hold 0, 10 and 20 live blocks, fill states 90 and 100; two are
+    // timed and replayed 30 and 70 blocks.
+    let mut records = Vec::new();
+    for (i, (strategy, blocks)) in [
+        ("prefix", 0u64),
+        ("fill", 100),
+        ("prefix", 10),
+        ("fill", 90),
+        ("prefix", 20),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut r = state("internal", "fsync", i as u64, strategy, Verdict::Ok);
+        r.journal_live = Some(JournalLive {
+            transactions: blocks / 10,
+            blocks,
+        });
+        records.push(r);
+    }
+    for (i, replayed) in [(1, 70u64), (2, 30)] {
+        let mut r = timed(records[i].clone(), 1.0, None, None);
+        if let Some(t) = r.timings.as_mut() {
+            t.replayed_blocks = Some(replayed);
+            t.replayed_transactions = Some(replayed / 10);
+        }
+        records[i] = r;
+    }
+    // A record written before the field existed counts in neither.
+    records.push(state("internal", "fsync", 9, "prefix", Verdict::Ok));
+    let c = analyse_crash(&records);
+    let live = c[0].journal_live.unwrap();
+    assert_eq!(
+        (live.states, live.blocks_median, live.blocks_max),
+        (5, 20.0, 100)
+    );
+    assert_eq!((live.transactions_median, live.transactions_max), (2.0, 10));
+    let per: Vec<(&str, f64, u64)> = c[0]
+        .journal_live_by_strategy
+        .iter()
+        .map(|s| (s.strategy.as_str(), s.live.blocks_median, s.live.blocks_max))
+        .collect();
+    assert_eq!(per, [("prefix", 10.0, 20), ("fill", 95.0, 100)]);
+    let rec = c[0].recovery.as_ref().unwrap();
+    let b = rec.replayed_blocks.unwrap();
+    assert_eq!((b.n, b.median, b.max), (2, 50.0, 70));
+    assert_eq!(rec.replayed_transactions.unwrap().median, 5.0);
+    // The words: the recovery table's column and a note.
+    let w = &crash_workloads(&c)[0];
+    let t = &w.tables[1];
+    let col = t
+        .headers
+        .iter()
+        .position(|h| h == "replayed (blocks) median")
+        .unwrap();
+    assert_eq!(t.rows[0][col], "50.0");
+    assert!(
+        w.notes.iter().any(|n| n
+            == "fsync/internal: live journal at the states (median / max): 20.0 / 100 blocks \
+                in 2.00 / 10 transactions; prefix 10.0 / 20 blocks, fill 95.0 / 100 blocks"),
+        "{:#?}",
+        w.notes
+    );
+    assert!(crash_notes(&c[0])
+        .iter()
+        .any(|n| n.contains("live journal")));
+    // Without journal_live anywhere, no figure and no note.
+    let bare = analyse_crash(&[state("x", "w", 0, "prefix", Verdict::Ok)]);
+    assert!(bare[0].journal_live.is_none() && bare[0].journal_live_by_strategy.is_empty());
+    assert!(!crash_notes(&bare[0])
+        .iter()
+        .any(|n| n.contains("live journal")));
 }

@@ -4,6 +4,8 @@
 use super::*;
 use crate::analysis::crash::{analyse_crash, ControlOutcome, CrashAnalysis};
 use crate::report::crash::{crash_notes, crash_warnings, crash_workloads, lost_journal_line};
+use crate::report::grid::Style;
+use crate::report::summary::summary_block;
 use crate::results::crash::{
     CrashRecord, LostJournal, RecoveryTimes, Verdict, CRASH_SCHEMA_VERSION,
 };
@@ -544,13 +546,38 @@ fn every_format_has_the_crash_section_exactly_when_there_are_records() {
         };
         assert!(with.contains(marker), "{f:?} lacks {marker}:\n{with}");
         assert!(!without.contains(marker), "{f:?}");
-        assert!(
-            !without.to_lowercase().contains("crash"),
-            "{f:?}:\n{without}"
-        );
-        // The rest of the report is untouched: the section is added, nothing moved.
-        if f != Format::Json {
-            let kept: Vec<&str> = without.lines().collect();
+        // The CSV header is the same with or without crash states (its answer
+        // columns are empty without them).
+        let body: String = match f {
+            Format::Csv => without.lines().skip(1).collect(),
+            _ => without.clone(),
+        };
+        assert!(!body.to_lowercase().contains("crash"), "{f:?}:\n{without}");
+        // The rest of the report is untouched: the section is added, nothing moved;
+        // the summary on top gives way to the answer, which has its lines and more,
+        // and the CSV's trial rows keep their columns (the answer's are added at the
+        // end of the main phase's rows).
+        let style = match f {
+            Format::Markdown => Style::Markdown,
+            _ => Style::Plain,
+        };
+        let summary = summary_block(&analyse(&recs, &opts()), style);
+        let first_columns = |t: &str| -> Vec<Vec<String>> {
+            csv_rows(t).into_iter().map(|r| r[..22].to_vec()).collect()
+        };
+        if f == Format::Csv {
+            let with_rows = first_columns(&with);
+            assert!(
+                first_columns(&without)
+                    .iter()
+                    .all(|k| with_rows.contains(k)),
+                "the crash section changed the trial rows:\n{with}"
+            );
+        } else if f != Format::Json {
+            let kept: Vec<&str> = without
+                .lines()
+                .filter(|l| l.trim().is_empty() || !summary.contains(l))
+                .collect();
             let mut lines = with.lines();
             assert!(
                 kept.iter().all(|k| lines.any(|l| l == *k)),
@@ -558,10 +585,11 @@ fn every_format_has_the_crash_section_exactly_when_there_are_records() {
             );
         }
     }
-    // Text and Markdown: after the summary, before the workloads' tables.
+    // Text and Markdown: after the answer (in the summary's place), before the
+    // workloads' tables.
     let text = render_with_crash(&recs, &crash, &opts(), Format::Table);
     let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no {s} in\n{text}"));
-    assert!(at("Summary") < at("== Crash states: workload fsync =="));
+    assert!(at("Answer: speed, safety and recovery") < at("== Crash states: workload fsync =="));
     assert!(at("== Crash states: workload untar ==") < at("== Workload fsync (fdtree) =="));
     let md = render_with_crash(&recs, &crash, &opts(), Format::Markdown);
     assert!(md.find("## Crash states").unwrap() < md.find("## Workload `fsync`").unwrap());
@@ -583,11 +611,23 @@ fn csv_has_a_row_per_configuration_workload_and_verdict() {
     let rows = csv_rows(&csv);
     assert!(rows.iter().all(|r| r.len() == CSV_HEADER.len()));
     let plain = csv_rows(&render(&recs, &opts(), Format::Csv));
+    let first = |rows: &[Vec<String>]| -> Vec<Vec<String>> {
+        rows.iter().map(|r| r[..22].to_vec()).collect()
+    };
     assert_eq!(
-        rows[..plain.len()],
-        plain[..],
-        "the trial rows come first, unchanged"
+        first(&rows[..plain.len()]),
+        first(&plain),
+        "the trial rows come first, their columns unchanged"
     );
+    // The answer's columns: on each configuration's main-phase row only.
+    let states = CSV_HEADER
+        .iter()
+        .position(|h| *h == "crash_states")
+        .unwrap();
+    for r in &rows[1..plain.len()] {
+        let main = r[2] == "file_create";
+        assert_eq!(!r[states].is_empty(), main, "{r:?}");
+    }
     let crash_rows = &rows[plain.len()..];
     let c = analyse_crash(&crash);
     assert_eq!(crash_rows.len(), c.len() * Verdict::ALL.len());
@@ -632,10 +672,13 @@ fn json_appends_the_crash_field_and_changes_nothing_else() {
     let json = render_with_crash(&recs, &crash, &opts(), Format::Json);
     let mut with: serde_json::Value = serde_json::from_str(&json).unwrap();
     let field = with.as_object_mut().unwrap().remove("crash").unwrap();
+    let answer = with.as_object_mut().unwrap().remove("answer").unwrap();
     assert_eq!(with, without);
-    // Appended: the last field of the report.
+    // Appended: the last fields of the report, the answer after the crash section.
     let last_key = json.lines().rfind(|l| l.starts_with("  \"")).unwrap();
-    assert!(last_key.starts_with("  \"crash\": ["), "{last_key}");
+    assert!(last_key.starts_with("  \"answer\": ["), "{last_key}");
+    assert!(json.contains("\n  \"crash\": ["));
+    assert_eq!(answer[0]["workload"], "fsync");
     let items = field.as_array().unwrap();
     assert_eq!(items.len(), 3);
     let sd = &items[0];

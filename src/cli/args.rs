@@ -10,17 +10,20 @@ use crate::experiment::spec;
 use crate::report::Format;
 
 pub const ABOUT: &str =
-    "Measures what a file system's journal placement, size and mode cost in speed.
+    "Measures what a file system's journal placement, size and mode cost in speed and in safety.
 
 jbench builds real ext4, ext3 and XFS file systems on loop images, RAM disks, emulated
 disks (7200 rpm, SSD, NVRAM models served in user space) or named devices, with the
 journal placed, sized and moded as an experiment file says, runs native
 re-implementations of classic workloads (fdtree, PostMark, iozone, fsync) on a fresh file
 system for every trial, verifies each configuration before measuring it, and reports
-mean, spread, confidence and significance.";
+mean, spread, confidence and significance. With a [crash] table it also cuts power
+mid-workload on emulated disks (the crash lab): what survives, and how long recovery takes.";
 
 pub const AFTER: &str = "Examples:
-  jbench run                                 the built-in quick preset (emulated 7200 rpm disks): a few minutes
+  jbench run                                 the built-in quick preset (emulated 7200 rpm disks): speed and
+                                             crash states of each journal placement, one report, ~4 minutes
+  jbench run --preset tradeoff               journal place and size: faster, safe, and how long to recover
   jbench run --preset quick-host             the same question on this machine's own disk
   jbench run presets/quick.toml              the same, from its file
   jbench plan presets/study1-journal-device.toml   what the full study would run
@@ -45,7 +48,9 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Run an experiment: provision, verify and measure every trial of the plan (root).
+    /// Run an experiment: provision, verify and measure every trial of the plan, and
+    /// with a [crash] table the crash lab on one recording per configuration x
+    /// workload, all in one results directory and one report (root).
     Run(RunArgs),
     /// Crash lab: run each configuration x workload once with the write log on, cut
     /// crash states from the log, recover and check every one (root; emulated disks).
@@ -144,6 +149,16 @@ impl SpecSource {
 }
 
 #[derive(Args)]
+#[command(
+    after_help = "An experiment with a [crash] table (quick has one) also runs, after the timed \
+trials, one crash recording per configuration x workload (write log on, kept out of the speed \
+figures) and the crash lab on it: crash states recovered and checked against what every fsync \
+promised, replay times, a lost RAM-disk journal (docs/crash.md). The report opens with the \
+answer: per configuration how much faster, how many power cuts lost nothing, the recovery time. \
+Exit status: 0 all measured and no crash state failed; 2 some trials (or a crash lab run) \
+failed; 3 every trial failed; 5 a crash state lost data or consistency; 6 a recovery hung; 130 \
+interrupted (finish with --resume DIR, which keeps the trials and crash states done)."
+)]
 pub struct RunArgs {
     #[command(flatten)]
     pub source: SpecSource,

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::crash::{CrashAnalysis, LostJournalStats, VerdictCounts};
-use super::model::WorkloadAnalysis;
+use super::model::{Analysis, WorkloadAnalysis};
 use super::summary::Ratio;
 
 /// One workload's answer.
@@ -62,6 +62,13 @@ impl ConfigAnswer {
         let l = self.lost_journal.as_ref()?;
         Some(l.fsynced_missing.max.max(l.fsynced_different.max))
     }
+}
+
+/// The answer of `a`: its summaries joined to its crash section (empty without crash
+/// states). Made on demand, not kept in the [`Analysis`], so the answer depends on the
+/// analysis and never the other way round.
+pub fn of(a: &Analysis) -> Vec<WorkloadAnswer> {
+    answers(&a.workloads, &a.crash)
 }
 
 /// The answers of every workload with crash states or a summary, in the analysis'

@@ -96,18 +96,12 @@ pub struct Analysis {
     /// [`Analysis::with_crash`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub crash: Vec<crate::analysis::crash::CrashAnalysis>,
-    /// Speed, safety and recovery side by side, per workload and configuration; empty
-    /// (and absent from the JSON report) without crash records. Set by
-    /// [`Analysis::with_crash`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub answer: Vec<crate::analysis::answer::WorkloadAnswer>,
 }
 
 impl Analysis {
     /// This analysis with the crash section of `records` (replacing any before).
     pub fn with_crash(mut self, records: &[crate::results::crash::CrashRecord]) -> Self {
         self.crash = crate::analysis::crash::analyse_crash(records);
-        self.answer = crate::analysis::answer::answers(&self.workloads, &self.crash);
         self
     }
 

@@ -258,7 +258,7 @@ fn crash_status(failed: &[(String, String)], crash: &[CrashRecord]) -> Option<Ex
         );
         return Some(ExitCode::from(2));
     }
-    let found = crate::cli::crash::unexpected(crash);
+    let found = crate::crash::campaign::unexpected(crash);
     for u in found.lost.iter().chain(&found.hung) {
         eprintln!("jbench: {u}");
     }

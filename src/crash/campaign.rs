@@ -151,3 +151,71 @@ impl Campaign<'_> {
         Ok(out)
     }
 }
+
+/// What the crash lab found that it should not have.
+#[derive(Debug, Default)]
+pub struct Unexpected {
+    /// Exit status 5: an ordinary configuration lost data or consistency, or a
+    /// negative control did not lose what fsync promised.
+    pub lost: Vec<String>,
+    /// Exit status 6 (when nothing was lost): a state of an ordinary configuration
+    /// got no verdict, because recovery hung past `mount_timeout` or fsck could not
+    /// run. A hang is how many recovery bugs show.
+    pub hung: Vec<String>,
+}
+
+/// What makes the exit status 5 or 6: an ordinary configuration x workload with a
+/// state that lost data or consistency (5) or could not be judged (6), or a negative
+/// control in which no state lost what fsync promised (5): a negative control passes
+/// only by showing the failure it exists for, not by any failure.
+pub fn unexpected(records: &[crate::results::crash::CrashRecord]) -> Unexpected {
+    use crate::results::crash::Verdict;
+    let mut groups: BTreeMap<(&str, &str), Vec<&crate::results::crash::CrashRecord>> =
+        BTreeMap::new();
+    for r in records {
+        groups.entry((&r.config, &r.workload)).or_default().push(r);
+    }
+    let mut out = Unexpected::default();
+    for ((config, workload), states) in groups {
+        let negative = states.iter().any(|r| r.negative_control);
+        if negative {
+            if !states.iter().any(|r| r.verdict == Verdict::LostFsynced) {
+                let promises = states.iter().any(|r| r.checks_fsync);
+                out.lost.push(format!(
+                    "negative control `{config}` / `{workload}`: none of {} states lost what fsync promised{}; the oracle did not catch a configuration built to lose it",
+                    states.len(),
+                    if promises { "" } else { " (its workload makes no promises: give a negative control an fsync, fio or command workload that declares what must survive)" }
+                ));
+            }
+            continue;
+        }
+        let describe = |what: &str, failed: &[&&crate::results::crash::CrashRecord]| {
+            let first = failed[0];
+            format!(
+                "`{config}` / `{workload}`: {} of {} states {what}; first: state {} ({}, cut {}) {}: {}",
+                failed.len(),
+                states.len(),
+                first.state,
+                first.strategy,
+                first.cut,
+                first.verdict,
+                first.evidence.first().map(String::as_str).unwrap_or("")
+            )
+        };
+        let lost: Vec<_> = states.iter().filter(|r| r.verdict.is_loss()).collect();
+        if !lost.is_empty() {
+            out.lost.push(describe("failed", &lost));
+        }
+        let hung: Vec<_> = states
+            .iter()
+            .filter(|r| r.verdict == Verdict::NoVerdict)
+            .collect();
+        if !hung.is_empty() {
+            out.hung.push(describe(
+                "got no verdict (recovery hung or fsck could not run)",
+                &hung,
+            ));
+        }
+    }
+    out
+}

@@ -12,10 +12,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::emu::writelog::{read_payload, RecordKind};
+use crate::emu::writelog::{read_payload, RecordKind, RecordMeta};
 use crate::results::crash::JournalLive;
-
-use super::states::LogRec;
 
 pub const JBD2_MAGIC: u32 = 0xC03B_3998;
 const DESCRIPTOR: u32 = 1;
@@ -86,13 +84,18 @@ impl JournalNotes {
 }
 
 /// Reads the payload of every write of the log at `path` and notes its jbd2 blocks.
-pub fn scan_log(path: &Path, recs: &[LogRec]) -> Result<JournalNotes> {
+/// `recs` are the log's records in order (metadata only; the planner's records hold
+/// theirs).
+pub fn scan_log<'a>(
+    path: &Path,
+    recs: impl IntoIterator<Item = &'a RecordMeta>,
+) -> Result<JournalNotes> {
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot open the write log {}", path.display()))?;
     let mut scanner = Scanner::default();
     let mut out = JournalNotes::default();
-    for r in recs.iter().filter(|r| r.kind == RecordKind::Write) {
-        let payload = read_payload(&file, &r.meta)?;
+    for r in recs.into_iter().filter(|r| r.kind == RecordKind::Write) {
+        let payload = read_payload(&file, r)?;
         let hits = scanner.scan(r.offset, &payload);
         if !hits.is_empty() {
             out.writes.push(WriteNote {

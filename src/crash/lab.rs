@@ -177,12 +177,14 @@ pub fn test_trial(
     // Only a jbd2 journal is read: XFS's log has its own format, and no record of an
     // XFS state gets `journal_live`.
     let journal = if config.fs_type.is_ext() {
-        Some(scan_log(t.log, &log.recs).with_context(|| {
-            format!(
-                "reading the journal blocks of configuration `{}`",
-                config.label
-            )
-        })?)
+        Some(
+            scan_log(t.log, log.recs.iter().map(|r| &r.meta)).with_context(|| {
+                format!(
+                    "reading the journal blocks of configuration `{}`",
+                    config.label
+                )
+            })?,
+        )
     } else {
         None
     };

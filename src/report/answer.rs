@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::crash::fmt_sig;
 use super::grid::{md_escape, Grid, Style, Table};
 use super::summary::{fmt_rate, fmt_ratio, ratio_words};
+use super::words::fmt_sig;
 use crate::analysis::answer::{ConfigAnswer, WorkloadAnswer};
 use crate::analysis::Analysis;
 use crate::results::crash::Verdict;
@@ -30,7 +30,7 @@ pub struct AnswerView {
 
 /// The answer per workload; empty without crash records.
 pub fn answer_views(a: &Analysis) -> Vec<AnswerView> {
-    a.answer
+    crate::analysis::answer::of(a)
         .iter()
         .map(|w| AnswerView {
             head: head(w),
@@ -49,14 +49,15 @@ pub fn answer_views(a: &Analysis) -> Vec<AnswerView> {
 /// The answer block that opens the text and Markdown reports; empty without crash
 /// records.
 pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
-    if a.answer.is_empty() {
+    let answers = crate::analysis::answer::of(a);
+    if answers.is_empty() {
         return String::new();
     }
     let mut out = match style {
         Style::Plain => "Answer: speed, safety and recovery\n\n".to_string(),
         Style::Markdown => "## Answer: speed, safety and recovery\n\n".to_string(),
     };
-    for (w, v) in a.answer.iter().zip(answer_views(a)) {
+    for (w, v) in answers.iter().zip(answer_views(a)) {
         let _ = match style {
             Style::Plain => writeln!(out, "{}", v.head),
             Style::Markdown => writeln!(out, "{}\n", md_escape(&v.head)),

@@ -5,6 +5,7 @@
 
 use super::words::Wording;
 use super::Exporter;
+use crate::analysis::answer::WorkloadAnswer;
 use crate::analysis::stats::Summary;
 use crate::analysis::{
     Analysis, ConfigAnalysis, CrashAnalysis, PhaseComparison, PhaseStats, WorkloadAnalysis,
@@ -63,9 +64,13 @@ pub(crate) const CSV_HEADER: [&str; 33] = [
 
 /// The answer columns of configuration `config`'s row of `phase`: filled on the main
 /// phase of a workload with an answer, empty otherwise.
-fn answer_cells(a: &Analysis, workload: &str, config: &str, phase: &str) -> Vec<String> {
-    let found = a
-        .answer
+fn answer_cells(
+    answers: &[WorkloadAnswer],
+    workload: &str,
+    config: &str,
+    phase: &str,
+) -> Vec<String> {
+    let found = answers
         .iter()
         .find(|w| w.workload == workload && w.main_phase.as_deref() == Some(phase))
         .and_then(|w| w.configs.iter().find(|c| c.config == config));
@@ -95,6 +100,7 @@ fn answer_cells(a: &Analysis, workload: &str, config: &str, phase: &str) -> Vec<
 
 fn render_csv(a: &Analysis) -> String {
     let mut out = csv_line(CSV_HEADER.iter().map(|s| s.to_string()));
+    let answers = crate::analysis::answer::of(a);
     for w in &a.workloads {
         let words = Wording::of(w, a);
         for c in &w.configs {
@@ -102,7 +108,7 @@ fn render_csv(a: &Analysis) -> String {
             for (i, p) in c.phases.iter().enumerate() {
                 let is_base = w.baseline.as_deref() == Some(c.label.as_str());
                 let mut row = csv_row(w, c, i, p, cmp.map(|x| &x.phases[i]), is_base, &words);
-                row.extend(answer_cells(a, &w.name, &c.label, &p.phase));
+                row.extend(answer_cells(&answers, &w.name, &c.label, &p.phase));
                 out.push_str(&csv_line(row));
             }
         }

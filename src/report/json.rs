@@ -40,8 +40,8 @@ pub(crate) struct AnalysisView<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     crash: Vec<CrashView<'a>>,
     /// Speed, safety and recovery per configuration; absent without crash records.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    answer: &'a [crate::analysis::answer::WorkloadAnswer],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    answer: Vec<crate::analysis::answer::WorkloadAnswer>,
 }
 
 impl<'a> AnalysisView<'a> {
@@ -54,7 +54,7 @@ impl<'a> AnalysisView<'a> {
             warnings: &a.warnings,
             adaptive_looks: a.adaptive_looks,
             crash: a.crash.iter().map(CrashView::of).collect(),
-            answer: &a.answer,
+            answer: crate::analysis::answer::of(a),
         }
     }
 }

@@ -52,7 +52,7 @@ pub(crate) fn render_text(a: &Analysis, style: Style) -> String {
         out.push_str("# jbench report\n\n");
     }
     // With crash states the answer has the summary's lines and more; one of the two.
-    if a.answer.is_empty() {
+    if a.crash.is_empty() {
         out.push_str(&super::summary::summary_block(a, style));
     } else {
         out.push_str(&super::answer::answer_block(a, style));

@@ -172,3 +172,17 @@ pub(crate) fn fmt_level(level: f64) -> String {
         format!("{pct}")
     }
 }
+/// Three significant digits, never scientific notation: 1234, 12.3, 0.0812.
+pub(crate) fn fmt_sig(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || !a.is_finite() {
+        return format!("{x}");
+    }
+    let d = if a >= 100.0 {
+        0
+    } else {
+        // 10 -> 1, 1 -> 2, 0.1 -> 3, 0.01 -> 4, ...; at most 9.
+        (2 - a.log10().floor() as i64).clamp(0, 9) as usize
+    };
+    format!("{x:.d$}")
+}

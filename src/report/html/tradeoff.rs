@@ -181,7 +181,7 @@ pub(crate) fn tradeoff_charts(
     crash: &[crate::results::crash::CrashRecord],
 ) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
-    for w in &analysis.answer {
+    for w in &crate::analysis::answer::of(analysis) {
         let entries: Vec<&crate::analysis::CrashAnalysis> = analysis
             .crash
             .iter()

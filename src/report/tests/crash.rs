@@ -312,7 +312,7 @@ fn median_and_p95_are_right_on_known_numbers() {
         ]
     );
     // 19.05 sits on a rounding edge in binary: the cell is whatever the figure prints as.
-    let mount_p95 = crate::report::crash::fmt_sig(r.mount.unwrap().p95);
+    let mount_p95 = crate::report::words::fmt_sig(r.mount.unwrap().p95);
     assert!(mount_p95 == "19.1" || mount_p95 == "19.0", "{mount_p95}");
     assert_eq!(
         t.rows[0],
@@ -334,7 +334,7 @@ fn median_and_p95_are_right_on_known_numbers() {
 
 #[test]
 fn figures_print_with_three_significant_digits() {
-    use crate::report::crash::fmt_sig;
+    use crate::report::words::fmt_sig;
     assert_eq!(fmt_sig(1234.4), "1234");
     assert_eq!(fmt_sig(123.4), "123");
     assert_eq!(fmt_sig(12.34), "12.3");

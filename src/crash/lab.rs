@@ -103,6 +103,30 @@ pub fn timed_states(total: usize, n: u32) -> BTreeSet<usize> {
     (0..n).map(|i| i * total / n.max(1)).collect()
 }
 
+/// Which states are timed when some are `fill` states (`preferred`): half the `n`
+/// (rounded up) spread over them, so the replay of the fullest journals is timed, and
+/// the rest over the others, so the typical replay is too. Without preferred states,
+/// [`timed_states`].
+pub fn timed_states_preferring(preferred: &[bool], n: u32) -> BTreeSet<usize> {
+    let (ours, others): (Vec<usize>, Vec<usize>) =
+        (0..preferred.len()).partition(|&i| preferred[i]);
+    let want = (n as usize).min(preferred.len());
+    let from_ours = want.div_ceil(2).min(ours.len());
+    let from_others = (want - from_ours).min(others.len());
+    // Whatever one side cannot take goes to the other.
+    let from_ours = (want - from_others).min(ours.len());
+    let pick = |of: &[usize], k: usize| -> Vec<usize> {
+        timed_states(of.len(), k as u32)
+            .into_iter()
+            .map(|i| of[i])
+            .collect()
+    };
+    pick(&ours, from_ours)
+        .into_iter()
+        .chain(pick(&others, from_others))
+        .collect()
+}
+
 /// What one recorded trial needs from the run.
 pub struct Recorded<'a> {
     pub config: &'a Config,
@@ -195,7 +219,8 @@ pub fn test_trial(
         seed_for(seed, &config.label, &wl.name),
         journal.as_ref().unwrap_or(&JournalNotes::default()),
     )?;
-    let timed = timed_states(plans.len(), opts.recovery_timing);
+    let fill: Vec<bool> = plans.iter().map(|p| p.strategy == Strategy::Fill).collect();
+    let timed = timed_states_preferring(&fill, opts.recovery_timing);
     say(&format!(
         "{} / {}: {} crash states from {} log records ({}; {}){}{}",
         config.label,
@@ -449,6 +474,19 @@ mod tests {
         assert_eq!(timed_states(3, 10), BTreeSet::from([0, 1, 2]));
         assert!(timed_states(50, 0).is_empty());
         assert!(timed_states(0, 5).is_empty());
+        // Half the timings go to the fill states, the rest to the others.
+        let fill = [false, true, false, true, true, false, false, false];
+        let t = timed_states_preferring(&fill, 4);
+        assert_eq!(t.len(), 4);
+        assert_eq!(t.iter().filter(|&&i| fill[i]).count(), 2);
+        // No fill state: as before; too few of one kind: the other takes the rest.
+        assert_eq!(
+            timed_states_preferring(&[false; 100], 4),
+            timed_states(100, 4)
+        );
+        let t = timed_states_preferring(&[true, false, false, false, false], 4);
+        assert_eq!(t.len(), 4);
+        assert!(t.contains(&0));
     }
 
     #[test]

@@ -230,8 +230,12 @@ pub(crate) fn tradeoff_charts(
             let points: Vec<(f64, f64)> = crash
                 .iter()
                 .filter(|r| r.workload == c.workload && r.config == c.config)
-                .filter_map(|r| r.timings.as_ref())
-                .filter_map(|t| Some((t.replayed_blocks? as f64, t.mount_seconds)))
+                .filter_map(|r| {
+                    Some((
+                        r.journal_live?.blocks as f64,
+                        r.timings.as_ref()?.mount_seconds,
+                    ))
+                })
                 .collect();
             match scatter.iter_mut().find(|s| s.name == name) {
                 Some(s) => s.points.extend(points),
@@ -252,11 +256,11 @@ pub(crate) fn tradeoff_charts(
             names: &names,
             speed: &speed,
             replay: &replay,
-            amount: "journal blocks the replay applied",
+            amount: "journal blocks the replay walks (live journal at the cut)",
             scatter: &scatter,
         })?;
         let caption = format!(
-            "Top: mean {unit} on {} (± 1 sd) against journal size (log scale), one line per placement. Middle: median time of the mount that replays the journal after a crash, with model timing on (whisker up to the 95th percentile), on the same axis. Bottom: each timed state's replay time against the journal blocks its replay applied. A bigger journal that is faster and recovers more slowly rises in both upper panels.",
+            "Top: mean {unit} on {} (± 1 sd) against journal size (log scale), one line per placement. Middle: median time of the mount that replays the journal after a crash, with model timing on (whisker up to the 95th percentile), on the same axis. Bottom: each timed state's replay time against the journal blocks its replay walks (the live journal at the cut: descriptors, logged blocks and commits of the committed transactions the checkpoint had not passed). A bigger journal that is faster and recovers more slowly rises in both upper panels.",
             w.main_phase.as_deref().unwrap_or("the main phase")
         );
         out.push((svg, caption));

@@ -10,7 +10,7 @@ use anyhow::Result;
 use plotters::prelude::*;
 
 use super::charts::{
-    draw_err, draw_legend, font_size, inline_svg, legend_height, nice_max, range_bar,
+    draw_err, draw_legend, fmt_tick, font_size, inline_svg, legend_height, nice_max, range_bar,
     x_category_labels, Line, FONT, LABEL_PX, PALETTE, WIDTH,
 };
 
@@ -100,6 +100,7 @@ pub(crate) fn tradeoff_chart(t: &Tradeoff<'_>) -> Result<String> {
                 .disable_x_axis()
                 .y_desc(y_desc)
                 .y_labels(5)
+                .y_label_formatter(&|v| fmt_tick(*v))
                 .label_style((FONT, font_size(LABEL_PX)))
                 .draw()
                 .map_err(draw_err)?;
@@ -158,6 +159,8 @@ pub(crate) fn tradeoff_chart(t: &Tradeoff<'_>) -> Result<String> {
                 .y_desc("replay seconds")
                 .x_labels(6)
                 .y_labels(5)
+                .x_label_formatter(&|v| fmt_tick(*v))
+                .y_label_formatter(&|v| fmt_tick(*v))
                 .label_style((FONT, font_size(LABEL_PX)))
                 .draw()
                 .map_err(draw_err)?;

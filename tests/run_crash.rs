@@ -244,11 +244,12 @@ fn csv_fields(line: &str) -> Vec<String> {
     out
 }
 
+/// (configuration, workload, state, strategy, cut, kept, dropped, verdict).
+type StateKey = (String, String, u64, String, u64, u64, u64, String);
+
 /// The states of a crash.jsonl without what timing decides: what the lab built and
 /// what it concluded.
-fn states_of(
-    crash: &[CrashRecord],
-) -> BTreeSet<(String, String, u64, String, u64, u64, u64, String)> {
+fn states_of(crash: &[CrashRecord]) -> BTreeSet<StateKey> {
     crash
         .iter()
         .map(|r| {

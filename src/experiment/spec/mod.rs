@@ -170,8 +170,9 @@ pub struct Spec {
     pub workloads: Vec<WorkloadSpec>,
     /// How emulated disks (`device_model`) are served: the `[emulation]` table.
     pub emulation: EmulationOptions,
-    /// The `[crash]` table: what `jbench crash` builds and checks; `jbench run` ignores
-    /// it. `seed` is always set (the experiment's when the table gives none).
+    /// The `[crash]` table: what the crash lab builds and checks; its presence
+    /// (`requested`) makes `jbench run` run the lab too. `seed` is always set (the
+    /// experiment's when the table gives none).
     pub crash: CrashOptions,
     /// The spec with every default filled in, as TOML: stored with the results and
     /// compared on `--resume`.

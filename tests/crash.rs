@@ -473,7 +473,7 @@ fn an_interrupted_crash_run_stops_cleanly_and_resumes_where_it_stopped() {
     let spec = write_spec(tmp.path(), "crash.toml", &body);
     let results = tmp.path().join("results");
     let crash_file = results.join("crash.jsonl");
-    let mut child = jbench()
+    let child = jbench()
         .arg("crash")
         .arg(&spec)
         .arg("--results")
@@ -484,28 +484,7 @@ fn an_interrupted_crash_run_stops_cleanly_and_resumes_where_it_stopped() {
         .spawn()
         .unwrap();
     // Ctrl-C once the lab has judged some states.
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while load_crash_records(&crash_file)
-        .map(|r| r.len())
-        .unwrap_or(0)
-        < 5
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no crash states after 120 s"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "jbench crash ended early"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = interrupt_in_the_lab(child, &crash_file, 5, 120);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("--resume"), "says how to finish: {stderr}");

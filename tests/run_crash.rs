@@ -7,7 +7,6 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::Duration;
 
 use common::*;
 use jbench::report::{self, Format};
@@ -279,7 +278,7 @@ fn a_run_with_crash_resumed_after_ctrl_c_in_the_lab_answers_both_halves_as_an_un
     let spec = write_spec(tmp.path(), "exp.toml", &spec_text(&tmp.path().join("work")));
     let results = tmp.path().join("results");
     let crash_file = results.join("crash.jsonl");
-    let mut child = jbench()
+    let child = jbench()
         .arg("run")
         .arg(&spec)
         .arg("--results")
@@ -289,28 +288,7 @@ fn a_run_with_crash_resumed_after_ctrl_c_in_the_lab_answers_both_halves_as_an_un
         .spawn()
         .unwrap();
     // Ctrl-C once the lab has judged a few states: the timed trials are all done.
-    let deadline = std::time::Instant::now() + Duration::from_secs(600);
-    while load_crash_records(&crash_file)
-        .map(|r| r.len())
-        .unwrap_or(0)
-        < 3
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no crash states after 600 s"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "jbench run ended early"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = interrupt_in_the_lab(child, &crash_file, 3, 600);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(

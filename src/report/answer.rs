@@ -167,16 +167,23 @@ pub fn recovery_words(c: &ConfigAnswer) -> String {
 /// "if the journal's RAM disk is lost: the mount fails in 40/40, e2fsck brings back
 /// 40/40, up to 0 fsync'ed files lost, up to 308 repairs".
 pub fn lost_journal_words(c: &ConfigAnswer) -> Option<String> {
-    let l = c.lost_journal.as_ref()?;
+    let [failed, recovered, lost, repairs] = lost_journal_figures(c)?;
     Some(format!(
-        "if the journal's RAM disk is lost: the mount fails in {}/{}, the file system is brought back in {}/{}, up to {} fsync'ed file(s) lost, up to {} fsck repairs",
-        l.mount_failed,
-        l.states,
-        l.recovered,
-        l.states,
-        c.lost_journal_fsynced_max().unwrap_or(0),
-        l.fsck_repairs.max
+        "if the journal's RAM disk is lost: the mount fails in {failed}, the file system is brought back in {recovered}, up to {lost} fsync'ed file(s) lost, up to {repairs} fsck repairs"
     ))
+}
+
+/// The lost journal's figures as the line and the table show them: mounts failed and
+/// file systems recovered (each `n/states`), the most fsync'ed files one state lost,
+/// the most fsck repairs.
+fn lost_journal_figures(c: &ConfigAnswer) -> Option<[String; 4]> {
+    let l = c.lost_journal.as_ref()?;
+    Some([
+        format!("{}/{}", l.mount_failed, l.states),
+        format!("{}/{}", l.recovered, l.states),
+        c.lost_journal_fsynced_max().unwrap_or(0).to_string(),
+        l.fsck_repairs.max.to_string(),
+    ])
 }
 
 fn grid(w: &WorkloadAnswer) -> Grid {
@@ -200,15 +207,9 @@ fn grid(w: &WorkloadAnswer) -> Grid {
                 },
                 None => "-".into(),
             };
-            let lost = match &c.lost_journal {
-                Some(l) => format!(
-                    "mount fails {}/{}; recovered {}/{}; ≤{} fsync'ed lost; ≤{} repairs",
-                    l.mount_failed,
-                    l.states,
-                    l.recovered,
-                    l.states,
-                    c.lost_journal_fsynced_max().unwrap_or(0),
-                    l.fsck_repairs.max
+            let lost = match lost_journal_figures(c) {
+                Some([failed, recovered, lost, repairs]) => format!(
+                    "mount fails {failed}; recovered {recovered}; ≤{lost} fsync'ed lost; ≤{repairs} repairs"
                 ),
                 None => "-".into(),
             };

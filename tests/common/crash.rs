@@ -56,3 +56,28 @@ pub fn rig_for(
     )
     .unwrap()
 }
+
+/// Sends Ctrl-C to `child` once `crash_file` holds `states` crash records (failing
+/// after `secs` seconds, or if the child ends first), and returns its output.
+pub fn interrupt_in_the_lab(
+    mut child: std::process::Child,
+    crash_file: &Path,
+    states: usize,
+    secs: u64,
+) -> std::process::Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while load_crash_records(crash_file).map(|r| r.len()).unwrap_or(0) < states {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {states} crash states after {secs} s"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "jbench ended early");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    child.wait_with_output().unwrap()
+}

@@ -524,6 +524,20 @@ pub(crate) fn recovery_chart_drawn(title: &str, y_desc: &str, lines: &[Line]) ->
     size_chart_drawn(title, y_desc, lines, Spread::UpTo, entries)
 }
 
+/// The journal sizes of `lines` and the log2 axis over them: (sizes, low, high, pad).
+pub(crate) fn size_axis<'a>(
+    lines: impl Iterator<Item = &'a Line>,
+) -> (BTreeSet<u64>, f64, f64, f64) {
+    let sizes: BTreeSet<u64> = lines.flat_map(|l| l.points.iter().map(|p| p.0)).collect();
+    let lx = |b: u64| (b as f64).log2();
+    let (lo, hi) = (
+        lx(*sizes.first().unwrap_or(&1)),
+        lx(*sizes.last().unwrap_or(&2)),
+    );
+    let pad = ((hi - lo) * 0.08).max(0.3);
+    (sizes, lo, hi, pad)
+}
+
 /// Lines of a value against journal size (log scale), a bar at each point as
 /// `spread` says, and the legend `entries` under the plot.
 fn size_chart_drawn(
@@ -533,16 +547,8 @@ fn size_chart_drawn(
     spread: Spread,
     entries: Vec<(String, Mark)>,
 ) -> Result<Drawn> {
-    let sizes: BTreeSet<u64> = lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.0))
-        .collect();
+    let (sizes, lo, hi, pad) = size_axis(lines.iter());
     let lx = |b: u64| (b as f64).log2();
-    let (lo, hi) = (
-        lx(*sizes.first().unwrap_or(&1)),
-        lx(*sizes.last().unwrap_or(&2)),
-    );
-    let pad = ((hi - lo) * 0.08).max(0.3);
     let top = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| spread.top(p)))

@@ -11,7 +11,7 @@ use plotters::prelude::*;
 
 use super::charts::{
     draw_err, draw_legend, fmt_tick, font_size, inline_svg, legend_height, nice_max, range_bar,
-    x_category_labels, Line, FONT, LABEL_PX, PALETTE, WIDTH,
+    size_axis, x_category_labels, Line, FONT, LABEL_PX, PALETTE, WIDTH,
 };
 
 /// One line's recovery states: (amount replayed, replay seconds).
@@ -41,18 +41,8 @@ pub(crate) fn tradeoff_chart(t: &Tradeoff<'_>) -> Result<String> {
         let i = t.names.iter().position(|n| n == name).unwrap_or(0);
         PALETTE[i % PALETTE.len()]
     };
-    let sizes: BTreeSet<u64> = t
-        .speed
-        .iter()
-        .chain(t.replay)
-        .flat_map(|l| l.points.iter().map(|p| p.0))
-        .collect();
+    let (sizes, lo, hi, pad) = size_axis(t.speed.iter().chain(t.replay));
     let lx = |b: u64| (b as f64).log2();
-    let (lo, hi) = (
-        lx(*sizes.first().unwrap_or(&1)),
-        lx(*sizes.last().unwrap_or(&2)),
-    );
-    let pad = ((hi - lo) * 0.08).max(0.3);
     let entries: Vec<(String, super::charts::Mark)> = t
         .names
         .iter()

@@ -136,7 +136,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 "jbench: the scripted executor records no writes: the crash lab does not run"
             );
         }
-        crate::crash::campaign::CampaignOutcome::default()
+        CampaignOutcome::default()
     };
     let interrupted = outcome.interrupted || lab.interrupted;
     if let (Some(s), false) = (&shard, interrupted) {

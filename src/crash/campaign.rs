@@ -103,12 +103,7 @@ impl Campaign<'_> {
                 log: &log,
             };
             let mut emit = |r| append_crash_record(&crash_path, &r);
-            let quiet = self.quiet;
-            let mut say = |m: &str| {
-                if !quiet {
-                    eprintln!("jbench: {m}");
-                }
-            };
+            let mut say = |m: &str| self.say(m);
             match lab::test_trial(
                 &self.spec.work_dir,
                 &recorded,

@@ -25,6 +25,9 @@ use crate::results::record::{TrialRecord, SCHEMA_VERSION};
 use crate::scale::fingerprint::Fingerprint;
 use crate::scale::seal::{self, Seal, SEAL};
 
+mod read;
+use read::{crash_lines, raw_records};
+
 pub const MERGE_VERSION: u32 = 1;
 
 /// An attempt the merge used for its shard.
@@ -446,90 +449,6 @@ fn machine_differences(chosen: &[&Attempt]) -> String {
         }
     }
     out.join("\n")
-}
-
-/// The shards' crash states (`crash.jsonl`), one after another in shard order. A state
-/// is one (configuration, workload, state number), and a configuration x workload is
-/// recorded in one shard only: one in two shards means the attempts are not of one
-/// plan. With machines that differ each state's configuration is labelled
-/// `<label>@<machine>`, as the trial records are when the report reads them.
-fn crash_lines(chosen: &[&Attempt], heterogeneous: bool) -> Result<Vec<u8>> {
-    use crate::results::crash::{load_crash_records, CrashRecord};
-    let mut out = Vec::new();
-    let mut owner: BTreeMap<(String, String), String> = BTreeMap::new();
-    let mut seen: BTreeSet<(String, String, u64)> = BTreeSet::new();
-    for a in chosen {
-        let path = layout::crash_file(&a.dir);
-        if !path.is_file() {
-            continue;
-        }
-        for mut r in load_crash_records(&path)? {
-            let dir = a.dir.display().to_string();
-            let key = (r.config.clone(), r.workload.clone());
-            match owner.get(&key) {
-                Some(other) if *other != dir => bail!(
-                    "the crash states of {} / {} are in two shards ({other} and {dir}); these attempts are not of one plan",
-                    r.config,
-                    r.workload
-                ),
-                _ => {
-                    owner.insert(key, dir);
-                }
-            }
-            if !seen.insert((r.config.clone(), r.workload.clone(), r.state)) {
-                continue; // a resumed lab never writes a state twice; be safe anyway
-            }
-            if heterogeneous {
-                let suffix = format!("@{}", a.seal.machine.id());
-                if !r.config.ends_with(&suffix) {
-                    r.config.push_str(&suffix);
-                }
-            }
-            let r: CrashRecord = r;
-            out.extend(serde_json::to_vec(&r)?);
-            out.push(b'\n');
-        }
-    }
-    Ok(out)
-}
-
-/// The attempt's trial records as the raw lines it sealed (so the merged file holds
-/// exactly what each machine wrote), with their trial index.
-fn raw_records(a: &Attempt) -> Result<Vec<(usize, Vec<u8>)>> {
-    let path = a.dir.join(layout::TRIALS);
-    let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let allowed: BTreeSet<usize> = a.seal.trials.iter().copied().collect();
-    let mut out = Vec::new();
-    let mut seen = BTreeSet::new();
-    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let r: TrialRecord = serde_json::from_slice(line)
-            .with_context(|| format!("{}:{}: not a trial record", path.display(), n + 1))?;
-        if r.schema_version > SCHEMA_VERSION {
-            bail!(
-                "{}:{}: trial record of schema_version {}; a newer jbench is needed",
-                path.display(),
-                n + 1,
-                r.schema_version
-            );
-        }
-        if !allowed.contains(&r.trial) {
-            bail!(
-                "{}:{}: trial {} is not one of shard {}'s trials as sealed",
-                path.display(),
-                n + 1,
-                r.trial,
-                a.seal.shard
-            );
-        }
-        if !seen.insert(r.trial) {
-            bail!("{}: trial {} is recorded twice", path.display(), r.trial);
-        }
-        out.push((r.trial, line.to_vec()));
-    }
-    Ok(out)
 }
 
 fn prepare_out(out: &Path) -> Result<()> {

@@ -2,6 +2,7 @@
 
 mod analysis;
 mod crash;
+mod crash_formats;
 mod formats;
 mod significance;
 mod warnings;

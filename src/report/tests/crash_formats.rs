@@ -1,0 +1,290 @@
+//! The crash section in every format: present exactly when there are crash records,
+//! the rest of the report untouched (the answer takes the summary's place), CSV rows
+//! per verdict, the JSON fields appended, and the HTML section and chart.
+
+use super::crash::{mixed, state, timed};
+use super::*;
+use crate::analysis::crash::analyse_crash;
+use crate::report::crash::{crash_warnings, crash_workloads};
+use crate::report::grid::Style;
+use crate::report::summary::summary_block;
+use crate::results::crash::{CrashRecord, Verdict};
+
+fn trials() -> Vec<TrialRecord> {
+    let mut recs = Vec::new();
+    series(&mut recs, 0, "same-disk", "fsync", &BASE);
+    series(&mut recs, 3, "ramdisk,64M", "fsync", &FAST);
+    recs
+}
+
+#[test]
+fn every_format_has_the_crash_section_exactly_when_there_are_records() {
+    let recs = trials();
+    let crash = mixed();
+    for f in [Format::Table, Format::Markdown, Format::Csv, Format::Json] {
+        let without = render(&recs, &opts(), f);
+        assert_eq!(without, render_with_crash(&recs, &[], &opts(), f), "{f:?}");
+        let with = render_with_crash(&recs, &crash, &opts(), f);
+        let marker = match f {
+            Format::Table => "== Crash states: workload fsync ==",
+            Format::Markdown => "## Crash states: workload `fsync`",
+            Format::Csv => "fsync,same-disk,crash:ok,4,",
+            Format::Json => "\"crash\": [",
+        };
+        assert!(with.contains(marker), "{f:?} lacks {marker}:\n{with}");
+        assert!(!without.contains(marker), "{f:?}");
+        // The CSV header is the same with or without crash states (its answer
+        // columns are empty without them).
+        let body: String = match f {
+            Format::Csv => without.lines().skip(1).collect(),
+            _ => without.clone(),
+        };
+        assert!(!body.to_lowercase().contains("crash"), "{f:?}:\n{without}");
+        // The rest of the report is untouched: the section is added, nothing moved;
+        // the summary on top gives way to the answer, which has its lines and more,
+        // and the CSV's trial rows keep their columns (the answer's are added at the
+        // end of the main phase's rows).
+        let style = match f {
+            Format::Markdown => Style::Markdown,
+            _ => Style::Plain,
+        };
+        let summary = summary_block(&analyse(&recs, &opts()), style);
+        let first_columns = |t: &str| -> Vec<Vec<String>> {
+            csv_rows(t).into_iter().map(|r| r[..22].to_vec()).collect()
+        };
+        if f == Format::Csv {
+            let with_rows = first_columns(&with);
+            assert!(
+                first_columns(&without)
+                    .iter()
+                    .all(|k| with_rows.contains(k)),
+                "the crash section changed the trial rows:\n{with}"
+            );
+        } else if f != Format::Json {
+            let kept: Vec<&str> = without
+                .lines()
+                .filter(|l| l.trim().is_empty() || !summary.contains(l))
+                .collect();
+            let mut lines = with.lines();
+            assert!(
+                kept.iter().all(|k| lines.any(|l| l == *k)),
+                "{f:?}: the crash section changed the rest:\n{with}"
+            );
+        }
+    }
+    // Text and Markdown: after the answer (in the summary's place), before the
+    // workloads' tables.
+    let text = render_with_crash(&recs, &crash, &opts(), Format::Table);
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no {s} in\n{text}"));
+    assert!(at("Answer: speed, safety and recovery") < at("== Crash states: workload fsync =="));
+    assert!(at("== Crash states: workload untar ==") < at("== Workload fsync (fdtree) =="));
+    let md = render_with_crash(&recs, &crash, &opts(), Format::Markdown);
+    assert!(md.find("## Crash states").unwrap() < md.find("## Workload `fsync`").unwrap());
+    assert!(
+        md.contains("| same-disk | 8 | 3 | 3 | 2 | 4 | 1 | 1 | 1 | 0 | 1 | 1.00 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("### Warnings\n\n- fsync/same-disk: 4 of 8 crash states not ok"),
+        "{md}"
+    );
+}
+
+#[test]
+fn csv_has_a_row_per_configuration_workload_and_verdict() {
+    let recs = trials();
+    let crash = mixed();
+    let csv = render_with_crash(&recs, &crash, &opts(), Format::Csv);
+    let rows = csv_rows(&csv);
+    assert!(rows.iter().all(|r| r.len() == CSV_HEADER.len()));
+    let plain = csv_rows(&render(&recs, &opts(), Format::Csv));
+    let first = |rows: &[Vec<String>]| -> Vec<Vec<String>> {
+        rows.iter().map(|r| r[..22].to_vec()).collect()
+    };
+    assert_eq!(
+        first(&rows[..plain.len()]),
+        first(&plain),
+        "the trial rows come first, their columns unchanged"
+    );
+    // The answer's columns: on each configuration's main-phase row only.
+    let states = CSV_HEADER
+        .iter()
+        .position(|h| *h == "crash_states")
+        .unwrap();
+    for r in &rows[1..plain.len()] {
+        let main = r[2] == "file_create";
+        assert_eq!(!r[states].is_empty(), main, "{r:?}");
+    }
+    let crash_rows = &rows[plain.len()..];
+    let c = analyse_crash(&crash);
+    assert_eq!(crash_rows.len(), c.len() * Verdict::ALL.len());
+    let col = |name: &str| CSV_HEADER.iter().position(|h| *h == name).unwrap();
+    for (row, (e, v)) in crash_rows
+        .iter()
+        .zip(c.iter().flat_map(|e| Verdict::ALL.map(|v| (e, v))))
+    {
+        assert_eq!(row[col("workload")], e.workload);
+        assert_eq!(row[col("config")], e.config);
+        assert_eq!(row[col("phase")], format!("crash:{v}"));
+        assert_eq!(row[col("n")], e.verdicts.get(v).to_string());
+        assert_eq!(row[col("rate_unit")], "states");
+        assert_eq!(row[col("verdict")], v.as_str());
+        let set = ["workload", "config", "phase", "n", "rate_unit", "verdict"];
+        for (i, cell) in row.iter().enumerate() {
+            if !set.contains(&CSV_HEADER[i]) {
+                assert_eq!(cell, "", "{} of {row:?}", CSV_HEADER[i]);
+            }
+        }
+    }
+    // Counts add up to the records.
+    let total: usize = crash_rows
+        .iter()
+        .map(|r| r[col("n")].parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(total, crash.len());
+}
+
+#[test]
+fn json_appends_the_crash_field_and_changes_nothing_else() {
+    let recs = trials();
+    let mut crash = mixed();
+    crash.push(timed(
+        state("ramdisk,64M", "fsync", 99, "prefix", Verdict::Ok),
+        0.5,
+        None,
+        Some(2.0),
+    ));
+    let without: serde_json::Value =
+        serde_json::from_str(&render(&recs, &opts(), Format::Json)).unwrap();
+    let json = render_with_crash(&recs, &crash, &opts(), Format::Json);
+    let mut with: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let field = with.as_object_mut().unwrap().remove("crash").unwrap();
+    let answer = with.as_object_mut().unwrap().remove("answer").unwrap();
+    assert_eq!(with, without);
+    // Appended: the last fields of the report, the answer after the crash section.
+    let last_key = json.lines().rfind(|l| l.starts_with("  \"")).unwrap();
+    assert!(last_key.starts_with("  \"answer\": ["), "{last_key}");
+    assert!(json.contains("\n  \"crash\": ["));
+    assert_eq!(answer[0]["workload"], "fsync");
+    let items = field.as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    let sd = &items[0];
+    assert_eq!(sd["config"], "same-disk");
+    assert_eq!(sd["workload"], "fsync");
+    assert_eq!(sd["states"], 8);
+    assert_eq!(
+        sd["verdicts"],
+        serde_json::json!({"ok": 4, "unmountable": 1, "fsck-dirty": 1, "lost-fsynced": 1, "check-failed": 0, "no-verdict": 1})
+    );
+    assert_eq!(
+        sd["strategies"][2],
+        serde_json::json!({"strategy": "torn", "states": 2})
+    );
+    assert_eq!(sd["control"], serde_json::Value::Null);
+    assert_eq!(sd["first_not_ok"]["state"], 2);
+    assert_eq!(sd["first_not_ok"]["verdict"], "unmountable");
+    assert_eq!(sd["first_not_ok"]["evidence"], "state 2: unmountable");
+    assert!(sd["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("4 of 8 crash states not ok"));
+    let rd = &items[1];
+    assert_eq!(rd["recovery"]["mount"]["median"], 0.5);
+    assert_eq!(rd["recovery"]["journal_only"], serde_json::Value::Null);
+    assert_eq!(rd["recovery"]["full_fsck"]["n"], 1);
+    assert_eq!(rd["warnings"], serde_json::json!([]));
+    // The model reads back.
+    let back: Analysis = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.crash, analyse_crash(&crash));
+}
+
+fn page(crash: &[CrashRecord]) -> String {
+    let recs = trials();
+    html::render_page(&html::Page {
+        records: &recs,
+        env: None,
+        title: "crash",
+        opts: &opts(),
+        results_dir: None,
+        extra_warnings: &[],
+        crash,
+    })
+    .unwrap()
+}
+
+#[test]
+fn html_has_the_section_and_a_chart_only_with_timings() {
+    let plain = page(&[]);
+    assert!(!plain.contains("id=\"crash\"") && !plain.contains("href=\"#crash\""));
+    assert!(!plain.contains("crash-recovery"));
+
+    // Records without timings: the tables, no chart.
+    let untimed = page(&mixed());
+    assert!(untimed.contains("<section id=\"crash\">") && untimed.contains("href=\"#crash\""));
+    assert!(!untimed.contains("data-kind=\"crash-recovery\""));
+    let c = analyse_crash(&mixed());
+    for w in crash_workloads(&c) {
+        for t in &w.tables {
+            assert!(untimed.contains(&html_escape(&t.title)), "{}", t.title);
+            for row in &t.rows {
+                for cell in row {
+                    assert!(untimed.contains(&format!("<td>{}</td>", html_escape(cell))));
+                }
+            }
+        }
+        for line in w.warnings.iter().chain(&w.notes) {
+            assert!(untimed.contains(&html_escape(line)), "{line}");
+        }
+    }
+    // The warnings are also in the page's list of warnings, before the section.
+    let warning = &crash_warnings(&c[0])[0];
+    assert_eq!(untimed.matches(&html_escape(warning)).count(), 2);
+
+    // Timings on two placements and three sizes: one chart, a line per placement.
+    let mut timed_states = Vec::new();
+    for (k, (placement, base)) in [("same-disk", 0.2), ("ramdisk", 0.02)].iter().enumerate() {
+        for (j, size) in [16u64, 64, 256].iter().enumerate() {
+            for i in 0..5 {
+                let label = format!("{placement},{size}M");
+                let mut r = state(&label, "fsync", i, "prefix", Verdict::Ok);
+                r.journal_size = size << 20;
+                r.trial = 10 * k + j;
+                timed_states.push(timed(
+                    r,
+                    base * (j + 1) as f64 + 0.01 * i as f64,
+                    None,
+                    None,
+                ));
+            }
+        }
+    }
+    let html = page(&timed_states);
+    assert_eq!(html.matches("data-kind=\"crash-recovery\"").count(), 1);
+    let start = html.find("data-kind=\"crash-recovery\"").unwrap();
+    let svg = &html[start..][..html[start..].find("</svg>").unwrap()];
+    for text in [
+        "mount seconds",
+        "journal size (log scale)",
+        "same-disk",
+        "ramdisk",
+        "95th percentile",
+    ] {
+        assert!(svg.contains(text), "chart lacks {text}");
+    }
+    assert_eq!(
+        svg.matches("<circle").count(),
+        6,
+        "a point per configuration"
+    );
+    assert!(html.contains("<table>") && html.contains("Recovery times of fsync"));
+}
+
+/// The page's escaping of text (minijinja's HTML auto-escape).
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#x27;")
+        .replace('/', "&#x2f;")
+}

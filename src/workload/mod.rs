@@ -14,6 +14,8 @@ pub mod fsync;
 pub mod iozone;
 pub mod postmark;
 pub mod sys;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

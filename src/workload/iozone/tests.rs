@@ -406,25 +406,7 @@ fn report_block_has_iozone_labels() {
     }
 }
 
-/// Every `durable-range` label the run marks, with what the file held right then.
-type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, u64, u64, Vec<u8>)>>>;
-
-fn recording_ctl() -> (RunControl, Seen) {
-    let seen: Seen = Default::default();
-    let s = seen.clone();
-    let ctl =
-        RunControl::new().with_mark_hook(Some(crate::workload::MarkHook::new(move |label| {
-            if let Some((path, off, len)) = crate::workload::parse_durable_range(label) {
-                use std::os::unix::fs::FileExt;
-                let mut buf = vec![0u8; len as usize];
-                let f = std::fs::File::open(path).expect("a promised file exists");
-                f.read_exact_at(&mut buf, off)
-                    .expect("a promised range exists");
-                s.lock().unwrap().push((path.to_string(), off, len, buf));
-            }
-        })));
-    (ctl, seen)
-}
+use crate::workload::test_support::recording_ctl;
 
 #[test]
 fn osync_writes_are_promised_when_they_return_with_stamped_blocks() {

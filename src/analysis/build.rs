@@ -11,7 +11,8 @@
 //! - phases: by first appearance in the records sorted by `trial`.
 
 use super::model::*;
-use super::significance::{adjust_family, compare_all};
+use super::families::{test_all, Design};
+use super::significance::comparisons;
 use super::warnings::{
     all_failed_warning, config_warnings, excluded_warning, high_variance, suspect_phases,
     suspect_warning, variance_warning,
@@ -218,11 +219,41 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
             "{name}: baseline configuration `{b}` has no trials of this workload; no comparisons"
         ));
     }
-    let mut comparisons = baseline
+    let main_phase = super::summary::main_phase(&name, &first.workload.kind, &phases, ctx, &mut warnings);
+    let design = Design {
+        recs,
+        configs: &configs,
+        phases: &phases,
+        main_phase: main_phase.as_deref(),
+        baseline: baseline.as_deref(),
+    };
+    let (tests, families) = test_all(&design, ctx);
+    let comparisons = baseline
         .as_deref()
-        .map(|b| compare_all(recs, &configs, &phases, b, ctx))
+        .map(|b| comparisons(recs, &configs, &phases, b, &tests, ctx))
         .unwrap_or_default();
-    let family_size = adjust_family(&mut comparisons, ctx);
+    let pairs = tests
+        .iter()
+        .filter(|t| Some(t.phase.as_str()) == main_phase.as_deref())
+        .map(|t| PairComparison {
+            a: t.a.clone(),
+            b: t.b.clone(),
+            phase: t.phase.clone(),
+            ratio: t.ratio,
+            ci_low: t.ci.map(|c| c.low),
+            ci_high: t.ci.and_then(|c| c.high),
+            ci_level: t.level,
+            p: t.p,
+            p_adjusted: t.p_adjusted,
+            family: t.family.clone(),
+            different: t.rejected,
+        })
+        .collect();
+    let family_size = families
+        .iter()
+        .filter(|f| f.kind == super::families::FamilyKind::Primary)
+        .map(|f| f.size)
+        .sum();
     let suspect_phases = suspect_phases(&configs);
     let high_variance = high_variance(&configs);
     let threshold = ctx.opts.suspect_below_secs;
@@ -235,16 +266,13 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
     ));
     warnings.extend(variance_warning(&name, &high_variance));
     let inputs = super::summary::Inputs {
-        name: &name,
-        kind: &first.workload.kind,
-        recs,
+        main_phase: main_phase.as_deref(),
         phases: &phases,
         configs: &configs,
-        baseline: baseline.as_deref(),
-        comparisons: &comparisons,
+        tests: &tests,
         suspect_phases: suspect_phases.len(),
     };
-    let summary = super::summary::summarise(&inputs, ctx, &mut warnings);
+    let summary = super::summary::summarise(&inputs, ctx);
     WorkloadAnalysis {
         name,
         kind: first.workload.kind.clone(),
@@ -253,7 +281,9 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         configs,
         baseline,
         family_size,
+        families,
         comparisons,
+        pairs,
         suspect_phases,
         high_variance,
         warnings,

@@ -47,6 +47,9 @@ pub struct Merged {
     /// The first source's suspect threshold and noise band.
     pub suspect_below_secs: f64,
     pub noise_band: f64,
+    /// Workload -> its `main_phase`, from the first run whose experiment names one,
+    /// so a run's pairs are tested on the phase its own report tests them on.
+    pub main_phases: std::collections::BTreeMap<String, String>,
 }
 
 impl Merged {
@@ -71,6 +74,22 @@ impl Merged {
             // The most looks any source could have taken: correcting every p for it
             // is conservative for the sources that took fewer.
             adaptive_looks: self.sources.iter().filter_map(|s| s.adaptive_looks).max(),
+            main_phases: self.main_phases.clone(),
+            // A pair inside one run is decided as that run's own report decides it.
+            runs: self
+                .sources
+                .iter()
+                .map(|s| crate::analysis::RunScope {
+                    name: s.name.clone(),
+                    labels: self
+                        .config_order
+                        .iter()
+                        .filter(|l| l.strip_prefix(&s.name).is_some_and(|r| r.starts_with(':')))
+                        .cloned()
+                        .collect(),
+                    adaptive_looks: s.adaptive_looks,
+                })
+                .collect(),
             ..ReportOptions::default()
         })
     }
@@ -123,6 +142,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
     let mut warnings = Vec::new();
     let mut suspect_below_secs = None;
     let mut noise_band = None;
+    let mut main_phases = std::collections::BTreeMap::new();
     for (dir, name) in dirs.iter().zip(&names) {
         let mut records = store::load_records(dir)
             .with_context(|| format!("cannot load the trials of {}", dir.display()))?;
@@ -161,6 +181,11 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
         if let Some(s) = &spec {
             suspect_below_secs.get_or_insert(s.suspect_below.as_secs_f64());
             noise_band.get_or_insert(s.noise_band);
+            for w in &s.workloads {
+                if let Some(p) = &w.main_phase {
+                    main_phases.entry(w.name.clone()).or_insert_with(|| p.clone());
+                }
+            }
         }
         sources.push(Source {
             dir: dir.clone(),
@@ -211,6 +236,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
         warnings,
         suspect_below_secs: suspect_below_secs.unwrap_or(60.0),
         noise_band: noise_band.unwrap_or(crate::experiment::spec::DEFAULT_NOISE_BAND),
+        main_phases,
     })
 }
 

@@ -48,6 +48,21 @@ pub struct ReportOptions {
     /// merge, `merge.json`): first among the run-wide warnings of every report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Comparing several runs (`jbench compare`): which configurations each run holds,
+    /// so a pair inside one run is decided in that run's family, as its own report
+    /// decides it ([`crate::analysis::families`]). Empty for one run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunScope>,
+}
+
+/// One run of a comparison of runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunScope {
+    pub name: String,
+    /// Its configurations' labels as the compared records carry them.
+    pub labels: Vec<String>,
+    /// Its adaptive rule's possible looks, if it was adaptive.
+    pub adaptive_looks: Option<u32>,
 }
 
 fn default_noise_band() -> f64 {
@@ -66,6 +81,7 @@ impl Default for ReportOptions {
             adaptive_looks: None,
             main_phases: Default::default(),
             warnings: Vec::new(),
+            runs: Vec::new(),
         }
     }
 }
@@ -124,12 +140,20 @@ pub struct WorkloadAnalysis {
     /// Baseline used for this workload's comparisons; `None` when the baseline
     /// configuration has no trial of this workload.
     pub baseline: Option<String>,
-    /// Comparisons with a p-value in this workload (every configuration x phase
-    /// against the baseline): the family Holm's correction is over.
+    /// Tests with a p-value in the primary family (families, when runs are
+    /// compared): the main phase, every pair of configurations.
     #[serde(default)]
     pub family_size: usize,
+    /// Every family of tests of this workload, primary first; see
+    /// [`crate::analysis::families`].
+    #[serde(default)]
+    pub families: Vec<crate::analysis::families::Family>,
     /// One per non-baseline configuration, in configuration order.
     pub comparisons: Vec<Comparison>,
+    /// The primary family decided: every pair of configurations on the main phase,
+    /// in configuration order (the baseline, when in a pair, as its reference `a`).
+    #[serde(default)]
+    pub pairs: Vec<PairComparison>,
     /// Every (configuration, phase) whose mean time is under the suspect threshold, in
     /// configuration then phase order. [`WorkloadAnalysis::warnings`] sums them up in
     /// one line.
@@ -210,6 +234,26 @@ pub struct Comparison {
     pub phases: Vec<PhaseComparison>,
 }
 
+/// Configuration `b` against `a` on the main phase, as the primary family decided it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairComparison {
+    pub a: String,
+    pub b: String,
+    pub phase: String,
+    /// mean(b) / mean(a).
+    pub ratio: Option<f64>,
+    /// Fieller's interval of the ratio at `ci_level`; `ci_high` `None` when
+    /// unbounded above.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub ci_level: Option<f64>,
+    pub p: Option<f64>,
+    pub p_adjusted: Option<f64>,
+    pub family: String,
+    /// Adjusted p below alpha: the interval excludes 1.
+    pub different: bool,
+}
+
 /// One configuration against the baseline on one phase's operation rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseComparison {
@@ -218,25 +262,42 @@ pub struct PhaseComparison {
     pub n_other: usize,
     /// (mean_other - mean_base) / mean_base * 100; positive = faster.
     pub pct: Option<f64>,
-    /// Welch confidence interval of the difference of means divided by the baseline
-    /// mean, in percent. This treats the baseline mean as exact (it ignores the
-    /// uncertainty of the denominator), which is a fair approximation when the
-    /// baseline's relative standard error is small; a Fieller interval would be exact.
+    /// [`PhaseComparison::ratio_ci_low`] and `_high` as percentage changes: the
+    /// interval the verdict was decided with, at [`PhaseComparison::ci_level`]. Never
+    /// below -100%; `ci_high_pct` is `None` (with `ci_low_pct` set) when the interval
+    /// is unbounded above.
     pub ci_low_pct: Option<f64>,
     pub ci_high_pct: Option<f64>,
     /// Two-sided Welch p-value, as computed for this comparison alone.
     pub p: Option<f64>,
-    /// The p the verdict uses: `p` adjusted with Holm–Bonferroni over the workload's
-    /// comparisons ([`WorkloadAnalysis::family_size`]), after a Bonferroni correction
-    /// over the adaptive looks when the run was adaptive.
+    /// The p the verdict uses: `p` after a Bonferroni correction over the adaptive
+    /// looks (when the run was adaptive), then Holm over the comparison's family.
     #[serde(default)]
     pub p_adjusted: Option<f64>,
+    /// mean(other) / mean(baseline).
+    #[serde(default)]
+    pub ratio: Option<f64>,
+    /// Fieller's interval of [`PhaseComparison::ratio`] at [`PhaseComparison::ci_level`];
+    /// never below 0, `ratio_ci_high` `None` when unbounded above. It excludes 1
+    /// exactly when the comparison is significant (or within the noise band).
+    #[serde(default)]
+    pub ratio_ci_low: Option<f64>,
+    #[serde(default)]
+    pub ratio_ci_high: Option<f64>,
+    /// The level the comparison was decided at: 1 - alpha / (Holm's divisor at its
+    /// step x adaptive looks); the report's confidence for a family of one.
+    #[serde(default)]
+    pub ci_level: Option<f64>,
+    /// The [`crate::analysis::families::Family::id`] it was corrected in.
+    #[serde(default)]
+    pub family: Option<String>,
     /// Two-sided Mann-Whitney U p-value, when both sides have at least 4 trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mann_whitney_p: Option<f64>,
-    /// p < 1 - confidence and the difference of means is outside the noise band.
+    /// Adjusted p < 1 - confidence and the difference of means is outside the noise
+    /// band.
     pub significant: bool,
-    /// p < 1 - confidence but the difference is inside the noise band: no
+    /// Adjusted p < 1 - confidence but the difference is inside the noise band: no
     /// meaningful difference.
     #[serde(default)]
     pub within_noise_band: bool,

@@ -1,42 +1,50 @@
-//! The comparisons with the baseline: per configuration and phase the difference of
-//! mean rates, its confidence interval and Welch (and Mann-Whitney) p; then per
-//! workload the family correction (Bonferroni over adaptive looks, then Holm) and the
-//! decision of each typed [`Outcome`].
+//! The comparisons with the baseline, per configuration and phase, read off the
+//! workload's decided tests ([`super::families`]): the ratio and its interval at the
+//! level the comparison was decided at, Welch's p and its adjusted p, Mann-Whitney's p
+//! for reference, and the typed [`Outcome`].
 
 use super::build::{samples, Ctx};
+use super::families::Test;
 use super::model::*;
-use crate::analysis::stats::{self, Summary};
+use crate::analysis::stats;
 use crate::results::record::TrialRecord;
 
-pub(crate) fn compare_all(
+pub(crate) fn comparisons(
     recs: &[&TrialRecord],
     configs: &[ConfigAnalysis],
     phases: &[PhaseInfo],
     baseline: &str,
+    tests: &[Test],
     ctx: &Ctx,
 ) -> Vec<Comparison> {
-    let of_label = |label: &str| -> Vec<&TrialRecord> {
-        recs.iter()
+    let rates = |label: &str, phase: &str| -> Vec<f64> {
+        let of: Vec<&TrialRecord> = recs
+            .iter()
             .copied()
             .filter(|r| r.config.label == label)
-            .collect()
+            .collect();
+        samples(&of, phase).rates
     };
     let base_cfg = configs.iter().find(|c| c.label == baseline);
-    let base_recs = of_label(baseline);
     configs
         .iter()
         .filter(|c| c.label != baseline)
         .map(|other| {
-            let other_recs = of_label(&other.label);
             let phases = phases
                 .iter()
                 .enumerate()
                 .map(|(i, info)| {
-                    let base = samples(&base_recs, &info.name).rates;
-                    let oth = samples(&other_recs, &info.name).rates;
                     let suspect =
                         other.phases[i].suspect || base_cfg.is_some_and(|b| b.phases[i].suspect);
-                    compare_phase(&info.name, &base, &oth, suspect, ctx)
+                    let test = tests
+                        .iter()
+                        .find(|t| t.is_pair(baseline, &other.label, &info.name));
+                    let mw = stats::mann_whitney(
+                        &rates(baseline, &info.name),
+                        &rates(&other.label, &info.name),
+                    )
+                    .map(|m| m.p);
+                    from_test(&info.name, test, suspect, mw, ctx)
                 })
                 .collect();
             Comparison {
@@ -48,85 +56,69 @@ pub(crate) fn compare_all(
         .collect()
 }
 
-/// Compares one phase's rates of a configuration (`other`) with the baseline's.
-fn compare_phase(
+/// The comparison of `other` with the baseline on `phase`, from its decided test
+/// (oriented baseline -> other).
+fn from_test(
     phase: &str,
-    base: &[f64],
-    other: &[f64],
+    test: Option<&Test>,
     suspect: bool,
+    mann_whitney_p: Option<f64>,
     ctx: &Ctx,
 ) -> PhaseComparison {
-    let mean = |xs: &[f64]| Summary::of(xs).map(|s| s.mean);
-    // A zero baseline rate (a phase that did nothing) has no percentage difference.
-    let base_mean = mean(base).filter(|m| *m > 0.0);
     let mut cmp = PhaseComparison {
         phase: phase.to_string(),
-        n_baseline: base.len(),
-        n_other: other.len(),
-        // Shown even with too few trials for a test: the reader still sees the means.
-        pct: base_mean
-            .zip(mean(other))
-            .and_then(|(b, o)| finite((o - b) / b * 100.0)),
+        n_baseline: test.map_or(0, |t| t.n_a),
+        n_other: test.map_or(0, |t| t.n_b),
+        pct: None,
         ci_low_pct: None,
         ci_high_pct: None,
         p: None,
-        mann_whitney_p: stats::mann_whitney(base, other).map(|m| m.p),
         p_adjusted: None,
+        ratio: None,
+        ratio_ci_low: None,
+        ratio_ci_high: None,
+        ci_level: None,
+        family: None,
+        mann_whitney_p,
         significant: false,
         within_noise_band: false,
         suspect,
         outcome: Outcome::NotComparable,
     };
-    let welch = stats::welch_with_level(base, other, ctx.confidence)
-        .filter(|w| w.p.is_finite() && base_mean.is_some());
-    cmp.outcome = if base.len() < 2 || other.len() < 2 {
-        Outcome::TooFewTrials
-    } else if let (Some(b), Some(w)) = (base_mean, welch) {
-        cmp.ci_low_pct = finite(w.ci_low / b * 100.0);
-        cmp.ci_high_pct = finite(w.ci_high / b * 100.0);
-        cmp.p = Some(w.p);
-        // Decided once the workload's family is known: see `adjust_family`.
-        Outcome::NoSignificantDifference
-    } else {
-        Outcome::NotComparable
+    let Some(t) = test else {
+        return cmp;
+    };
+    cmp.family = Some(t.family.clone());
+    cmp.ratio = t.ratio;
+    // Shown even with too few trials for a test: the reader still sees the means.
+    cmp.pct = t.ratio.map(|r| (r - 1.0) * 100.0).and_then(finite);
+    if t.n_a < 2 || t.n_b < 2 {
+        cmp.outcome = Outcome::TooFewTrials;
+        return cmp;
+    }
+    let Some(p) = t.p else {
+        return cmp;
+    };
+    cmp.p = Some(p);
+    cmp.p_adjusted = t.p_adjusted;
+    cmp.ci_level = t.level;
+    if let Some(ci) = t.ci {
+        cmp.ratio_ci_low = Some(ci.low);
+        cmp.ratio_ci_high = ci.high;
+        cmp.ci_low_pct = finite((ci.low - 1.0) * 100.0);
+        cmp.ci_high_pct = ci.high.and_then(|h| finite((h - 1.0) * 100.0));
+    }
+    let pct = cmp.pct.unwrap_or(0.0);
+    let band = ctx.opts.noise_band * 100.0;
+    cmp.within_noise_band = t.rejected && pct.abs() < band;
+    cmp.significant = t.rejected && !cmp.within_noise_band;
+    cmp.outcome = match (cmp.significant, cmp.within_noise_band) {
+        (true, _) if pct > 0.0 => Outcome::Faster,
+        (true, _) => Outcome::Slower,
+        (false, true) => Outcome::WithinNoiseBand,
+        (false, false) => Outcome::NoSignificantDifference,
     };
     cmp
-}
-
-/// Adjusts the p-values of one workload's comparisons as a family: Bonferroni over
-/// the adaptive looks (when the run was adaptive), then Holm over every
-/// configuration x phase with a test. Then decides each outcome on the adjusted p.
-/// Returns the family size.
-pub(crate) fn adjust_family(comparisons: &mut [Comparison], ctx: &Ctx) -> usize {
-    let tested: Vec<&mut PhaseComparison> = comparisons
-        .iter_mut()
-        .flat_map(|c| c.phases.iter_mut())
-        .filter(|p| p.p.is_some())
-        .collect();
-    let raw: Vec<f64> = tested
-        .iter()
-        .map(|p| {
-            let p = p.p.unwrap_or(1.0);
-            ctx.adaptive_looks.map_or(p, |k| stats::sequential_p(p, k))
-        })
-        .collect();
-    let adjusted = stats::holm(&raw);
-    let n = tested.len();
-    for (cmp, adj) in tested.into_iter().zip(adjusted) {
-        cmp.p_adjusted = Some(adj);
-        let band = ctx.opts.noise_band * 100.0;
-        let pct = cmp.pct.unwrap_or(0.0);
-        let p_small = adj < 1.0 - ctx.confidence;
-        cmp.within_noise_band = p_small && pct.abs() < band;
-        cmp.significant = p_small && !cmp.within_noise_band;
-        cmp.outcome = match (cmp.significant, cmp.within_noise_band) {
-            (true, _) if pct > 0.0 => Outcome::Faster,
-            (true, _) => Outcome::Slower,
-            (false, true) => Outcome::WithinNoiseBand,
-            (false, false) => Outcome::NoSignificantDifference,
-        };
-    }
-    n
 }
 
 /// JSON has no NaN or infinity (serde_json would write `null` and fail to read it

@@ -24,6 +24,7 @@ pub struct Summary {
     pub max: f64,
     /// 95% confidence interval of the mean from the t distribution with n - 1 degrees
     /// of freedom; `None` when n = 1 (a zero-width interval would claim certainty).
+    /// For values that are all 0 or more, `ci95_low` is never below 0.
     pub ci95_low: Option<f64>,
     pub ci95_high: Option<f64>,
 }
@@ -83,7 +84,11 @@ impl Summary {
             return Some((self.mean, self.mean));
         }
         let half = t_quantile(level, (self.n - 1) as f64) * self.sem();
-        Some((self.mean - half, self.mean + half))
+        // The mean of values that cannot be negative (rates, times) cannot be either:
+        // the interval is cut at 0 rather than claim the impossible. Cutting an
+        // interval to where the mean can lie keeps its coverage.
+        let floor = if self.min >= 0.0 { 0.0 } else { f64::NEG_INFINITY };
+        Some(((self.mean - half).max(floor), self.mean + half))
     }
 }
 

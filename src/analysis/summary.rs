@@ -6,11 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::build::{samples, Ctx};
-use super::model::{Comparison, ConfigAnalysis, PhaseInfo};
-use super::stats;
+use super::build::Ctx;
+use super::families::Test;
+use super::model::{ConfigAnalysis, PhaseInfo};
 use super::DURABLE_SUFFIX;
-use crate::results::record::TrialRecord;
 
 /// One workload's summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,12 +42,22 @@ pub struct Ratio {
     pub slower: String,
     /// mean(this) / mean(slower); `None` when the slower mean is not above 0.
     pub ratio: Option<f64>,
-    /// Fieller confidence interval of the ratio at the report's level; `None` with
-    /// too few trials or when the slower mean is too noisy for a bounded interval.
+    /// Fieller's interval of the ratio at [`Ratio::ci_level`], the level the pair was
+    /// decided at; never below 0. `ci_high` is `None` (with `ci_low` set) when the
+    /// interval is unbounded above; both `None` with too few trials.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
-    /// The p the decision uses: Holm-adjusted when the pair is a comparison with the
-    /// baseline, else the pair's own two-sided Welch p.
+    #[serde(default)]
+    pub ci_level: Option<f64>,
+    /// The family the pair was corrected in (`primary`, or with runs compared
+    /// `primary (run NAME)` / `primary (across runs)`).
+    #[serde(default)]
+    pub family: Option<String>,
+    /// Tests in that family (what "after correcting for N comparisons" counts).
+    #[serde(default)]
+    pub family_size: Option<usize>,
+    /// The p the decision uses: Welch's p of the pair, adjusted with Holm over the
+    /// primary family (every pair of configurations on the main phase).
     pub p: Option<f64>,
     pub p_source: PSource,
     /// p below 1 - confidence and the difference outside the noise band.
@@ -61,9 +70,12 @@ pub struct Ratio {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PSource {
-    /// The workload's comparison with the baseline, adjusted with Holm.
+    /// Welch's p of the pair adjusted with Holm over its family (every pair of
+    /// configurations on the main phase): what decides every summary line now.
+    FamilyHolm,
+    /// Reports before the primary family: the comparison with the baseline, Holm.
     BaselineHolm,
-    /// Welch's test of this pair alone, not adjusted.
+    /// Reports before the primary family: Welch's test of this pair alone.
     PairWelch,
     /// No test: fewer than 2 trials on a side, or unusable values.
     None,
@@ -117,38 +129,42 @@ pub fn default_main_phase(kind: &str, phases: &[&str]) -> Option<String> {
 
 /// What the summary of one workload is built from.
 pub(crate) struct Inputs<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) kind: &'a str,
-    pub(crate) recs: &'a [&'a TrialRecord],
+    pub(crate) main_phase: Option<&'a str>,
     pub(crate) phases: &'a [PhaseInfo],
     pub(crate) configs: &'a [ConfigAnalysis],
-    pub(crate) baseline: Option<&'a str>,
-    pub(crate) comparisons: &'a [Comparison],
+    pub(crate) tests: &'a [Test],
     pub(crate) suspect_phases: usize,
 }
 
-/// The summary of one workload; a warning goes to `warnings` when the spec's
-/// `main_phase` is not a phase of the records.
-pub(crate) fn summarise(
-    i: &Inputs,
+/// The phase workload `name` (engine `kind`) is ranked and tested on first: the
+/// spec's `main_phase` when it is a phase of the records (a warning to `warnings`
+/// when not), else the engine's default. `None` without phases.
+pub(crate) fn main_phase(
+    name: &str,
+    kind: &str,
+    phases: &[PhaseInfo],
     ctx: &Ctx,
     warnings: &mut Vec<String>,
-) -> Option<WorkloadSummary> {
-    let names: Vec<&str> = i.phases.iter().map(|p| p.name.as_str()).collect();
-    let default = default_main_phase(i.kind, &names)?;
-    let main = match ctx.opts.main_phases.get(i.name) {
+) -> Option<String> {
+    let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+    let default = default_main_phase(kind, &names)?;
+    Some(match ctx.opts.main_phases.get(name) {
         Some(p) if names.contains(&p.as_str()) => p.clone(),
         Some(p) => {
             warnings.push(format!(
-                "{}: main_phase `{p}` is not a phase of this workload's results (phases: {}); the summary ranks on `{default}` instead",
-                i.name,
+                "{name}: main_phase `{p}` is not a phase of this workload's results (phases: {}); the summary ranks on `{default}` instead",
                 names.join(", ")
             ));
             default
         }
         None => default,
-    };
-    let idx = names.iter().position(|n| *n == main)?;
+    })
+}
+
+/// The summary of one workload.
+pub(crate) fn summarise(i: &Inputs, ctx: &Ctx) -> Option<WorkloadSummary> {
+    let main = i.main_phase?;
+    let idx = i.phases.iter().position(|p| p.name == main)?;
     let mut ranked: Vec<(&ConfigAnalysis, f64)> = i
         .configs
         .iter()
@@ -160,15 +176,6 @@ pub(crate) fn summarise(
     }
     // Stable: equal means keep the configuration order.
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let rates = |label: &str| -> Vec<f64> {
-        let of: Vec<&TrialRecord> = i
-            .recs
-            .iter()
-            .copied()
-            .filter(|r| r.config.label == label)
-            .collect();
-        samples(&of, &main).rates
-    };
     let ranking = ranked
         .iter()
         .enumerate()
@@ -177,99 +184,64 @@ pub(crate) fn summarise(
             mean: *mean,
             n: c.phases[idx].n,
             versus: ranked.get(k + 1).map(|(slower, slower_mean)| {
-                let pair = Pair {
-                    fast: (&c.label, *mean, rates(&c.label)),
-                    slow: (&slower.label, *slower_mean, rates(&slower.label)),
-                };
-                ratio(&pair, &main, i, ctx)
+                let test = i
+                    .tests
+                    .iter()
+                    .find(|t| t.is_pair(&c.label, &slower.label, main));
+                let mut r = ratio(&c.label, &slower.label, *slower_mean > 0.0, test, ctx);
+                r.family_size = test.map(|t| {
+                    i.tests
+                        .iter()
+                        .filter(|o| o.family == t.family && o.p.is_some())
+                        .count()
+                });
+                r
             }),
         })
         .collect();
     Some(WorkloadSummary {
         rate_unit: i.phases[idx].rate_unit.clone(),
         trust: trust(&ranked, idx, i.suspect_phases),
-        main_phase: main,
+        main_phase: main.to_string(),
         ranking,
     })
 }
 
-struct Pair<'a> {
-    fast: (&'a str, f64, Vec<f64>),
-    slow: (&'a str, f64, Vec<f64>),
-}
-
-fn ratio(pair: &Pair, phase: &str, i: &Inputs, ctx: &Ctx) -> Ratio {
-    let (fast, slow) = (&pair.fast, &pair.slow);
-    let value = (slow.1 > 0.0)
-        .then(|| fast.1 / slow.1)
-        .filter(|r| r.is_finite());
-    let (ci_low, ci_high) = fieller(&fast.2, &slow.2, ctx.confidence).unzip();
+/// `fast` against the next slower configuration, from their decided test in the
+/// primary family: the summary and the comparison tables read the same test, so they
+/// never disagree.
+fn ratio(fast: &str, slower: &str, slower_positive: bool, test: Option<&Test>, ctx: &Ctx) -> Ratio {
+    let (value, ci) = test.map(|t| t.oriented(fast)).unwrap_or((None, None));
+    let value = value.filter(|_| slower_positive);
     let mut out = Ratio {
-        slower: slow.0.to_string(),
+        slower: slower.to_string(),
         ratio: value,
-        ci_low,
-        ci_high,
+        ci_low: ci.map(|c| c.low),
+        ci_high: ci.and_then(|c| c.high),
+        ci_level: None,
+        family: test.map(|t| t.family.clone()),
+        family_size: None,
         p: None,
         p_source: PSource::None,
         significant: false,
         within_noise_band: false,
     };
-    // A pair with the baseline reuses its comparison, so the summary and the
-    // comparison table never disagree.
-    let other = match i.baseline {
-        Some(b) if b == fast.0 => Some(slow.0),
-        Some(b) if b == slow.0 => Some(fast.0),
-        _ => None,
-    };
-    let from_baseline = other.and_then(|o| {
-        i.comparisons
-            .iter()
-            .find(|c| c.config == o)?
-            .phases
-            .iter()
-            .find(|p| p.phase == phase)
-    });
-    if let Some(c) = from_baseline {
-        if let Some(p) = c.p_adjusted {
-            out.p = Some(p);
-            out.p_source = PSource::BaselineHolm;
-            out.significant = c.significant;
-            out.within_noise_band = c.within_noise_band;
-        }
-        return out;
-    }
-    let welch = stats::welch_with_level(&slow.2, &fast.2, ctx.confidence)
-        .filter(|w| w.p.is_finite() && value.is_some());
-    if let (Some(w), Some(r)) = (welch, value) {
-        let p_small = w.p < 1.0 - ctx.confidence;
-        out.p = Some(w.p);
-        out.p_source = PSource::PairWelch;
-        out.within_noise_band = p_small && (r - 1.0).abs() < ctx.opts.noise_band;
-        out.significant = p_small && !out.within_noise_band;
+    let decided = test.filter(|t| t.n_a >= 2 && t.n_b >= 2);
+    if let (Some(t), Some(r), Some(p)) = (decided, value, decided.and_then(|t| t.p_adjusted)) {
+        out.p = Some(p);
+        out.p_source = PSource::FamilyHolm;
+        out.ci_level = t.level;
+        out.within_noise_band = t.rejected && (r - 1.0).abs() < ctx.opts.noise_band;
+        out.significant = t.rejected && !out.within_noise_band;
     }
     out
 }
 
-/// Fieller's confidence interval of mean(num) / mean(den) for independent samples,
-/// with the Welch–Satterthwaite degrees of freedom of the pair. `None` with fewer than
-/// 2 values on a side, or when the denominator's mean is not clearly above zero (the
-/// interval is then unbounded).
+/// Fieller's confidence interval of mean(num) / mean(den) as (low, high), `None`
+/// when it is not bounded above; see [`crate::analysis::ratio::fieller`].
 pub fn fieller(num: &[f64], den: &[f64], level: f64) -> Option<(f64, f64)> {
-    let w = stats::welch_with_level(den, num, level)?;
-    let (sa, sb) = (stats::Summary::of(num)?, stats::Summary::of(den)?);
-    let (a, b) = (sa.mean, sb.mean);
-    let va = sa.sd? * sa.sd? / sa.n as f64;
-    let vb = sb.sd? * sb.sd? / sb.n as f64;
-    let t = stats::t_quantile(level, w.df);
-    let t2 = t * t;
-    let denom = b * b - t2 * vb;
-    if denom.is_nan() || denom <= 0.0 || b <= 0.0 {
-        return None;
-    }
-    let disc = (a * a * vb + b * b * va - t2 * va * vb).max(0.0);
-    let half = t * disc.sqrt();
-    let (lo, hi) = ((a * b - half) / denom, (a * b + half) / denom);
-    (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+    let ci = super::ratio::fieller(num, den, level)?;
+    Some((ci.low, ci.high?))
 }
 
 fn trust(ranked: &[(&ConfigAnalysis, f64)], idx: usize, suspect_phases: usize) -> Trust {

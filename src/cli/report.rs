@@ -69,5 +69,6 @@ pub fn report_options(
         noise_band: spec.noise_band,
         adaptive_looks: spec.adaptive.map(|a| a.max.saturating_sub(a.min) + 1),
         warnings: Vec::new(),
+        runs: Vec::new(),
     })
 }

@@ -194,16 +194,15 @@ fn grid(w: &WorkloadAnswer) -> Grid {
         .iter()
         .map(|c| {
             let ratio = match &c.versus {
-                Some(v) => match (v.ratio, v.ci_low, v.ci_high) {
-                    (Some(r), Some(lo), Some(hi)) => format!(
-                        "{}× [{}, {}] vs {}",
+                Some(v) => match (v.ratio, v.ci_low) {
+                    (Some(r), Some(lo)) => format!(
+                        "{}× {} vs {}",
                         fmt_ratio(r),
-                        fmt_ratio(lo),
-                        fmt_ratio(hi),
+                        super::words::fmt_ratio_ci(lo, v.ci_high),
                         v.slower
                     ),
-                    (Some(r), _, _) => format!("{}× vs {}", fmt_ratio(r), v.slower),
-                    (None, _, _) => "-".into(),
+                    (Some(r), _) => format!("{}× vs {}", fmt_ratio(r), v.slower),
+                    (None, _) => "-".into(),
                 },
                 None => "-".into(),
             };

@@ -21,7 +21,7 @@ impl Exporter for Csv {
     }
 }
 
-pub(crate) const CSV_HEADER: [&str; 33] = [
+pub(crate) const CSV_HEADER: [&str; 37] = [
     "workload",
     "config",
     "phase",
@@ -60,6 +60,13 @@ pub(crate) const CSV_HEADER: [&str; 33] = [
     "full_fsck_p50_s",
     "lost_journal_fsynced_lost_max",
     "lost_journal_fsck_repairs_max",
+    // How each comparison with the baseline was decided (docs/results.md, "Families"):
+    // the level its `vs_baseline_ci_*` interval is at, whether that interval is open
+    // above (then `vs_baseline_ci_high` is empty), its family, and the family's size.
+    "vs_baseline_ci_level",
+    "vs_baseline_ci_unbounded",
+    "family",
+    "family_size",
 ];
 
 /// The answer columns of configuration `config`'s row of `phase`: filled on the main
@@ -109,6 +116,7 @@ fn render_csv(a: &Analysis) -> String {
                 let is_base = w.baseline.as_deref() == Some(c.label.as_str());
                 let mut row = csv_row(w, c, i, p, cmp.map(|x| &x.phases[i]), is_base, &words);
                 row.extend(answer_cells(&answers, &w.name, &c.label, &p.phase));
+                row.extend(decision_cells(w, cmp.map(|x| &x.phases[i]), is_base));
                 out.push_str(&csv_line(row));
             }
         }
@@ -119,6 +127,29 @@ fn render_csv(a: &Analysis) -> String {
         }
     }
     out
+}
+
+/// The last four columns: how the row's comparison with the baseline was decided.
+fn decision_cells(w: &WorkloadAnalysis, cmp: Option<&PhaseComparison>, is_base: bool) -> Vec<String> {
+    let Some(x) = cmp.filter(|_| !is_base) else {
+        return vec![String::new(); 4];
+    };
+    let size = x
+        .family
+        .as_ref()
+        .and_then(|id| w.families.iter().find(|f| &f.id == id))
+        .map(|f| f.size.to_string())
+        .unwrap_or_default();
+    vec![
+        x.ci_level.map(|l| l.to_string()).unwrap_or_default(),
+        match (x.ci_low_pct, x.ci_high_pct) {
+            (Some(_), None) => "true".to_string(),
+            (Some(_), Some(_)) => "false".to_string(),
+            _ => String::new(),
+        },
+        x.family.clone().unwrap_or_default(),
+        size,
+    ]
 }
 
 /// A crash row in the trial rows' columns, so one reader takes both: `phase` is

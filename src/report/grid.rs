@@ -4,8 +4,7 @@
 
 use serde::Serialize;
 
-use super::words::fmt_level;
-use super::words::{p_expr, p_pair, Wording};
+use super::words::{fmt_ci_level, fmt_level, fmt_pct_ci, p_expr, p_pair, Wording};
 use crate::analysis::stats::Summary;
 use crate::analysis::warnings::decimals;
 use crate::analysis::{
@@ -299,39 +298,53 @@ pub(crate) fn comparison_grid(w: &WorkloadAnalysis, base: &str, a: &Analysis) ->
         .iter()
         .map(|c| {
             let mut row = vec![c.config.clone()];
-            row.extend(c.phases.iter().map(|p| comparison_cell(p, &words)));
+            row.extend(c.phases.iter().map(|p| comparison_cell(p, &words, a)));
             row
         })
         .collect();
+    let all = || w.comparisons.iter().flat_map(|c| &c.phases);
+    // Only what the cells show: an adjusted p only where one differs from its p, a
+    // Mann-Whitney p only where a side had the 4 trials it needs.
+    let mut shown = vec![format!(
+        "change of the mean rate [interval at the level it was decided at; {}% where no level is given], Welch p",
+        fmt_level(a.confidence)
+    )];
+    if all().any(|p| p.p.is_some() && p.p != p.p_adjusted) {
+        shown.push("adjusted p (Holm within its family)".to_string());
+    }
+    if all().any(|p| p.mann_whitney_p.is_some()) {
+        shown.push("MW: Mann-Whitney p, unadjusted, for reference".to_string());
+    }
     Grid {
-        title: format!(
-            "Compared with {base}: rate difference of means [{}% CI], Welch p{} (Mann-Whitney p with 4+ trials a side)",
-            fmt_level(a.confidence),
-            if w.family_size > 1 || w.comparisons.iter().flat_map(|c| &c.phases).any(|p| p.p != p.p_adjusted) {
-                ", adjusted p (Holm)"
-            } else {
-                ""
-            }
-        ),
+        title: format!("Compared with {base}: {}", shown.join(", ")),
         headers,
         rows,
     }
 }
 
-/// "+12.3% [+8.1, +16.5] p=0.002", or the verdict when there is no test.
-pub(crate) fn comparison_cell(c: &PhaseComparison, words: &Wording) -> String {
+/// "+12.3% [+8.1%, +16.5%] at 98.3% p=0.002, adjusted p=0.006", or the verdict when
+/// there is no test.
+pub(crate) fn comparison_cell(c: &PhaseComparison, words: &Wording, a: &Analysis) -> String {
     let marker = if c.suspect { "*" } else { "" };
     let (Some(pct), Some(p)) = (c.pct, c.p) else {
         return format!("{}{marker}", words.outcome(c));
     };
-    let ci = match (c.ci_low_pct, c.ci_high_pct) {
-        (Some(lo), Some(hi)) => format!(" [{lo:+.1}, {hi:+.1}]"),
-        _ => String::new(),
+    let ci = match c.ci_low_pct {
+        Some(lo) => format!(" {}", fmt_pct_ci(lo, c.ci_high_pct)),
+        None => String::new(),
     };
+    let level = c
+        .ci_level
+        .filter(|l| c.ci_low_pct.is_some() && (l - a.confidence).abs() > 1e-12)
+        .map(|l| format!(" at {}%", fmt_ci_level(l)))
+        .unwrap_or_default();
     let mw = c
         .mann_whitney_p
         .map(|m| format!(" (MW {})", p_expr(m, false)))
         .unwrap_or_default();
     let adjusted = c.p_adjusted.unwrap_or(p);
-    format!("{pct:+.1}%{ci} {}{mw}{marker}", p_pair(p, adjusted, false))
+    format!(
+        "{pct:+.1}%{ci}{level} {}{mw}{marker}",
+        p_pair(p, adjusted, false)
+    )
 }

@@ -88,7 +88,9 @@ struct WorkloadView<'a> {
     configs: &'a [ConfigAnalysis],
     baseline: &'a Option<String>,
     family_size: usize,
+    families: &'a [crate::analysis::families::Family],
     comparisons: Vec<ComparisonView<'a>>,
+    pairs: &'a [crate::analysis::PairComparison],
     suspect_phases: &'a [SuspectPhase],
     high_variance: &'a [HighVariance],
     warnings: &'a [String],
@@ -114,11 +116,13 @@ impl<'a> WorkloadView<'a> {
             configs: &w.configs,
             baseline: &w.baseline,
             family_size: w.family_size,
+            families: &w.families,
             comparisons: w
                 .comparisons
                 .iter()
                 .map(|c| ComparisonView::of(c, &words))
                 .collect(),
+            pairs: &w.pairs,
             suspect_phases: &w.suspect_phases,
             high_variance: &w.high_variance,
             warnings: &w.warnings,
@@ -161,6 +165,11 @@ struct PhaseComparisonView<'a> {
     ci_high_pct: Option<f64>,
     p: Option<f64>,
     p_adjusted: Option<f64>,
+    ratio: Option<f64>,
+    ratio_ci_low: Option<f64>,
+    ratio_ci_high: Option<f64>,
+    ci_level: Option<f64>,
+    family: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mann_whitney_p: Option<f64>,
     significant: bool,
@@ -181,6 +190,11 @@ impl<'a> PhaseComparisonView<'a> {
             ci_high_pct: p.ci_high_pct,
             p: p.p,
             p_adjusted: p.p_adjusted,
+            ratio: p.ratio,
+            ratio_ci_low: p.ratio_ci_low,
+            ratio_ci_high: p.ratio_ci_high,
+            ci_level: p.ci_level,
+            family: p.family.as_deref(),
             mann_whitney_p: p.mann_whitney_p,
             significant: p.significant,
             within_noise_band: p.within_noise_band,

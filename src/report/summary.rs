@@ -6,7 +6,8 @@
 use std::fmt::Write as _;
 
 use super::grid::{md_escape, Style};
-use super::words::{fmt_level, fmt_num_short, p_expr};
+pub(crate) use super::words::fmt_ratio;
+use super::words::{fmt_ci_level, fmt_level, fmt_num_short, fmt_ratio_ci, p_expr};
 use crate::analysis::summary::{PSource, Ratio, WorkloadSummary};
 use crate::analysis::{Analysis, WorkloadAnalysis};
 
@@ -16,12 +17,22 @@ pub fn summary_lines(w: &WorkloadAnalysis, a: &Analysis) -> Vec<String> {
     let Some(s) = &w.summary else {
         return Vec::new();
     };
+    let pairs = w
+        .families
+        .iter()
+        .filter(|f| f.kind == crate::analysis::families::FamilyKind::Primary)
+        .map(|f| f.size)
+        .sum::<usize>();
+    let intervals = if pairs > 1 {
+        format!(
+            "each ratio with its interval at the level Holm decided it, over the {pairs} pairs of configurations"
+        )
+    } else {
+        format!("{}% intervals", fmt_level(a.confidence))
+    };
     let mut out = vec![format!(
-        "{}: ranked by mean {} on {} (fastest first, {}% intervals):",
-        w.name,
-        s.rate_unit,
-        s.main_phase,
-        fmt_level(a.confidence)
+        "{}: ranked by mean {} on {} (fastest first; {intervals}):",
+        w.name, s.rate_unit, s.main_phase,
     )];
     for r in &s.ranking {
         let mut line = format!("{}: {} {}", r.config, fmt_rate(r.mean), s.rate_unit);
@@ -69,19 +80,26 @@ pub(crate) fn summary_block(a: &Analysis, style: Style) -> String {
     }
 }
 
-/// "2.52× as fast as same-disk [2.51, 2.53] (p < 0.001, Holm-adjusted)", or the
-/// same ending in "within the noise" when the difference is not significant.
+/// "2.52× as fast as same-disk [2.51×, 2.53×] at 98.3% (adjusted p < 0.001)", or
+/// what was decided instead: "not significant after correcting for 3 comparisons".
+/// The interval is the one the decision rests on, so it excludes 1 exactly when the
+/// words say the difference is real.
 pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
     let Some(ratio) = v.ratio else {
         return format!("not comparable with {} (its rate is 0)", v.slower);
     };
     let mut out = format!("{}× as fast as {}", fmt_ratio(ratio), v.slower);
-    if let (Some(lo), Some(hi)) = (v.ci_low, v.ci_high) {
-        let _ = write!(out, " [{}, {}]", fmt_ratio(lo), fmt_ratio(hi));
+    if let Some(lo) = v.ci_low {
+        let _ = write!(out, " {}", fmt_ratio_ci(lo, v.ci_high));
+        if let Some(level) = v.ci_level.filter(|l| (l - a.confidence).abs() > 1e-12) {
+            let _ = write!(out, " at {}%", fmt_ci_level(level));
+        }
     }
-    let p = v.p.map(|p| match v.p_source {
-        PSource::BaselineHolm => format!("Holm-adjusted {}", p_expr(p, true)),
-        _ => format!("Welch {}", p_expr(p, true)),
+    let m = v.family_size.unwrap_or(1);
+    let p = v.p.map(|p| match (v.p_source, m > 1) {
+        (PSource::PairWelch, _) => format!("Welch {}", p_expr(p, true)),
+        (_, true) => format!("adjusted {}", p_expr(p, true)),
+        (_, false) => p_expr(p, true),
     });
     match (p, v.significant, v.within_noise_band) {
         (None, _, _) => out.push_str(", too few trials to tell"),
@@ -91,12 +109,18 @@ pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
         (Some(p), false, true) => {
             let _ = write!(
                 out,
-                ", within the {}% noise band ({p})",
+                ", a real difference inside the {}% noise band ({p})",
                 fmt_num_short(a.noise_band * 100.0)
             );
         }
+        (Some(p), false, false) if m > 1 => {
+            let _ = write!(
+                out,
+                ", not significant after correcting for {m} comparisons ({p})"
+            );
+        }
         (Some(p), false, false) => {
-            let _ = write!(out, ", within the noise ({p})");
+            let _ = write!(out, ", not significant ({p})");
         }
     }
     out
@@ -106,11 +130,21 @@ pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
 /// phase".
 fn trust_line(s: &WorkloadSummary) -> String {
     let t = &s.trust;
-    let trials = if t.min_trials == t.max_trials {
+    let mut trials = if t.min_trials == t.max_trials {
         format!("{} trials per configuration", t.min_trials)
     } else {
         format!("{}-{} trials per configuration", t.min_trials, t.max_trials)
     };
+    // What so few trials cannot say, said where the reader decides.
+    match t.min_trials {
+        0 | 1 => trials.push_str(
+            " (one trial has no spread: no interval and no test; run 3 or more)",
+        ),
+        2 => trials.push_str(
+            " (two trials leave about 1 degree of freedom: intervals are very wide and often open-ended; run 3 or more)",
+        ),
+        _ => {}
+    }
     let spread = match (t.worst_cv, &t.worst_cv_config) {
         (Some(cv), Some(c)) => format!("worst spread {:.1}% CV ({c})", cv * 100.0),
         _ => "spread unknown (one trial)".to_string(),
@@ -121,16 +155,6 @@ fn trust_line(s: &WorkloadSummary) -> String {
         (n, false) => format!("{n} suspect phase(s), not the main phase"),
     };
     format!("Trust: {trials}; {spread}; {suspect}")
-}
-
-/// Two decimals, three when the ratio is within 1% of 1 (so 1.004 does not read as
-/// "1.00× as fast").
-pub(crate) fn fmt_ratio(r: f64) -> String {
-    if (r - 1.0).abs() < 0.01 {
-        format!("{r:.3}")
-    } else {
-        format!("{r:.2}")
-    }
 }
 
 /// A rate with three significant digits at least: 56.3, 1234, 0.512.

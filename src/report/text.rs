@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::grid::{comparison_grid, md_escape, rates_grid, times_grid, Style, Table};
 use super::words::{fmt_alpha, p_pair, Wording};
 use super::Exporter;
+use crate::analysis::families::FamilyKind;
 use crate::analysis::{Analysis, Comparison, PhaseComparison, WorkloadAnalysis};
 
 /// Aligned plain text for a terminal.
@@ -157,7 +158,7 @@ pub(crate) fn verdict_lines(
 ) -> String {
     let words = Wording::of(w, a);
     let alpha = fmt_alpha(1.0 - a.confidence);
-    let rule = significance_rule(&alpha, w.family_size, a.adaptive_looks);
+    let rule = significance_rule(&alpha, w, a.adaptive_looks);
     let mut out = match style {
         Style::Plain => format!("Verdicts (rate vs {base}, {rule}):\n"),
         Style::Markdown => format!("Verdicts (rate vs `{}`, {rule}):\n\n", md_escape(base)),
@@ -195,23 +196,47 @@ pub(crate) fn verdict_lines(
     out
 }
 
-/// "significant when p < 0.05", plus the corrections the p-values went through: Holm
-/// over a family of more than one comparison, Bonferroni over adaptive looks.
-fn significance_rule(alpha: &str, family: usize, looks: Option<u32>) -> String {
-    let mut out = format!("significant when p < {alpha}");
+/// "significant when p < 0.05", plus the corrections the p-values went through:
+/// Holm within each family of more than one test (named with its phases and size),
+/// Bonferroni over adaptive looks.
+fn significance_rule(alpha: &str, w: &WorkloadAnalysis, looks: Option<u32>) -> String {
     let mut how = Vec::new();
     if let Some(k) = looks.filter(|k| *k > 1) {
         how.push(format!(
-            "adaptive: p from a sequentially stopped run, multiplied by its {k} possible looks"
+            "adaptive: each p multiplied by the run's {k} possible looks"
         ));
     }
-    if family > 1 {
-        how.push(format!(
-            "adjusted with Holm over the {family} comparisons of this workload"
-        ));
+    let families: Vec<String> = w
+        .families
+        .iter()
+        .filter(|f| f.size > 0)
+        .map(|f| {
+            let what = match f.kind {
+                FamilyKind::Primary => "every pair of configurations",
+                FamilyKind::Secondary => "against the baseline",
+                FamilyKind::Suspect => "against the baseline, kept apart",
+            };
+            format!(
+                "{} = {} ({what}: {} test{})",
+                f.id,
+                f.phases.join(", "),
+                f.size,
+                if f.size == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    if w.families.iter().any(|f| f.size > 1) {
+        how.push(format!("Holm within each family: {}", families.join("; ")));
+    } else if !families.is_empty() {
+        how.push(format!("families: {}", families.join("; ")));
     }
+    let mut out = if how.is_empty() {
+        format!("significant when p < {alpha}")
+    } else {
+        format!("significant when the adjusted p < {alpha}")
+    };
     if !how.is_empty() {
-        out.push_str(" after correction; ");
+        out.push_str("; ");
         out.push_str(&how.join("; then "));
     }
     out

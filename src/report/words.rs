@@ -172,6 +172,45 @@ pub(crate) fn fmt_level(level: f64) -> String {
         format!("{pct}")
     }
 }
+/// A decision level as a percentage with as many decimals as show how far it is from
+/// 100%: 95, 98.3, 99.58, 99.958.
+pub(crate) fn fmt_ci_level(level: f64) -> String {
+    let pct = level * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        return format!("{pct:.0}");
+    }
+    let gap = (100.0 - pct).max(1e-9);
+    let d = ((-gap.log10()).floor() as i64 + 2).clamp(1, 6) as usize;
+    format!("{pct:.d$}")
+}
+
+/// A ratio's interval with its unit: "[1.08×, 1.38×]", "[0.62×, ∞)" when it is
+/// unbounded above.
+pub(crate) fn fmt_ratio_ci(low: f64, high: Option<f64>) -> String {
+    match high {
+        Some(h) => format!("[{}×, {}×]", fmt_ratio(low), fmt_ratio(h)),
+        None => format!("[{}×, ∞)", fmt_ratio(low)),
+    }
+}
+
+/// A percentage change's interval with its unit: "[+8.1%, +16.5%]", "[-38.0%, +∞)".
+pub(crate) fn fmt_pct_ci(low: f64, high: Option<f64>) -> String {
+    match high {
+        Some(h) => format!("[{low:+.1}%, {h:+.1}%]"),
+        None => format!("[{low:+.1}%, +∞)"),
+    }
+}
+
+/// Two decimals, three when the ratio is within 1% of 1 (so 1.004 does not read as
+/// "1.00× as fast").
+pub(crate) fn fmt_ratio(r: f64) -> String {
+    if (r - 1.0).abs() < 0.01 {
+        format!("{r:.3}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
 /// Three significant digits, never scientific notation: 1234, 12.3, 0.0812.
 pub(crate) fn fmt_sig(x: f64) -> String {
     let a = x.abs();

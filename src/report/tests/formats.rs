@@ -33,8 +33,17 @@ fn csv_header_and_rows() {
     assert!((secs - (500.0 + 600000.0 / 1190.0 + 600000.0 / 1210.0) / 3.0).abs() < 1e-9);
     assert_eq!(other[12], "false");
     assert!((other[13].parse::<f64>().unwrap() - 20.0).abs() < 1e-9);
-    assert!((other[14].parse::<f64>().unwrap() - 17.73304206447248).abs() < 1e-6);
-    assert!((other[15].parse::<f64>().unwrap() - 22.26695793552752).abs() < 1e-6);
+    // A secondary family of 3: its smallest p is decided at 1 - 0.05 / 3.
+    let level = 1.0 - 0.05 / 3.0;
+    let ci = ratio::fieller(&FAST, &BASE, level).unwrap();
+    assert!((other[14].parse::<f64>().unwrap() - (ci.low - 1.0) * 100.0).abs() < 1e-9);
+    let hi = (ci.high.unwrap() - 1.0) * 100.0;
+    assert!((other[15].parse::<f64>().unwrap() - hi).abs() < 1e-9);
+    let at = |name: &str| CSV_HEADER.iter().position(|h| *h == name).unwrap();
+    assert!((other[at("vs_baseline_ci_level")].parse::<f64>().unwrap() - level).abs() < 1e-12);
+    assert_eq!(other[at("vs_baseline_ci_unbounded")], "false");
+    assert_eq!(other[at("family")], "secondary");
+    assert_eq!(other[at("family_size")], "3");
     assert!((other[16].parse::<f64>().unwrap() - 1.6483088987181242e-05).abs() < 1e-9);
     assert_eq!(other[17], "20.0% faster");
 }
@@ -57,7 +66,7 @@ fn markdown_has_the_tables() {
     for heading in [
         "### Times (s), mean ± sd",
         "### Rates, mean ± sd",
-        "### Compared with same-disk: rate difference of means [95% CI], Welch p",
+        "### Compared with same-disk: change of the mean rate [interval at the level it was decided at; 95% where no level is given], Welch p",
     ] {
         assert!(md.contains(heading), "missing {heading}:\n{md}");
     }
@@ -78,11 +87,11 @@ fn markdown_has_the_tables() {
         "{md}"
     );
     assert!(
-        md.contains("| ramdisk\\|64M | +20.0% [+17.7, +22.3] p<0.001 |"),
+        md.contains("| ramdisk\\|64M | +20.0% [+16.5%, +23.6%] at 98.3% p<0.001 |"),
         "{md}"
     );
     assert!(md.contains(
-            "Verdicts (rate vs `same-disk`, significant when p < 0.05 after correction; adjusted with Holm over the 4 comparisons of this workload):\n\n- `ramdisk|64M`: dir_create 20.0% faster (p<0.001); no significant difference in file_create, file_remove, dir_remove\n"
+            "Verdicts (rate vs `same-disk`, significant when the adjusted p < 0.05; Holm within each family: primary = file_create (every pair of configurations: 1 test); secondary = dir_create, file_remove, dir_remove (against the baseline: 3 tests)):\n\n- `ramdisk|64M`: dir_create 20.0% faster (p<0.001); no significant difference in file_create, file_remove, dir_remove\n"
         ), "{md}");
     assert!(
         !md.contains("### Warnings"),

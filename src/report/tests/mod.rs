@@ -1,6 +1,7 @@
 //! Tests of the analysis and of the text, Markdown, CSV and JSON exporters.
 
 mod analysis;
+mod consistency;
 mod crash;
 mod crash_formats;
 mod formats;
@@ -9,7 +10,8 @@ mod warnings;
 
 use super::csv::{csv_field, CSV_HEADER};
 use super::text::verdict_line;
-use super::words::{fmt_alpha, fmt_level, p_expr, verdict_text, Wording};
+use super::words::{fmt_alpha, fmt_level, fmt_pct_ci, p_expr, verdict_text, Wording};
+use crate::analysis::ratio;
 use super::*;
 use crate::analysis::warnings::fmt_cv;
 use crate::analysis::warnings::fmt_num;
@@ -162,6 +164,11 @@ fn phase_cmp(phase: &str, p: Option<f64>, outcome: Outcome, suspect: bool) -> Ph
         within_noise_band: false,
         suspect,
         p_adjusted: p,
+        ratio: None,
+        ratio_ci_low: None,
+        ratio_ci_high: None,
+        ci_level: None,
+        family: None,
         outcome,
     }
 }

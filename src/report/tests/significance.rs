@@ -14,8 +14,14 @@ fn clearly_faster_configuration_is_faster() {
     // scipy.stats.ttest_ind(FAST, BASE, equal_var=False): p = 1.6483088987181242e-05,
     // confidence_interval(0.95) / 1000 * 100 = [17.73304206447248, 22.26695793552752].
     assert!((fast.p.unwrap() - 1.6483088987181242e-05).abs() < 1e-9);
-    assert!((fast.ci_low_pct.unwrap() - 17.73304206447248).abs() < 1e-6);
-    assert!((fast.ci_high_pct.unwrap() - 22.26695793552752).abs() < 1e-6);
+    // dir_create is a secondary phase (fdtree's main phase is file_create): a family of
+    // 2 configurations x 3 phases. Its smallest p is tested at 0.05 / 6, so its
+    // interval is Fieller's at 1 - 0.05 / 6.
+    let level = 1.0 - 0.05 / 6.0;
+    assert!((fast.ci_level.unwrap() - level).abs() < 1e-12);
+    let ci = ratio::fieller(&FAST, &BASE, level).unwrap();
+    assert!((fast.ci_low_pct.unwrap() - (ci.low - 1.0) * 100.0).abs() < 1e-9);
+    assert!((fast.ci_high_pct.unwrap() - (ci.high.unwrap() - 1.0) * 100.0).abs() < 1e-9);
     assert!(fast.significant);
     assert!(!fast.suspect);
     assert_eq!(fast.verdict, "20.0% faster");
@@ -23,10 +29,21 @@ fn clearly_faster_configuration_is_faster() {
     let slow = comparison(&a, "small", "second-disk", "dir_create");
     assert!((slow.p.unwrap() - 0.004797999699128048).abs() < 1e-9);
     assert_eq!(slow.verdict, "10.0% slower");
+    // The next smallest p of the family is tested at 0.05 / 5.
+    assert!((slow.ci_level.unwrap() - 0.99).abs() < 1e-12);
+    let slow_ci = ratio::fieller(&[900.0, 880.0, 920.0], &BASE, 0.99).unwrap();
     let text = render(&recs, &opts(), Format::Table);
-    assert!(text.contains("+20.0% [+17.7, +22.3] p<0.001"), "{text}");
-    // scipy CI / 1000 * 100: [-14.155399503182503, -5.844600496817497].
-    assert!(text.contains("-10.0% [-14.2, -5.8] p=0.005"), "{text}");
+    let cell = |pct: &str, ci: ratio::RatioCi, level: &str, p: &str| {
+        format!(
+            "{pct} {} at {level} {p}",
+            fmt_pct_ci((ci.low - 1.0) * 100.0, ci.high.map(|h| (h - 1.0) * 100.0))
+        )
+    };
+    assert!(text.contains(&cell("+20.0%", ci, "99.17%", "p<0.001")), "{text}");
+    assert!(
+        text.contains(&cell("-10.0%", slow_ci, "99%", "p=0.005, adjusted p=0.024")),
+        "{text}"
+    );
 }
 
 #[test]
@@ -48,21 +65,22 @@ fn noisy_similar_configurations_are_not_different() {
     );
     let a = analyse(&recs, &opts());
     let c = comparison(&a, "small", "ramdisk", "dir_create");
-    // scipy.stats.ttest_ind(other, base, equal_var=False): p = 0.32056416876097554,
-    // CI / mean(base) * 100 = [-2.662599087035003, 7.062599087035003].
+    // scipy.stats.ttest_ind(other, base, equal_var=False): p = 0.32056416876097554.
     assert!((c.p.unwrap() - 0.32056416876097554).abs() < 1e-9);
     assert!((c.pct.unwrap() - 2.2).abs() < 1e-9);
-    assert!((c.ci_low_pct.unwrap() + 2.662599087035003).abs() < 1e-6);
-    assert!((c.ci_high_pct.unwrap() - 7.062599087035003).abs() < 1e-6);
+    // The smallest p of a secondary family of 3, not significant: Holm stops there,
+    // so its interval is at 1 - 0.05 / 3, and it holds 1.
+    assert!((c.ci_level.unwrap() - (1.0 - 0.05 / 3.0)).abs() < 1e-12);
+    assert!(c.ci_low_pct.unwrap() < 0.0 && c.ci_high_pct.unwrap() > 0.0, "{c:?}");
     assert!(!c.significant);
     assert_eq!(
         c.verdict,
-        "no significant difference (p = 0.32, adjusted p = 1.00)"
+        "no significant difference (p = 0.32, adjusted p = 0.96)"
     );
 }
 
-/// Holm over the workload's family: a raw p of about 0.03 that alone would be
-/// "faster" is not significant among 8 comparisons.
+/// Holm over the phase's family: a raw p of about 0.03 that alone would be "faster"
+/// is not significant among 12 secondary comparisons.
 #[test]
 fn a_p_of_003_among_many_comparisons_is_no_longer_significant() {
     let base = [1000.0, 1050.0, 950.0, 1020.0, 980.0];
@@ -70,20 +88,23 @@ fn a_p_of_003_among_many_comparisons_is_no_longer_significant() {
     let mut alone = Vec::new();
     series(&mut alone, 0, "same-disk", "small", &base);
     series(&mut alone, 5, "ramdisk", "small", &other);
-    // The other 3 phases have p = 1, so alone the family is {p, 1, 1, 1}: Holm
-    // gives 4p for the smallest.
+    // The other 2 secondary phases have p = 1, so alone the secondary family is
+    // {p, 1, 1}: Holm gives 3p for the smallest.
     let mut many = alone.clone();
     series(&mut many, 10, "second-disk", "small", &base);
     series(&mut many, 15, "zram", "small", &base);
     series(&mut many, 20, "device", "small", &base);
     let a = analyse(&many, &opts());
-    assert_eq!(a.workloads[0].family_size, 16);
+    // Primary: every pair of the 5 configurations on file_create.
+    assert_eq!(a.workloads[0].family_size, 10);
+    let secondary = &a.workloads[0].families[1];
+    assert_eq!((secondary.id.as_str(), secondary.size), ("secondary", 12));
     let c = comparison(&a, "small", "ramdisk", "dir_create");
     let p = c.p.unwrap();
     assert!(p > 0.01 && p < 0.05, "raw p {p}");
     let adj = c.p_adjusted.unwrap();
     assert!(
-        adj > 0.05 && (adj - (16.0 * p).min(1.0)).abs() < 1e-12,
+        adj > 0.05 && (adj - (12.0 * p).min(1.0)).abs() < 1e-12,
         "{adj}"
     );
     assert!(!c.significant);
@@ -107,7 +128,9 @@ fn a_p_of_003_among_many_comparisons_is_no_longer_significant() {
         "{table}"
     );
     assert!(
-        table.contains("adjusted with Holm over the 16 comparisons"),
+        table.contains(
+            "secondary = dir_create, file_remove, dir_remove (against the baseline: 12 tests)"
+        ),
         "{table}"
     );
     let csv = render(&many, &opts(), Format::Csv);
@@ -130,10 +153,10 @@ fn a_p_of_003_among_many_comparisons_is_no_longer_significant() {
         "{jc}"
     );
     assert_eq!(jc["outcome"], "no_significant_difference");
-    // Without the other configurations the family is {p, 1, 1, 1}: Holm gives 4p.
+    // Without the other configurations the family is {p, 1, 1}: Holm gives 3p.
     let a = analyse(&alone, &opts());
     let c = comparison(&a, "small", "ramdisk", "dir_create");
-    assert!((c.p_adjusted.unwrap() - 4.0 * p).abs() < 1e-12, "{c:?}");
+    assert!((c.p_adjusted.unwrap() - 3.0 * p).abs() < 1e-12, "{c:?}");
 }
 
 /// Adaptive runs: p is multiplied by the number of possible looks before Holm,
@@ -166,7 +189,7 @@ fn adaptive_runs_correct_for_the_looks() {
     let f = comparison(&fixed, "small", "ramdisk", "dir_create");
     let s = comparison(&adaptive, "small", "ramdisk", "dir_create");
     assert_eq!(f.p, s.p);
-    let want = (f.p.unwrap() * 3.0 * 4.0).min(1.0);
+    let want = (f.p.unwrap() * 3.0 * 3.0).min(1.0);
     assert!((s.p_adjusted.unwrap() - want).abs() < 1e-12, "{s:?}");
     let text = render(
         &recs,
@@ -177,7 +200,7 @@ fn adaptive_runs_correct_for_the_looks() {
         Format::Table,
     );
     assert!(
-        text.contains("adaptive: p from a sequentially stopped run"),
+        text.contains("adaptive: each p multiplied by the run's 3 possible looks"),
         "{text}"
     );
     assert_eq!(adaptive.adaptive_looks, Some(3));

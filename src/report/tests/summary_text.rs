@@ -69,6 +69,20 @@ fn the_ranking_ratios_and_significance_follow_the_analysis() {
         assert!((ratio - mean(&fast.config) / mean(&slow.config)).abs() < 1e-9);
         let (lo, hi) = (v.ci_low.unwrap(), v.ci_high.unwrap());
         assert!(lo <= ratio && ratio <= hi, "{lo} {ratio} {hi}");
+        // Every pair is in the primary family: its p is Welch's, adjusted with Holm
+        // over the C(5, 2) = 10 pairs, and the interval is at the level it was decided.
+        assert_eq!(v.p_source, PSource::FamilyHolm);
+        assert_eq!(v.family.as_deref(), Some("primary"));
+        assert_eq!(v.family_size, Some(10));
+        let welch = stats::welch(&rates_of(&slow.config), &rates_of(&fast.config)).unwrap();
+        assert!(v.p.unwrap() >= welch.p);
+        let level = v.ci_level.unwrap();
+        let (flo, fhi) = fieller(&rates_of(&fast.config), &rates_of(&slow.config), level).unwrap();
+        assert!((flo - lo).abs() < 1e-9 && (fhi - hi).abs() < 1e-9);
+        let excludes = lo > 1.0 || hi < 1.0;
+        assert_eq!(excludes, v.p.unwrap() < alpha, "{v:?}");
+        let outside_band = (ratio - 1.0).abs() >= a.noise_band;
+        assert_eq!(v.significant, excludes && outside_band, "{v:?}");
         let with_base = [&fast.config, &slow.config]
             .iter()
             .any(|c| Some(*c) == w.baseline.as_ref());
@@ -84,15 +98,9 @@ fn the_ranking_ratios_and_significance_follow_the_analysis() {
                 .iter()
                 .find(|p| p.phase == "file_create")
                 .unwrap();
-            assert_eq!(v.p_source, PSource::BaselineHolm);
             assert_eq!(v.p, cmp.p_adjusted);
             assert_eq!(v.significant, cmp.significant);
-        } else {
-            let welch = stats::welch(&rates_of(&slow.config), &rates_of(&fast.config)).unwrap();
-            assert_eq!(v.p_source, PSource::PairWelch);
-            assert!((v.p.unwrap() - welch.p).abs() < 1e-12);
-            let outside_band = (ratio - 1.0).abs() >= a.noise_band;
-            assert_eq!(v.significant, welch.p < alpha && outside_band, "{v:?}");
+            assert_eq!(v.ci_level, cmp.ci_level);
         }
         if v.significant {
             significant += 1;
@@ -216,11 +224,15 @@ fn every_format_carries_the_summary_before_the_tables() {
                 "{ratio}"
             );
             assert!(line.contains(&ratio), "{line}");
-            assert_eq!(line.contains("within the"), !v.significant, "{line}");
+            assert_eq!(
+                line.contains("not significant") || line.contains("noise band"),
+                !v.significant,
+                "{line}"
+            );
             let source = match v.p_source {
-                PSource::BaselineHolm => "(Holm-adjusted p",
-                PSource::PairWelch => "Welch p",
+                PSource::FamilyHolm => "(adjusted p",
                 PSource::None => "too few trials",
+                other => panic!("a new report never uses {other:?}"),
             };
             assert!(line.contains(source), "{line}");
         }

@@ -388,7 +388,7 @@ fn all_suspect_workload_is_summed_up_once() {
     assert_eq!(
             verdicts,
             [
-                "Verdicts (rate vs same-disk, significant when p < 0.05 after correction; adjusted with Holm over the 8 comparisons of this workload):",
+                "Verdicts (rate vs same-disk, significant when the adjusted p < 0.05; Holm within each family: primary = file_create (every pair of configurations: 3 tests); suspect = dir_create, file_remove, dir_remove (against the baseline, kept apart: 6 tests)):",
                 "  (all comparisons below involve suspect phases: mean phase time under 60 s)",
                 "  second-disk: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create",
                 "  ramdisk: no significant difference in any phase",
@@ -404,7 +404,7 @@ fn all_suspect_workload_is_summed_up_once() {
 
     let md = render(&recs, &opts(), Format::Markdown);
     assert!(md.contains(
-            "Verdicts (rate vs `same-disk`, significant when p < 0.05 after correction; adjusted with Holm over the 8 comparisons of this workload):\n\nAll comparisons below involve suspect phases: mean phase time under 60 s.\n\n- `second-disk`: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create\n- `ramdisk`: no significant difference in any phase\n"
+            "Verdicts (rate vs `same-disk`, significant when the adjusted p < 0.05; Holm within each family: primary = file_create (every pair of configurations: 3 tests); suspect = dir_create, file_remove, dir_remove (against the baseline, kept apart: 6 tests)):\n\nAll comparisons below involve suspect phases: mean phase time under 60 s.\n\n- `second-disk`: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create\n- `ramdisk`: no significant difference in any phase\n"
         ), "{md}");
 }
 

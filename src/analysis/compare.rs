@@ -492,6 +492,66 @@ mod tests {
         assert!(csv.contains("ssd:ramdisk"), "{csv}");
     }
 
+    /// A pair inside one run is decided in `jbench compare` exactly as that run's
+    /// own report decides it: same family, same adjusted p, same interval.
+    #[test]
+    fn report_and_compare_agree_on_every_pair_both_show() {
+        let mut seed: u64 = 0x5eed;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let labels = ["internal", "ramdisk", "zram"];
+        let mut checked = 0;
+        for round in 0..25 {
+            let tmp = tempfile::tempdir().unwrap();
+            let mut runs = Vec::new();
+            for name in ["hdd", "ssd"] {
+                let mut trials = Vec::new();
+                for l in labels {
+                    let centre = 800.0 + 600.0 * next();
+                    for _ in 0..2 + (next() * 4.0) as usize {
+                        trials.push((l, "w", centre * (0.9 + 0.2 * next())));
+                    }
+                }
+                runs.push(results(tmp.path(), name, &trials));
+            }
+            let m = merge(&runs).unwrap();
+            let opts = m.report_options(None).unwrap();
+            let together = crate::analysis::analyse(&m.records, &opts);
+            let pairs = &together.workloads[0].pairs;
+            for (dir, name) in runs.iter().zip(["hdd", "ssd"]) {
+                let own = crate::analysis::analyse(
+                    &store::load_records(dir).unwrap(),
+                    &ReportOptions {
+                        config_order: labels.iter().map(|l| l.to_string()).collect(),
+                        ..ReportOptions::default()
+                    },
+                );
+                for p in &own.workloads[0].pairs {
+                    let prefixed = |l: &str| format!("{name}:{l}");
+                    let q = pairs
+                        .iter()
+                        .find(|q| q.a == prefixed(&p.a) && q.b == prefixed(&p.b))
+                        .unwrap_or_else(|| panic!("round {round}: {p:?} not compared"));
+                    assert_eq!(q.family, format!("primary (run {name})"));
+                    assert_eq!(
+                        (q.p, q.p_adjusted, q.ci_level, q.different),
+                        (p.p, p.p_adjusted, p.ci_level, p.different),
+                        "round {round}"
+                    );
+                    assert_eq!((q.ci_low, q.ci_high), (p.ci_low, p.ci_high));
+                    checked += 1;
+                }
+            }
+            // Pairs across the runs are a family of their own.
+            assert!(pairs.iter().any(|q| q.family == "primary (across runs)"));
+        }
+        assert_eq!(checked, 25 * 2 * 3);
+    }
+
     #[test]
     fn the_same_workload_name_with_other_parameters_is_kept_apart_and_reported() {
         let tmp = tempfile::tempdir().unwrap();

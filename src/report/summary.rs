@@ -101,6 +101,11 @@ pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
         (_, true) => format!("adjusted {}", p_expr(p, true)),
         (_, false) => p_expr(p, true),
     });
+    // Comparing runs, a pair is decided within its run or across runs: say which.
+    let p = p.map(|p| match v.family.as_deref().filter(|f| f.contains(" (")) {
+        Some(f) => format!("{p}; family {f}"),
+        None => p,
+    });
     match (p, v.significant, v.within_noise_band) {
         (None, _, _) => out.push_str(", too few trials to tell"),
         (Some(p), true, _) => {

@@ -17,18 +17,18 @@ pub fn summary_lines(w: &WorkloadAnalysis, a: &Analysis) -> Vec<String> {
     let Some(s) = &w.summary else {
         return Vec::new();
     };
-    let pairs = w
+    let primary: Vec<usize> = w
         .families
         .iter()
         .filter(|f| f.kind == crate::analysis::families::FamilyKind::Primary)
         .map(|f| f.size)
-        .sum::<usize>();
-    let intervals = if pairs > 1 {
-        format!(
+        .collect();
+    let intervals = match primary.as_slice() {
+        [pairs] if *pairs > 1 => format!(
             "each ratio with its interval at the level Holm decided it, over the {pairs} pairs of configurations"
-        )
-    } else {
-        format!("{}% intervals", fmt_level(a.confidence))
+        ),
+        [_] | [] => format!("{}% intervals", fmt_level(a.confidence)),
+        _ => "each ratio with its interval at the level Holm decided it within its family, named on each line".to_string(),
     };
     let mut out = vec![format!(
         "{}: ranked by mean {} on {} (fastest first; {intervals}):",

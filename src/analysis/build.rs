@@ -10,8 +10,9 @@
 //!   workload), so every workload's table lists them in the same order;
 //! - phases: by first appearance in the records sorted by `trial`.
 
-use super::model::*;
+use super::context::{samples, Ctx, DURABLE_SUFFIX};
 use super::families::{test_all, Design};
+use super::model::*;
 use super::significance::comparisons;
 use super::warnings::{
     all_failed_warning, config_warnings, excluded_warning, high_variance, suspect_phases,
@@ -94,9 +95,6 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
     }
 }
 
-/// Suffix of the pseudo-phase holding a phase's time up to `syncfs`.
-pub const DURABLE_SUFFIX: &str = "+syncfs";
-
 /// A phase timed with `durable = true` gets a companion phase `<name>+syncfs` whose
 /// seconds are the durable figure, so every table, comparison and export shows the
 /// cost of getting the work onto the devices beside the plain figure.
@@ -121,15 +119,6 @@ fn with_durable_phases(records: &[TrialRecord]) -> Vec<TrialRecord> {
             r
         })
         .collect()
-}
-
-/// Settings shared by the per-workload analysis.
-pub(crate) struct Ctx<'a> {
-    pub(crate) opts: &'a ReportOptions,
-    pub(crate) confidence: f64,
-    pub(crate) config_order: &'a [String],
-    pub(crate) baseline: Option<&'a str>,
-    pub(crate) adaptive_looks: Option<u32>,
 }
 
 fn checked_confidence(level: f64, warnings: &mut Vec<String>) -> f64 {
@@ -219,7 +208,8 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
             "{name}: baseline configuration `{b}` has no trials of this workload; no comparisons"
         ));
     }
-    let main_phase = super::summary::main_phase(&name, &first.workload.kind, &phases, ctx, &mut warnings);
+    let main_phase =
+        super::summary::main_phase(&name, &first.workload.kind, &phases, ctx, &mut warnings);
     let design = Design {
         recs,
         configs: &configs,
@@ -318,26 +308,6 @@ pub(crate) fn rate_unit(op_unit: &str) -> String {
     } else {
         format!("{}/s", op_unit.trim())
     }
-}
-
-/// Per-trial values of one phase over the successful trials of one configuration.
-#[derive(Default)]
-pub(crate) struct Samples {
-    pub(crate) seconds: Vec<f64>,
-    pub(crate) rates: Vec<f64>,
-    pub(crate) kib: Vec<f64>,
-}
-
-pub(crate) fn samples(recs: &[&TrialRecord], phase: &str) -> Samples {
-    let mut s = Samples::default();
-    for r in recs.iter().filter(|r| r.is_ok()) {
-        if let Some(p) = r.phases.iter().find(|p| p.name == phase) {
-            s.seconds.push(p.seconds);
-            s.rates.push(p.ops_per_sec());
-            s.kib.push(p.kib_per_sec());
-        }
-    }
-    s
 }
 
 fn analyse_config(

@@ -183,7 +183,9 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
             noise_band.get_or_insert(s.noise_band);
             for w in &s.workloads {
                 if let Some(p) = &w.main_phase {
-                    main_phases.entry(w.name.clone()).or_insert_with(|| p.clone());
+                    main_phases
+                        .entry(w.name.clone())
+                        .or_insert_with(|| p.clone());
                 }
             }
         }

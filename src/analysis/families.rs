@@ -18,47 +18,12 @@
 //! where Holm stopped, for those after it). So an interval excludes 1 exactly when the
 //! comparison is significant, and an adjusted p is below alpha exactly then too.
 
-use serde::{Deserialize, Serialize};
-
-use super::build::{samples, Ctx};
+use super::context::{samples, Ctx};
 use super::model::{ConfigAnalysis, PhaseInfo};
+pub use super::model::{Family, FamilyKind};
 use super::ratio::{fieller, RatioCi};
 use super::stats::{self, Summary};
 use crate::results::record::TrialRecord;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FamilyKind {
-    Primary,
-    Secondary,
-    Suspect,
-}
-
-impl FamilyKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            FamilyKind::Primary => "primary",
-            FamilyKind::Secondary => "secondary",
-            FamilyKind::Suspect => "suspect",
-        }
-    }
-}
-
-/// A set of tests corrected together.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Family {
-    /// `primary`, `secondary` or `suspect`; comparing runs, followed by ` (run NAME)`
-    /// or ` (across runs)`.
-    pub id: String,
-    pub kind: FamilyKind,
-    /// Comparing runs: the run whose pairs these are, or `across runs`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
-    /// Phases of the family's tests, in phase order.
-    pub phases: Vec<String>,
-    /// Tests with a p-value: what Holm's correction is over.
-    pub size: usize,
-}
 
 /// One test: configuration `b` against the reference `a` on one phase.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,16 +10,19 @@
 pub mod answer;
 mod build;
 pub mod compare;
+mod context;
 pub mod crash;
 pub mod families;
 pub mod model;
+pub mod ranking;
 pub mod ratio;
 mod significance;
 pub mod stats;
 pub mod summary;
 pub(crate) mod warnings;
 
-pub use build::{analyse, DURABLE_SUFFIX};
+pub use build::analyse;
+pub use context::DURABLE_SUFFIX;
 pub use crash::{analyse_crash, CrashAnalysis};
 pub use model::*;
 pub use summary::{default_main_phase, WorkloadSummary};

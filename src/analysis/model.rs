@@ -147,7 +147,7 @@ pub struct WorkloadAnalysis {
     /// Every family of tests of this workload, primary first; see
     /// [`crate::analysis::families`].
     #[serde(default)]
-    pub families: Vec<crate::analysis::families::Family>,
+    pub families: Vec<Family>,
     /// One per non-baseline configuration, in configuration order.
     pub comparisons: Vec<Comparison>,
     /// The primary family decided: every pair of configurations on the main phase,
@@ -169,7 +169,7 @@ pub struct WorkloadAnalysis {
     /// The answer on top: configurations ranked on the main phase; `None` when no
     /// configuration has a rate on it.
     #[serde(default)]
-    pub summary: Option<crate::analysis::summary::WorkloadSummary>,
+    pub summary: Option<crate::analysis::ranking::WorkloadSummary>,
 }
 
 /// A phase of one configuration whose mean elapsed time is under the threshold.
@@ -328,4 +328,39 @@ pub enum Outcome {
     /// No test possible: zero baseline rate or unusable values.
     #[default]
     NotComparable,
+}
+
+/// The kind of a [`Family`] of tests; see [`crate::analysis::families`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FamilyKind {
+    Primary,
+    Secondary,
+    Suspect,
+}
+
+impl FamilyKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FamilyKind::Primary => "primary",
+            FamilyKind::Secondary => "secondary",
+            FamilyKind::Suspect => "suspect",
+        }
+    }
+}
+
+/// A set of tests corrected together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Family {
+    /// `primary`, `secondary` or `suspect`; comparing runs, followed by ` (run NAME)`
+    /// or ` (across runs)`.
+    pub id: String,
+    pub kind: FamilyKind,
+    /// Comparing runs: the run whose pairs these are, or `across runs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Phases of the family's tests, in phase order.
+    pub phases: Vec<String>,
+    /// Tests with a p-value: what Holm's correction is over.
+    pub size: usize,
 }

@@ -33,7 +33,9 @@ impl RatioCi {
     /// reciprocals when numerator and denominator swap, so this is exact.
     pub fn inverted(&self) -> RatioCi {
         RatioCi {
-            low: self.high.map_or(0.0, |h| if h > 0.0 { 1.0 / h } else { 0.0 }),
+            low: self
+                .high
+                .map_or(0.0, |h| if h > 0.0 { 1.0 / h } else { 0.0 }),
             high: (self.low > 0.0).then(|| 1.0 / self.low),
         }
     }
@@ -142,7 +144,11 @@ mod tests {
             for (num, den) in cases {
                 let ci = fieller(num, den, level).unwrap();
                 let w = stats::welch_with_level(den, num, level).unwrap();
-                assert_eq!(ci.excludes_one(), w.p < 1.0 - level, "{num:?} {den:?} {ci:?}");
+                assert_eq!(
+                    ci.excludes_one(),
+                    w.p < 1.0 - level,
+                    "{num:?} {den:?} {ci:?}"
+                );
             }
         }
     }

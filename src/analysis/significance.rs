@@ -3,7 +3,7 @@
 //! level the comparison was decided at, Welch's p and its adjusted p, Mann-Whitney's p
 //! for reference, and the typed [`Outcome`].
 
-use super::build::{samples, Ctx};
+use super::context::{samples, Ctx};
 use super::families::Test;
 use super::model::*;
 use crate::analysis::stats;

@@ -87,7 +87,11 @@ impl Summary {
         // The mean of values that cannot be negative (rates, times) cannot be either:
         // the interval is cut at 0 rather than claim the impossible. Cutting an
         // interval to where the mean can lie keeps its coverage.
-        let floor = if self.min >= 0.0 { 0.0 } else { f64::NEG_INFINITY };
+        let floor = if self.min >= 0.0 {
+            0.0
+        } else {
+            f64::NEG_INFINITY
+        };
         Some(((self.mean - half).max(floor), self.mean + half))
     }
 }

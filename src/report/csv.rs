@@ -130,7 +130,11 @@ fn render_csv(a: &Analysis) -> String {
 }
 
 /// The last four columns: how the row's comparison with the baseline was decided.
-fn decision_cells(w: &WorkloadAnalysis, cmp: Option<&PhaseComparison>, is_base: bool) -> Vec<String> {
+fn decision_cells(
+    w: &WorkloadAnalysis,
+    cmp: Option<&PhaseComparison>,
+    is_base: bool,
+) -> Vec<String> {
     let Some(x) = cmp.filter(|_| !is_base) else {
         return vec![String::new(); 4];
     };

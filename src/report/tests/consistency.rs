@@ -143,7 +143,10 @@ fn a_suspect_phase_never_dilutes_the_others() {
     let (wa, wb) = (&a.workloads[0], &b.workloads[0]);
     assert!(wa.configs[0].phases[2].suspect, "file_remove is suspect");
     let suspect = wa.families.iter().find(|f| f.id == "suspect").unwrap();
-    assert_eq!((suspect.phases.as_slice(), suspect.size), (&["file_remove".to_string()][..], 2));
+    assert_eq!(
+        (suspect.phases.as_slice(), suspect.size),
+        (&["file_remove".to_string()][..], 2)
+    );
     for phase in ["file_create", "dir_create", "dir_remove"] {
         for cfg in ["x", "y"] {
             let pa = comparison(&a, "w", cfg, phase).cmp.p_adjusted;

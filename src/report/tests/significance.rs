@@ -39,7 +39,10 @@ fn clearly_faster_configuration_is_faster() {
             fmt_pct_ci((ci.low - 1.0) * 100.0, ci.high.map(|h| (h - 1.0) * 100.0))
         )
     };
-    assert!(text.contains(&cell("+20.0%", ci, "99.17%", "p<0.001")), "{text}");
+    assert!(
+        text.contains(&cell("+20.0%", ci, "99.17%", "p<0.001")),
+        "{text}"
+    );
     assert!(
         text.contains(&cell("-10.0%", slow_ci, "99%", "p=0.005, adjusted p=0.024")),
         "{text}"
@@ -71,7 +74,10 @@ fn noisy_similar_configurations_are_not_different() {
     // The smallest p of a secondary family of 3, not significant: Holm stops there,
     // so its interval is at 1 - 0.05 / 3, and it holds 1.
     assert!((c.ci_level.unwrap() - (1.0 - 0.05 / 3.0)).abs() < 1e-12);
-    assert!(c.ci_low_pct.unwrap() < 0.0 && c.ci_high_pct.unwrap() > 0.0, "{c:?}");
+    assert!(
+        c.ci_low_pct.unwrap() < 0.0 && c.ci_high_pct.unwrap() > 0.0,
+        "{c:?}"
+    );
     assert!(!c.significant);
     assert_eq!(
         c.verdict,

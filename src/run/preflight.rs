@@ -342,16 +342,18 @@ pub fn fs_type(path: &Path) -> String {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("jbench-preflight-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A scratch directory removed when the test ends, passed or not.
+    fn scratch(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("jbench-preflight-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     #[test]
     fn emulated_disks_without_fuse_are_refused_naming_quick_host() {
-        let missing = scratch("nofuse").join("fuse");
+        let dir = scratch("nofuse");
+        let missing = dir.path().join("fuse");
         let quick = crate::experiment::spec::parse(
             crate::experiment::presets::find("quick").unwrap(),
             "quick",
@@ -380,12 +382,11 @@ mod tests {
     #[test]
     fn a_work_dir_that_is_a_file_is_refused() {
         let d = scratch("file");
-        let file = d.join("not-a-dir");
+        let file = d.path().join("not-a-dir");
         std::fs::write(&file, "x").unwrap();
         let e = check_work_dir(&file).unwrap_err().to_string();
         assert!(e.contains("exists and is not a directory"), "{e}");
-        assert!(check_work_dir(&d.join("missing")).is_ok(), "created later");
-        std::fs::remove_dir_all(&d).unwrap();
+        assert!(check_work_dir(&d.path().join("missing")).is_ok(), "created later");
     }
 
     #[test]

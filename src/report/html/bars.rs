@@ -165,7 +165,9 @@ pub(crate) fn bar_chart_drawn(
             }
             if let Some((lo, hi)) = interval(s) {
                 let (l, t) = px((x - CAP, hi));
-                let (r, b) = px((x + CAP, lo));
+                // The axis starts at 0, where a rate's interval ends too; a bound
+                // below it would cross the labels under the plot.
+                let (r, b) = px((x + CAP, lo.max(0.0)));
                 let c = px((x, 0.0)).0;
                 own.push(format!(
                     r#"<path class="ci95" data-config="{config}" data-low="{lo}" data-high="{hi}" d="M{l} {t}H{r}M{c} {t}V{b}M{l} {b}H{r}" stroke="{}" stroke-width="2" fill="none"/>"#,

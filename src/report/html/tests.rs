@@ -296,6 +296,23 @@ fn error_bar_pixels_match_the_interval_on_the_bar_scale() {
 }
 
 #[test]
+fn an_interval_reaching_below_zero_is_drawn_down_to_the_axis_only() {
+    let b = bar("noisy", &[10.0, 100.0, 300.0], false);
+    let s = b.summary.unwrap();
+    assert!(s.ci95_low.unwrap() < 0.0, "{s:?}");
+    let d = bar_chart_drawn("t", "x/s", &[b], 60.0).unwrap();
+    let rect = with_class(&d.svg, "bar")[0];
+    let ci = with_class(&d.svg, "ci95")[0];
+    assert_eq!(
+        num(ci, "data-low"),
+        s.ci95_low.unwrap(),
+        "the figure is kept"
+    );
+    let axis = num(rect, "y") + num(rect, "height");
+    assert_eq!(cap_ys(ci).1, axis);
+}
+
+#[test]
 fn suspect_bars_are_hatched_in_their_own_colour_not_grey() {
     let mut base = bar("internal", &[10.0, 11.0], true);
     base.baseline = true;

@@ -252,13 +252,12 @@ pub fn svgs(html: &str) -> Vec<&str> {
     out
 }
 
-/// Elements of `svg` drawn in a data colour (the palette or the suspect grey): bars,
+/// Elements of `svg` drawn in a data colour (the palette): bars,
 /// lines, points, error-bar-free legend marks included.
 pub fn data_marks(svg: &str) -> usize {
     let colours: Vec<String> = jbench::report::html::PALETTE
         .iter()
         .map(|c| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2))
-        .chain(["#AAAAAA".to_string()])
         .collect();
     svg.split('<')
         .filter(|el| {

@@ -199,7 +199,8 @@ struct PhaseView {
 
 #[derive(Serialize)]
 struct ChartView {
-    /// `bar`, `journal-size`, `timeline-write`, `timeline-cpu` or `crash-recovery`.
+    /// `bar`, `latency`, `journal-size`, `timeline-write`, `timeline-cpu`,
+    /// `crash-recovery` or `tradeoff`.
     kind: &'static str,
     /// The SVG element, marked safe (the template does not escape it).
     svg: minijinja::Value,

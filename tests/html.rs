@@ -56,7 +56,13 @@ fn charts_are_labelled() {
     assert!(bar.contains("(n=3)") && bar.contains("(n=2)"));
     // Eight labels do not fit side by side at this width: they are rotated.
     assert!(bar.contains("rotate(270"), "long labels must be rotated");
-    assert!(bar.contains("± 1 standard deviation"), "error bar legend");
+    assert!(
+        bar.contains("error bars: 95% confidence interval of the mean"),
+        "error bar legend"
+    );
+    assert!(bar.contains("dots: trials"), "dot legend");
+    assert!(bar.contains("hatched: suspect"), "suspect legend");
+    assert!(!bar.contains("standard deviation"), "no sd error bars");
 
     let line = svgs
         .iter()
@@ -348,7 +354,8 @@ fn sample_report_for_the_docs() {
         .expect("JBENCH_SAMPLE_DIR names the directory to write the sample into");
     let dir = std::path::PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
-    fx::write_results_dir(&dir);
-    let html = jbench::report::html::render_dir(&dir, "journal-sweep", &fx::options()).unwrap();
+    fx::write_results_dir_with_fsync(&dir);
+    let html =
+        jbench::report::html::render_dir(&dir, "journal-sweep", &fx::options_with_fsync()).unwrap();
     std::fs::write(dir.join("report.html"), html).unwrap();
 }

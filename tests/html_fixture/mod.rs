@@ -10,7 +10,7 @@ use std::path::Path;
 use jbench::results::record::{
     ConfigRecord, Status, TrialRecord, Verified, WorkloadRecord, SCHEMA_VERSION,
 };
-use jbench::workload::PhaseResult;
+use jbench::workload::{Latency, PhaseResult};
 
 pub const SIZES: [u64; 3] = [16 << 20, 64 << 20, 256 << 20];
 
@@ -252,13 +252,12 @@ pub fn svgs(html: &str) -> Vec<&str> {
     out
 }
 
-/// Elements of `svg` drawn in a data colour (the palette or the suspect grey): bars,
+/// Elements of `svg` drawn in a data colour (the palette): bars,
 /// lines, points, error-bar-free legend marks included.
 pub fn data_marks(svg: &str) -> usize {
     let colours: Vec<String> = jbench::report::html::PALETTE
         .iter()
         .map(|c| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2))
-        .chain(["#AAAAAA".to_string()])
         .collect();
     svg.split('<')
         .filter(|el| {
@@ -270,3 +269,100 @@ pub fn data_marks(svg: &str) -> usize {
 
 /// Text that must never appear in a self-contained page.
 pub const EXTERNAL: [&str; 6] = ["http://", "https://", "src=", "<link", "@import", "url("];
+
+/// The fsync workload of [`write_results_dir_with_fsync`]: its configurations with
+/// their repetitions (`internal` runs once: one trial, no interval).
+pub const FSYNC_WORKLOAD: &str = "fsync-mail";
+pub const FSYNC_CONFIGS: [(&str, u32); 3] =
+    [("same-disk,16M", 3), ("ramdisk,16M", 3), ("internal", 1)];
+/// create_fsync (about 70 s) and remove (short: suspect), both with latency
+/// percentiles: a bar chart and a latency chart each.
+pub const FSYNC_PHASES: [&str; 2] = ["create_fsync", "remove"];
+pub const EXPECTED_CHARTS_WITH_FSYNC: usize = EXPECTED_CHARTS + 2 * FSYNC_PHASES.len();
+/// Monitor samples of the first fsync trial: too few for a timeline.
+pub const SHORT_MONITOR_SAMPLES: usize = 2;
+
+/// The fsync trials, numbered from `first_trial`.
+pub fn fsync_records(first_trial: usize) -> Vec<TrialRecord> {
+    let cfgs = configs();
+    let mut out = Vec::new();
+    let mut trial = first_trial;
+    for rep in 1..=3u32 {
+        for (i, (label, reps)) in FSYNC_CONFIGS.iter().enumerate() {
+            if rep > *reps {
+                continue;
+            }
+            let cfg = cfgs.iter().find(|c| c.label == *label).unwrap();
+            let mut r = record(trial, rep, cfg, 1.0, 1.0);
+            let slow = 1.0 + 0.5 * i as f64;
+            let jitter = [0.97, 1.0, 1.04][rep as usize - 1];
+            let latency = |p50: f64| Latency {
+                count: 2000,
+                p50_us: p50,
+                p95_us: p50 * 2.5,
+                p99_us: p50 * 6.0,
+                max_us: p50 * 40.0,
+            };
+            let phase = |name: &str, unit: &str, seconds: f64, p50: f64| PhaseResult {
+                name: name.to_string(),
+                seconds,
+                ops: 2000,
+                bytes: 0,
+                op_unit: unit.to_string(),
+                latency: Some(latency(p50)),
+                ..PhaseResult::default()
+            };
+            r.workload = WorkloadRecord {
+                kind: "fsync".to_string(),
+                name: FSYNC_WORKLOAD.to_string(),
+                params: serde_json::json!({"files": 2000, "size": 4096}),
+                durable: false,
+            };
+            r.phases = vec![
+                phase(
+                    "create_fsync",
+                    "file creates",
+                    70.0 * slow * jitter,
+                    1500.0 * slow * jitter,
+                ),
+                phase("remove", "file removals", 0.4 * jitter, 9.0 * jitter),
+            ];
+            r.wall_seconds = 75.0;
+            out.push(r);
+            trial += 1;
+        }
+    }
+    out
+}
+
+/// [`write_results_dir`] plus an fsync workload with latency percentiles, whose first
+/// trial has [`SHORT_MONITOR_SAMPLES`] monitor samples.
+pub fn write_results_dir_with_fsync(dir: &Path) -> Vec<TrialRecord> {
+    let mut records = write_results_dir(dir);
+    let fsync = fsync_records(records.len());
+    let short: String = monitor_lines()
+        .lines()
+        .take(SHORT_MONITOR_SAMPLES)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(
+        dir.join(format!("monitor/trial-{}.jsonl", fsync[0].trial)),
+        short,
+    )
+    .unwrap();
+    records.extend(fsync);
+    let mut trials = String::new();
+    for r in &records {
+        trials.push_str(&serde_json::to_string(r).unwrap());
+        trials.push('\n');
+    }
+    std::fs::write(dir.join("trials.jsonl"), trials).unwrap();
+    records
+}
+
+pub fn options_with_fsync() -> jbench::report::ReportOptions {
+    jbench::report::ReportOptions {
+        workload_order: vec!["small-deep".to_string(), FSYNC_WORKLOAD.to_string()],
+        ..options()
+    }
+}

@@ -1,6 +1,7 @@
-//! The charts of the HTML report, drawn as inline SVG with plotters: bar charts of
-//! mean rates with error bars, lines of rate against journal size, and trial
-//! timelines. They know nothing of the page; `page` decides which to draw.
+//! The charts of the HTML report, drawn as inline SVG with plotters: what they share
+//! (axes, labels, legends), lines of rate against journal size, and trial timelines.
+//! The bar charts are in `bars`, the latency curves in `latency`. They know nothing
+//! of the page; `page` decides which to draw.
 
 use std::collections::BTreeSet;
 
@@ -9,6 +10,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::marks::hatch_segments;
 
 /// Width of every chart, pixels.
 pub(crate) const WIDTH: u32 = 760;
@@ -27,8 +30,15 @@ pub const PALETTE: [RGBColor; 7] = [
     RGBColor(120, 120, 40),
 ];
 pub(crate) const BAR: RGBColor = PALETTE[0];
-pub(crate) const SUSPECT_BAR: RGBColor = RGBColor(170, 170, 170);
 pub(crate) const ERROR_BAR: RGBColor = RGBColor(40, 40, 40);
+/// Trials' dots: dark, so they read over a bar of any palette colour and over white.
+pub(crate) const DOT: RGBColor = RGBColor(0, 0, 0);
+pub(crate) const DOT_R: i32 = 3;
+/// Hatching of suspect bars: white lines over the bar's own colour, so a suspect bar
+/// keeps its colour and cannot pass for another series (a grey bar read as the
+/// baseline's).
+pub(crate) const HATCH: RGBColor = RGBColor(255, 255, 255);
+pub(crate) const HATCH_GAP: i32 = 7;
 
 /// (journal bytes, mean rate, sd).
 pub(crate) type Point = (u64, f64, f64);
@@ -93,13 +103,6 @@ pub(crate) fn fmt_tick(v: f64) -> String {
     } else {
         format!("{v:.2}")
     }
-}
-
-pub(crate) struct Bar {
-    pub(crate) label: String,
-    /// (mean, sd, n); `None`: no successful trial.
-    pub(crate) value: Option<(f64, f64, usize)>,
-    pub(crate) suspect: bool,
 }
 
 /// Configuration labels under the x axis at the given centres: horizontal when they
@@ -193,6 +196,10 @@ pub(crate) enum Mark {
     Swatch(RGBColor),
     Line(RGBColor),
     ErrorBar,
+    /// A swatch with the diagonal hatching of a suspect bar.
+    Hatched(RGBColor),
+    /// A trial's dot.
+    Dot,
 }
 
 const LEGEND_ROW: i32 = 20;
@@ -313,130 +320,22 @@ fn draw_mark(root: &DrawingArea<SVGBackend, Shift>, mark: Mark, (x, y): (i32, i3
             vec![(x + 7, y - 6), (x + 7, y + 6)],
             ERROR_BAR.stroke_width(2),
         )),
+        Mark::Hatched(c) => {
+            let swatch = Px::span((x, y - 6), (x + 14, y + 6));
+            root.draw(&Rectangle::new(
+                [(swatch.l, swatch.t), (swatch.r, swatch.b)],
+                c.filled(),
+            ))
+            .map_err(draw_err)?;
+            for (a, b) in hatch_segments(swatch, HATCH_GAP) {
+                root.draw(&PathElement::new(vec![a, b], HATCH.stroke_width(2)))
+                    .map_err(draw_err)?;
+            }
+            Ok(())
+        }
+        Mark::Dot => root.draw(&Circle::new((x + 7, y), DOT_R, DOT.filled())),
     }
     .map_err(draw_err)
-}
-
-pub(crate) fn bar_chart(
-    title: &str,
-    unit: &str,
-    bars: &[Bar],
-    suspect_below: f64,
-) -> Result<String> {
-    Ok(bar_chart_drawn(title, unit, bars, suspect_below)?.svg)
-}
-
-pub(crate) fn bar_chart_drawn(
-    title: &str,
-    unit: &str,
-    bars: &[Bar],
-    suspect_below: f64,
-) -> Result<Drawn> {
-    let n = bars.len().max(1);
-    let labels: Vec<String> = bars
-        .iter()
-        .map(|b| match b.value {
-            Some((_, _, k)) => format!("{} (n={k})", b.label),
-            None => format!("{} (no data)", b.label),
-        })
-        .collect();
-    let y_area = 80;
-    let plot_w = WIDTH - y_area - 30;
-    let slot = plot_w as f64 / n as f64;
-    let longest = labels
-        .iter()
-        .map(|l| text_px(l, LABEL_PX))
-        .max()
-        .unwrap_or(0);
-    let rotate = longest as f64 > slot * 0.9;
-    let x_area = if rotate { longest + 40 } else { 55 };
-    let mut entries = Vec::new();
-    if bars.iter().any(|b| b.value.is_some() && !b.suspect) {
-        entries.push(("mean rate".to_string(), Mark::Swatch(BAR)));
-    }
-    if bars.iter().any(|b| b.value.is_some() && b.suspect) {
-        let label = format!("suspect: mean phase time under {suspect_below} s");
-        entries.push((label, Mark::Swatch(SUSPECT_BAR)));
-    }
-    if bars.iter().any(|b| b.value.is_some_and(|v| v.1 > 0.0)) {
-        entries.push(("± 1 standard deviation".to_string(), Mark::ErrorBar));
-    }
-    let chart_h = 320 + x_area;
-    let height = chart_h + legend_height(&entries, LABEL_PX);
-    let top = bars
-        .iter()
-        .filter_map(|b| b.value.map(|(m, sd, _)| m + sd))
-        .fold(0.0, f64::max);
-    let y_max = nice_max(top * 1.1);
-    let mut svg = String::new();
-    let (legend, data);
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_err)?;
-        let (upper, _) = root.split_vertically(chart_h);
-        let mut chart = ChartBuilder::on(&upper)
-            .caption(title, (FONT, font_size(16)))
-            .margin(12)
-            .margin_right(20)
-            .x_label_area_size(x_area)
-            .y_label_area_size(y_area)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..y_max)
-            .map_err(draw_err)?;
-        rate_axes(&mut chart, unit, "configuration")?;
-        let half = 0.34;
-        let px = |p: (f64, f64)| chart.backend_coord(&p);
-        let mut rects = Vec::new();
-        let mut marks = Vec::new();
-        for (i, b) in bars.iter().enumerate() {
-            let Some((m, sd, _)) = b.value else { continue };
-            let x = i as f64;
-            let color = if b.suspect { SUSPECT_BAR } else { BAR };
-            rects.push(Rectangle::new(
-                [(x - half, 0.0), (x + half, m)],
-                color.filled(),
-            ));
-            marks.push(Px::span(px((x - half, 0.0)), px((x + half, m))));
-            if sd > 0.0 {
-                let cap = 0.1;
-                marks.push(Px::span(
-                    px((x - cap, (m - sd).max(0.0))),
-                    px((x + cap, m + sd)),
-                ));
-            }
-        }
-        chart.draw_series(rects).map_err(draw_err)?;
-        let with_sd = bars
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| b.value.filter(|v| v.1 > 0.0).map(|v| (i as f64, v.0, v.1)));
-        chart
-            .draw_series(with_sd.map(|(x, m, sd)| error_bar(x, m, sd, 0.1, ERROR_BAR)))
-            .map_err(draw_err)?;
-        let at: Vec<(i32, i32)> = (0..bars.len())
-            .map(|i| chart.backend_coord(&(i as f64, 0.0)))
-            .collect();
-        x_category_labels(&root, &at, &labels, rotate)?;
-        legend = draw_legend(&root, &entries, chart_h as i32, LABEL_PX)?;
-        data = marks;
-        root.present().map_err(draw_err)?;
-    }
-    Ok(Drawn {
-        svg: inline_svg(svg),
-        legend,
-        data,
-    })
-}
-
-/// A vertical error bar: line from mean - sd to mean + sd with caps `cap` wide (data
-/// units), drawn as one path.
-pub(crate) fn error_bar(
-    x: f64,
-    mean: f64,
-    sd: f64,
-    cap: f64,
-    color: RGBColor,
-) -> PathElement<(f64, f64)> {
-    range_bar(x, (mean - sd).max(0.0), mean + sd, cap, color)
 }
 
 /// A vertical bar from `lo` to `hi` with caps `cap` wide (data units), one path.

@@ -5,23 +5,32 @@
 //!
 //! Content: the experiment and machine (`env.json`), what was verified, the warnings
 //! of [`crate::report::Analysis`], per workload and phase a bar chart of the mean rate per
-//! configuration with ± 1 sd error bars and, when the journal size varies, a line
-//! chart of rate against journal size; the text report's tables; per trial a
-//! timeline of device write throughput and CPU from `monitor/trial-<N>.jsonl`; with
+//! configuration with the trials as dots and 95% confidence intervals of the mean as
+//! error bars, a table of those intervals, a chart of latency percentiles where the
+//! engine records them and, when the journal size varies, a line chart of rate
+//! against journal size; the text report's tables; per trial with enough monitor
+//! samples a timeline of device write throughput and CPU from
+//! `monitor/trial-<N>.jsonl`; with
 //! `crash.jsonl`, the answer (speed, safety and recovery per configuration) at the
 //! top with the trade-off figure (throughput and recovery time against journal size,
 //! recovery time against the amount replayed), the crash section's tables and a chart
 //! of recovery time against journal size.
 //!
-//! `page` assembles the page (views for the template); `charts` draws the SVG
-//! charts apart from it.
+//! `page` assembles the page (views for the template); `charts` (shared pieces, line
+//! charts, timelines), `bars` and `latency` draw the SVG charts apart from it, with
+//! `marks` for the elements they write themselves and `trials` for the trials'
+//! figures the bars' dots show.
 
+mod bars;
 mod charts;
+mod latency;
+mod marks;
 mod page;
 mod tradeoff;
+mod trials;
 
 pub use charts::PALETTE;
-pub use page::{render, render_dir, render_page, Page};
+pub use page::{render, render_dir, render_page, Page, MIN_TIMELINE_SAMPLES};
 
 #[cfg(test)]
 mod tests;

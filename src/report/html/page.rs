@@ -8,9 +8,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::charts::{
-    bar_chart, line_chart, recovery_chart, timeline_chart, Bar, Line, Point, Series,
-};
+use super::bars::{bar_chart, interval_table, Bar};
+use super::charts::{line_chart, recovery_chart, timeline_chart, Line, Point, Series};
+use super::latency::{latency_chart, phase_curves};
+use super::trials::trial_rates;
 use crate::analysis::CrashAnalysis;
 use crate::report::crash::CrashWorkload;
 use crate::report::{self, Analysis, ConfigAnalysis, ReportOptions, WorkloadAnalysis};
@@ -87,7 +88,7 @@ pub fn render_page(page: &Page) -> Result<String> {
         .workloads
         .iter()
         .enumerate()
-        .map(|(i, w)| workload_view(i, w, &analysis))
+        .map(|(i, w)| workload_view(i, w, &analysis, page.records))
         .collect::<Result<Vec<_>>>()?;
     let trials = trial_views(page.records, page.results_dir)?;
     let date = env_str(page.env, "recorded_at")
@@ -124,6 +125,7 @@ pub fn render_page(page: &Page) -> Result<String> {
             .map(|(svg, caption)| ChartView::new("tradeoff", svg, caption))
             .collect(),
         crash_chart: crash_chart(&analysis.crash)?,
+        min_timeline_samples: MIN_TIMELINE_SAMPLES,
     };
     let mut env = minijinja::Environment::new();
     env.add_template("report.html", TEMPLATE)?;
@@ -160,6 +162,7 @@ struct PageView {
     tradeoff_charts: Vec<ChartView>,
     /// Recovery time against journal size; `None` when no state was timed.
     crash_chart: Option<ChartView>,
+    min_timeline_samples: usize,
 }
 
 #[derive(Serialize)]
@@ -190,11 +193,14 @@ struct WorkloadView {
 struct PhaseView {
     name: String,
     charts: Vec<ChartView>,
+    /// The bars' figures: mean and the 95% interval each error bar spans.
+    intervals: report::Table,
 }
 
 #[derive(Serialize)]
 struct ChartView {
-    /// `bar`, `journal-size`, `timeline-write`, `timeline-cpu` or `crash-recovery`.
+    /// `bar`, `latency`, `journal-size`, `timeline-write`, `timeline-cpu`,
+    /// `crash-recovery` or `tradeoff`.
     kind: &'static str,
     /// The SVG element, marked safe (the template does not escape it).
     svg: minijinja::Value,
@@ -300,8 +306,14 @@ fn verified_views(records: &[TrialRecord], a: &Analysis) -> Vec<VerifiedView> {
         .collect()
 }
 
-fn workload_view(i: usize, w: &WorkloadAnalysis, a: &Analysis) -> Result<WorkloadView> {
+fn workload_view(
+    i: usize,
+    w: &WorkloadAnalysis,
+    a: &Analysis,
+    records: &[TrialRecord],
+) -> Result<WorkloadView> {
     let mut phases = Vec::new();
+    let config_order: Vec<String> = w.configs.iter().map(|c| c.label.clone()).collect();
     for (pi, p) in w.phases.iter().enumerate() {
         let mut charts = Vec::new();
         let bars: Vec<Bar> = w
@@ -311,8 +323,10 @@ fn workload_view(i: usize, w: &WorkloadAnalysis, a: &Analysis) -> Result<Workloa
                 let s = &c.phases[pi];
                 Bar {
                     label: c.label.clone(),
-                    value: s.rate.map(|r| (r.mean, r.sd.unwrap_or(0.0), r.n)),
+                    summary: s.rate,
+                    trials: trial_rates(records, &w.name, &c.label, &p.name),
                     suspect: s.suspect,
+                    baseline: w.baseline.as_deref() == Some(c.label.as_str()),
                 }
             })
             .collect();
@@ -323,10 +337,18 @@ fn workload_view(i: usize, w: &WorkloadAnalysis, a: &Analysis) -> Result<Workloa
             "bar",
             svg,
             format!(
-                "Mean {} per configuration; error bars: ± 1 standard deviation over the successful trials (n = number of trials).",
-                p.rate_unit
+                "Bars: mean {} per configuration (n = number of successful trials); dots: the trials, one each; error bars: 95% confidence interval of the mean (none with one trial), the figures of the table below; hatched: suspect, mean phase time under {} s.",
+                p.rate_unit, a.suspect_below_secs
             ),
         ));
+        let curves = phase_curves(records, &w.name, &p.name, &config_order);
+        if !curves.is_empty() {
+            let title = format!("{}: {} — latency percentiles per trial", w.name, p.name);
+            let svg = latency_chart(&title, &curves)
+                .with_context(|| format!("latency chart of {} {}", w.name, p.name))?;
+            let caption = latency_caption(&w.kind, &p.name);
+            charts.push(ChartView::new("latency", svg, caption));
+        }
         let lines = journal_size_lines(&w.configs, pi);
         if !lines.is_empty() {
             let title = format!("{}: {} — rate against journal size", w.name, p.name);
@@ -344,6 +366,7 @@ fn workload_view(i: usize, w: &WorkloadAnalysis, a: &Analysis) -> Result<Workloa
         phases.push(PhaseView {
             name: p.name.clone(),
             charts,
+            intervals: interval_table(&p.rate_unit, &bars),
         });
     }
     let marked = w.configs.iter().flat_map(|c| &c.phases).any(|p| p.suspect);
@@ -367,6 +390,19 @@ fn workload_view(i: usize, w: &WorkloadAnalysis, a: &Analysis) -> Result<Workloa
         }),
         warnings: w.warnings.clone(),
     })
+}
+
+/// What a latency chart of an engine's phase shows.
+fn latency_caption(kind: &str, phase: &str) -> String {
+    let what = match (kind, phase) {
+        ("fio", _) => "fio's completion latency (clat: submission to completion, without the fsync or fdatasync fio times separately)",
+        ("fsync", "create_fsync") => "each file's create, writes, fsync and close",
+        ("fsync", "remove") => "each unlink",
+        _ => "each operation",
+    };
+    format!(
+        "Latency percentiles (p50, p95, p99 and the maximum, log scale) of {what}, one line per successful trial, one colour per configuration; percentiles come from each trial's histogram and are not averaged across trials."
+    )
 }
 
 /// Groups configurations by every recorded factor except the label, the journal size
@@ -525,6 +561,8 @@ fn trial_views(records: &[TrialRecord], dir: Option<&Path>) -> Result<Vec<TrialV
                         let charts = timeline_charts(r, &samples)?;
                         let note = if bad > 0 {
                             format!("{bad} unreadable line(s) in {} ignored", path.display())
+                        } else if !samples.is_empty() && charts.is_empty() {
+                            too_short_note(samples.len())
                         } else if charts.is_empty() {
                             "no monitor data (empty monitor file)".to_string()
                         } else {
@@ -555,8 +593,28 @@ fn trial_views(records: &[TrialRecord], dir: Option<&Path>) -> Result<Vec<TrialV
     Ok(out)
 }
 
+/// Fewest samples a timeline series is drawn with: a trial of a sampling interval or
+/// two gives a point or a stub of a line, which reads as a measurement of change over
+/// time it is not. Documented in docs/report.md.
+pub const MIN_TIMELINE_SAMPLES: usize = 5;
+
+/// Why a trial with `n` samples has no timeline.
+pub(crate) fn too_short_note(n: usize) -> String {
+    format!(
+        "trial shorter than {MIN_TIMELINE_SAMPLES} sampling intervals ({n} sample(s)): no timeline"
+    )
+}
+
+/// `series` without those too short to draw.
+fn long_enough(series: Vec<Series>) -> Vec<Series> {
+    series
+        .into_iter()
+        .filter(|s| s.points.len() >= MIN_TIMELINE_SAMPLES)
+        .collect()
+}
+
 fn timeline_charts(r: &TrialRecord, samples: &[SeriesPoint]) -> Result<Vec<ChartView>> {
-    if samples.is_empty() {
+    if samples.len() < MIN_TIMELINE_SAMPLES {
         return Ok(Vec::new());
     }
     let mut charts = Vec::new();
@@ -583,47 +641,51 @@ fn timeline_charts(r: &TrialRecord, samples: &[SeriesPoint]) -> Result<Vec<Chart
         } else {
             ("KiB/s", 1.0)
         };
-        let series: Vec<Series> = roles
-            .iter()
-            .map(|role| Series {
-                name: match role.as_str() {
-                    "fs" => "file-system device".to_string(),
-                    "journal" => "journal device".to_string(),
-                    other => other.to_string(),
-                },
-                points: samples
-                    .iter()
-                    .filter_map(|s| s.devices.get(*role).map(|d| (s.t, d.write_kib_s / div)))
-                    .collect(),
-            })
-            .collect();
+        let series: Vec<Series> = long_enough(
+            roles
+                .iter()
+                .map(|role| Series {
+                    name: match role.as_str() {
+                        "fs" => "file-system device".to_string(),
+                        "journal" => "journal device".to_string(),
+                        other => other.to_string(),
+                    },
+                    points: samples
+                        .iter()
+                        .filter_map(|s| s.devices.get(*role).map(|d| (s.t, d.write_kib_s / div)))
+                        .collect(),
+                })
+                .collect(),
+        );
         let title = format!(
             "trial {}: {} — device write throughput",
             r.trial, r.config.label
         );
-        let svg = timeline_chart(
-            &title,
-            &format!("write {unit}"),
-            &series,
-            &phases,
-            240,
-            None,
-        )?;
-        charts.push(ChartView::new(
-            "timeline-write",
-            svg,
-            "Write throughput per device, one sample per interval; vertical lines: phase starts."
-                .to_string(),
-        ));
+        if !series.is_empty() {
+            let svg = timeline_chart(
+                &title,
+                &format!("write {unit}"),
+                &series,
+                &phases,
+                240,
+                None,
+            )?;
+            charts.push(ChartView::new(
+                "timeline-write",
+                svg,
+                "Write throughput per device, one sample per interval; vertical lines: phase starts."
+                    .to_string(),
+            ));
+        }
     }
-    if samples.iter().any(|s| s.cpu.is_some()) {
+    if samples.iter().filter(|s| s.cpu.is_some()).count() >= MIN_TIMELINE_SAMPLES {
         let pick = |f: fn(&CpuPct) -> f64| -> Vec<(f64, f64)> {
             samples
                 .iter()
                 .filter_map(|s| s.cpu.as_ref().map(|c| (s.t, f(c))))
                 .collect()
         };
-        let series = vec![
+        let series = long_enough(vec![
             Series {
                 name: "user".to_string(),
                 points: pick(|c| c.user),
@@ -636,7 +698,7 @@ fn timeline_charts(r: &TrialRecord, samples: &[SeriesPoint]) -> Result<Vec<Chart
                 name: "iowait".to_string(),
                 points: pick(|c| c.iowait),
             },
-        ];
+        ]);
         let title = format!("trial {}: {} — CPU", r.trial, r.config.label);
         let svg = timeline_chart(&title, "CPU %", &series, &phases, 190, Some(100.0))?;
         charts.push(ChartView::new(

@@ -234,6 +234,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         threshold,
     ));
     warnings.extend(variance_warning(&name, &high_variance));
+    warnings.extend(super::warnings::busy_host_warning(&name, recs));
     let inputs = super::summary::Inputs {
         name: &name,
         kind: &first.workload.kind,

@@ -90,6 +90,7 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         adaptive_looks: opts.adaptive_looks,
         noise_band: opts.noise_band,
         crash: Vec::new(),
+        environment: None,
     }
 }
 

@@ -162,13 +162,16 @@ fn env_json_records_what_decides_journaling_figures_and_the_reports_show_it() {
     );
     let table = jbench(tmp.path(), &["report", "r"]);
     for text in [&printed, &table] {
-        assert!(text.starts_with("writeback: "), "{text}");
+        // Under the summary that opens the report, above the warnings and tables.
+        let at = text.find("\nwriteback: ").expect("the environment lines");
+        assert!(text.starts_with("Summary") && at < text.find("== Workload").unwrap());
         assert!(text.contains(&line), "{text}");
         assert!(text.contains(&format!("mount {opts}")), "{text}");
         assert!(text.contains("emulated hdd-7200"), "{text}");
     }
     let md = jbench(tmp.path(), &["report", "r", "--format", "markdown"]);
-    assert!(md.starts_with("# jbench report\n\nwriteback: "), "{md}");
+    assert!(md.contains("\nwriteback: dirty_"), "{md}");
+    assert!(md.find("\nwriteback: ") < md.find("## Workload"), "{md}");
     let html = fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("What decides journaling figures"), "html");
     assert!(html.contains(&line), "html");

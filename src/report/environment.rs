@@ -33,7 +33,8 @@ pub fn render_in_dir(
     format.exporter().render(&a)
 }
 
-/// The header lines of `a`'s environment, empty without one.
+/// The header lines of `a`'s environment, empty without one. They follow the summary
+/// (or answer), which opens every report.
 pub(crate) fn header_block(a: &Analysis, style: Style) -> String {
     let Some(env) = &a.environment else {
         return String::new();

@@ -51,13 +51,13 @@ pub(crate) fn render_text(a: &Analysis, style: Style) -> String {
     if style == Style::Markdown {
         out.push_str("# jbench report\n\n");
     }
-    out.push_str(&super::environment::header_block(a, style));
     // With crash states the answer has the summary's lines and more; one of the two.
     if a.crash.is_empty() {
         out.push_str(&super::summary::summary_block(a, style));
     } else {
         out.push_str(&super::answer::answer_block(a, style));
     }
+    out.push_str(&super::environment::header_block(a, style));
     if !a.warnings.is_empty() {
         out.push_str(&warning_block("Warnings", &a.warnings, style));
     }

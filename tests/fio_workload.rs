@@ -150,7 +150,27 @@ fn fio_job_through_jbench_matches_fio_by_hand() {
             "{l:?}"
         );
         assert!(p.seconds > 0.0, "{}", p.name);
+        let f = p.fio_latency.as_ref().expect("fio's latencies apart");
+        assert_eq!(f.clat.as_ref(), Some(l), "{}", p.name);
+        let lat = f.lat.as_ref().expect("total latency from lat_percentiles");
+        assert_eq!(lat.count, p.ops, "{}", p.name);
+        assert!(lat.max_us >= l.max_us * 0.99, "{lat:?} vs {l:?}");
     }
+    // db makes every write durable with fdatasync: fio times those calls apart, and
+    // each waits for the journal and the disk, unlike the write into the page cache.
+    let db = phases.iter().find(|p| p.name == "db:write").unwrap();
+    let f = db.fio_latency.as_ref().unwrap();
+    let (sync, clat) = (
+        f.sync.as_ref().expect("sync percentiles"),
+        f.clat.as_ref().unwrap(),
+    );
+    assert!(sync.count + 1 >= db.ops, "{sync:?} for {} writes", db.ops);
+    assert!(
+        sync.p50_us > clat.p50_us && sync.p99_us > clat.p99_us,
+        "sync {sync:?} vs clat {clat:?}"
+    );
+    let scan = phases.iter().find(|p| p.name == "scan:read").unwrap();
+    assert_eq!(scan.fio_latency.as_ref().unwrap().sync, None);
     assert_no_leaks(tmp.path());
 }
 

@@ -443,3 +443,29 @@ fn different_machines_are_refused_by_field_unless_allowed_then_kept_apart() {
     }
     assert!(lab.html("merged").contains("heterogeneous machines"));
 }
+
+#[test]
+fn shards_that_differ_in_a_writeback_setting_are_refused_unless_allowed() {
+    let lab = Lab::new();
+    let mut other = lab.here.clone();
+    let here_ratio = lab
+        .here
+        .writeback
+        .dirty_ratio
+        .expect("this machine has /proc/sys/vm/dirty_ratio");
+    other.writeback.dirty_ratio = Some(here_ratio + 7);
+    lab.attempt("shard-0", 0, Some("2026-01-01T10:00:00+00:00"), &lab.here);
+    lab.attempt("shard-1", 1, Some("2026-01-01T10:00:00+00:00"), &other);
+    lab.attempt("shard-2", 2, Some("2026-01-01T10:00:00+00:00"), &lab.here);
+    let err = fails(lab.merge(&[]));
+    let want = format!("vm.dirty_ratio: {here_ratio} vs {}", here_ratio + 7);
+    assert!(err.contains(&want), "{err}");
+    assert!(err.contains("--allow-heterogeneous"), "{err}");
+    // Only that field differs, so only that field is named.
+    assert!(!err.contains("cpu_model:"), "{err}");
+
+    ok(lab.merge(&["--allow-heterogeneous"]));
+    let m = lab.merge_json();
+    assert_eq!(m["heterogeneous"], true);
+    assert_eq!(m["machines"].as_object().unwrap().len(), 2);
+}

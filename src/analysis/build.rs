@@ -92,6 +92,7 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         adaptive_looks: opts.adaptive_looks,
         noise_band: opts.noise_band,
         crash: Vec::new(),
+        environment: None,
     }
 }
 
@@ -255,6 +256,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         threshold,
     ));
     warnings.extend(variance_warning(&name, &high_variance));
+    warnings.extend(super::warnings::busy_host_warning(&name, recs));
     let inputs = super::summary::Inputs {
         main_phase: main_phase.as_deref(),
         phases: &phases,

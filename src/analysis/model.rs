@@ -112,6 +112,10 @@ pub struct Analysis {
     /// [`Analysis::with_crash`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub crash: Vec<crate::analysis::crash::CrashAnalysis>,
+    /// The results directory's `env.json`, for the header of the text and Markdown
+    /// reports; not in the JSON report, which sits beside `env.json` itself.
+    #[serde(skip)]
+    pub environment: Option<crate::results::envinfo::Environment>,
 }
 
 impl Analysis {

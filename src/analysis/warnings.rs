@@ -1,6 +1,7 @@
 //! The warnings of a report: failed, excluded and single trials, phases missing from
 //! some trials, emulated disks whose figures are partly the FUSE path's, and one line
-//! per workload each for suspect (too short) phases and high-variance rates.
+//! per workload each for suspect (too short) phases, high-variance rates and trials
+//! that shared a busy host.
 
 use super::model::*;
 use crate::results::record::TrialRecord;
@@ -277,6 +278,36 @@ pub(crate) fn variance_warning(workload: &str, high: &[HighVariance]) -> Option<
     ))
 }
 
+/// Other processes' average CPU during a trial above this share of one CPU (percent)
+/// makes the trial one on a busy host: a quarter of a core taken from a benchmark
+/// that is itself often CPU-bound in the page cache moves its figures visibly.
+pub(crate) const BUSY_HOST_CPU_PCT: f64 = 25.0;
+
+/// "the host was busy: ..." when other processes used more than
+/// [`BUSY_HOST_CPU_PCT`] of one CPU on average during some of a workload's trials
+/// (the monitor's `host_load`; records without it are not counted).
+pub(crate) fn busy_host_warning(workload: &str, recs: &[&TrialRecord]) -> Option<String> {
+    let loads: Vec<&crate::monitor::HostLoad> = recs
+        .iter()
+        .filter_map(|r| r.monitor.as_ref()?.host_load.as_ref())
+        .collect();
+    let busy: Vec<&&crate::monitor::HostLoad> = loads
+        .iter()
+        .filter(|l| l.other_cpu_pct > BUSY_HOST_CPU_PCT)
+        .collect();
+    let worst = busy
+        .iter()
+        .max_by(|a, b| a.other_cpu_pct.total_cmp(&b.other_cpu_pct))?;
+    Some(format!(
+        "the host was busy: other processes used {}{:.0}% CPU (of {:.0}%) during {} of {} trials of {workload}; figures may be noisy. Run on an idle machine",
+        if busy.len() > 1 { "up to " } else { "" },
+        worst.other_cpu_pct,
+        worst.capacity_pct,
+        busy.len(),
+        loads.len()
+    ))
+}
+
 /// A coefficient of variation in whole percent, or with one decimal when rounding
 /// would hide that it exceeds the threshold ("10.4%", not "10%").
 pub(crate) fn fmt_cv(cv: f64) -> String {
@@ -301,4 +332,73 @@ pub(crate) fn decimals(x: f64) -> usize {
 
 pub(crate) fn fmt_num(x: f64) -> String {
     format!("{:.*}", decimals(x), x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::{HostLoad, MonitorSummary};
+    use crate::run::adaptive::tests::rec;
+
+    fn with_load(trial: usize, other_cpu_pct: Option<f64>) -> TrialRecord {
+        let mut r = rec(trial, "internal", "fsync", 100.0);
+        r.monitor = Some(MonitorSummary {
+            host_load: other_cpu_pct.map(|pct| HostLoad {
+                seconds: 10.0,
+                other_cpu_pct: pct,
+                capacity_pct: 200.0,
+            }),
+            ..Default::default()
+        });
+        r
+    }
+
+    #[test]
+    fn busy_host_names_how_busy_and_how_many_trials() {
+        let recs = [
+            with_load(0, Some(180.0)),
+            with_load(1, Some(3.0)),
+            with_load(2, Some(120.0)),
+            with_load(3, Some(BUSY_HOST_CPU_PCT)),
+            with_load(4, None),
+        ];
+        let refs: Vec<&TrialRecord> = recs.iter().collect();
+        assert_eq!(
+            busy_host_warning("fsync", &refs).as_deref(),
+            Some("the host was busy: other processes used up to 180% CPU (of 200%) during 2 of 4 trials of fsync; figures may be noisy. Run on an idle machine")
+        );
+        // At the threshold, or without the monitor's figure, there is nothing to say.
+        assert_eq!(busy_host_warning("fsync", &refs[1..2]), None);
+        assert_eq!(busy_host_warning("fsync", &refs[3..]), None);
+        let one = busy_host_warning("fsync", &refs[..2]).unwrap();
+        assert!(
+            one.contains("used 180% CPU (of 200%) during 1 of 2"),
+            "{one}"
+        );
+    }
+
+    #[test]
+    fn the_warning_reaches_the_workloads_warnings() {
+        let recs = vec![with_load(0, Some(90.0)), with_load(1, Some(1.0))];
+        let a = crate::analysis::analyse(
+            &recs,
+            &ReportOptions {
+                suspect_below_secs: 0.0,
+                baseline: None,
+                confidence: 0.95,
+                config_order: vec![],
+                workload_order: vec![],
+                noise_band: 0.02,
+                adaptive_looks: None,
+                main_phases: Default::default(),
+                warnings: vec![],
+            },
+        );
+        let w = &a.workloads[0].warnings;
+        assert!(
+            w.iter()
+                .any(|l| l.starts_with("the host was busy: other processes used 90% CPU")),
+            "{w:?}"
+        );
+    }
 }

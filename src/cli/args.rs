@@ -185,8 +185,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "I/N", value_parser = crate::scale::shard::parse_shard_arg)]
     pub shard: Option<crate::scale::shard::ShardArg>,
     /// The unit a shard keeps together on one machine: `round` = every configuration
-    /// of one repetition of a workload, so configurations are compared within rounds
-    /// run on one machine while rounds may come from different machines; `workload`
+    /// of one repetition of a workload, so each round runs on one machine while rounds
+    /// may come from different machines (comparisons pool rounds, so merge needs the
+    /// machines to match); `workload`
     /// = all configurations and repetitions of a workload, so every comparison of a
     /// workload and its spread come from one machine (coarser balance).
     #[arg(long, value_enum, default_value = "round", requires = "shard")]

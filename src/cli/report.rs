@@ -39,7 +39,7 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
     let crash = load_crash_records(&layout::crash_file(&args.dir))?;
     out!(
         "{}",
-        report::render_with_crash(&records, &crash, &opts, args.format)
+        report::environment::render_in_dir(&args.dir, &records, &crash, &opts, args.format)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -159,7 +159,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if args.resume.is_some() {
         // A merged directory: the trials run here are this machine's, which may not
         // be the shards' (merge.json; nothing happens to an ordinary directory).
-        let here = crate::scale::fingerprint::Fingerprint::collect(&spec.work_dir);
+        let here = crate::scale::fingerprint::Fingerprint::of_spec(&spec);
         crate::scale::merge::record_local_trials(&dir, &records, &here)?;
         crate::scale::merge::apply_dir(&dir, &mut records, &mut opts)?;
     }
@@ -209,7 +209,7 @@ pub(crate) fn print_run_report(
 ) -> Result<()> {
     outln!(
         "{}",
-        report::render_with_crash(records, crash, opts, Format::Table)
+        report::environment::render_in_dir(dir, records, crash, opts, Format::Table)
     );
     let html_path = layout::report_html(dir);
     match report::html::render_dir(dir, &spec.name, opts)
@@ -503,7 +503,7 @@ impl Shard {
             trials: trials.iter().map(|t| t.index).collect(),
             trials_sha256,
             crash_sha256,
-            machine: Fingerprint::collect(&spec.work_dir),
+            machine: Fingerprint::of_spec(spec),
             index_source: self.source.clone(),
             sealed_at: chrono::Local::now().to_rfc3339(),
             scheduler,

@@ -22,9 +22,11 @@ pub use crate::results::monitor_series::{CpuPct, DeviceRate, SeriesPoint};
 
 use crate::workload::{PhaseEvent, PhaseHook};
 
+pub mod host_load;
 mod procfs;
 mod summary;
 
+pub use host_load::HostLoad;
 pub use procfs::*;
 pub use summary::*;
 
@@ -258,6 +260,8 @@ struct Shared {
     targets: Targets,
     interval: Duration,
     start: Instant,
+    /// The machine's CPU split at `start`, for other processes' share at the stop.
+    host_start: Option<host_load::CpuSplit>,
     state: Mutex<State>,
     wake: Condvar,
 }
@@ -381,12 +385,14 @@ impl Monitor {
                 "the {role} device {name} is not in /proc/diskstats"
             );
         }
+        let host_start = host_load::CpuSplit::now();
         let start = Instant::now();
         let first = reader.sample(Duration::ZERO);
         let shared = Arc::new(Shared {
             targets,
             interval,
             start,
+            host_start,
             state: Mutex::new(State {
                 reader,
                 open: None,
@@ -450,6 +456,11 @@ impl Monitor {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        let seconds = self.shared.start.elapsed().as_secs_f64();
+        let host_load = match (&self.shared.host_start, host_load::CpuSplit::now()) {
+            (Some(a), Some(b)) => a.load_until(&b, seconds),
+            _ => None,
+        };
         let (phases, series) = {
             let mut st = self.shared.lock();
             if let Some(open) = st.open.take() {
@@ -463,6 +474,7 @@ impl Monitor {
             interval_seconds: self.shared.interval.as_secs_f64(),
             series_file: None,
             phases,
+            host_load,
         };
         if let Some(path) = &self.series_path {
             write_series(path, &series)?;
@@ -672,5 +684,11 @@ average:
         assert!(p["devices"]["fs"]["in_flight"].is_u64());
         assert!(p["cpu"]["iowait"].is_f64());
         assert_eq!(p["phase"], "one");
+        let load = s.host_load.as_ref().expect("/proc is readable here");
+        assert!(load.seconds >= s.phases[0].seconds, "{load:?}");
+        assert!(
+            load.other_cpu_pct >= 0.0 && load.capacity_pct >= 100.0,
+            "{load:?}"
+        );
     }
 }

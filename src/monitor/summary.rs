@@ -68,4 +68,8 @@ pub struct MonitorSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series_file: Option<String>,
     pub phases: Vec<PhaseMonitor>,
+    /// CPU other processes used from the monitor's start to its stop (the whole
+    /// workload); absent in records of an older jbench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_load: Option<super::HostLoad>,
 }

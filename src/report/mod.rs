@@ -18,6 +18,7 @@
 pub mod answer;
 pub mod crash;
 pub mod csv;
+pub mod environment;
 mod grid;
 pub mod html;
 pub mod json;

@@ -58,6 +58,7 @@ pub(crate) fn render_text(a: &Analysis, style: Style) -> String {
     } else {
         out.push_str(&super::answer::answer_block(a, style));
     }
+    out.push_str(&super::environment::header_block(a, style));
     if !a.warnings.is_empty() {
         out.push_str(&warning_block("Warnings", &a.warnings, style));
     }

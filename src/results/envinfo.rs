@@ -1,13 +1,22 @@
 //! The environment record (`env.json`): what machine and tools produced a result.
 
-use std::path::Path;
-
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::experiment::spec::Spec;
-use crate::rig::{cmd, ext4, mounts};
+use crate::rig::{cmd, ext4};
 
-#[derive(Debug, Serialize)]
+pub mod disks;
+pub mod host;
+pub mod storage;
+
+pub use disks::DiskSettings;
+pub use host::Writeback;
+pub(crate) use storage::location;
+pub use storage::{BlockQueue, ImageLocation};
+
+/// Every field has a default so that an `env.json` of an older jbench still loads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Environment {
     pub jbench_version: String,
     pub recorded_at: String,
@@ -20,16 +29,17 @@ pub struct Environment {
     pub cores: usize,
     pub memory_bytes: u64,
     pub mkfs_extended_options: String,
-    /// Each directory that holds images, with the file system it lives on.
+    /// Each directory that holds images, with the file system, mount options and disk
+    /// queue it lives on; the first is the work_dir.
     pub image_locations: Vec<ImageLocation>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ImageLocation {
-    pub role: String,
-    pub path: String,
-    pub filesystem: String,
-    pub device: String,
+    /// The kernel's dirty-page writeback settings (`/proc/sys/vm/dirty_*`).
+    pub writeback: Writeback,
+    /// Distinct CPU frequency governors; empty (and absent) without cpufreq.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpu_governors: Vec<String>,
+    /// Cache and flush of every emulated disk and real device of the configurations.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<DiskSettings>,
 }
 
 pub fn collect(spec: &Spec) -> Environment {
@@ -71,6 +81,9 @@ pub fn collect(spec: &Spec) -> Environment {
         memory_bytes: memory_bytes(),
         mkfs_extended_options: ext4::NO_LAZY_INIT.to_string(),
         image_locations: locations,
+        writeback: Writeback::collect(),
+        cpu_governors: host::cpu_governors(),
+        disks: disks::collect(spec),
     }
 }
 
@@ -121,23 +134,4 @@ pub(crate) fn memory_bytes() -> u64 {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
-}
-
-/// The file system a path lives on: the longest mount point that is its prefix.
-pub(crate) fn location(role: &str, path: &Path) -> ImageLocation {
-    let probe = path
-        .ancestors()
-        .find(|p| p.exists())
-        .unwrap_or(Path::new("/"));
-    let real = std::fs::canonicalize(probe).unwrap_or_else(|_| probe.to_path_buf());
-    let best = mounts::mounts()
-        .into_iter()
-        .filter(|m| real.starts_with(&m.target))
-        .max_by_key(|m| m.target.components().count());
-    ImageLocation {
-        role: role.to_string(),
-        path: path.display().to_string(),
-        filesystem: best.as_ref().map(|m| m.fstype.clone()).unwrap_or_default(),
-        device: best.map(|m| m.source).unwrap_or_default(),
-    }
 }

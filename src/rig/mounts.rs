@@ -16,7 +16,7 @@ pub struct MountEntry {
 }
 
 /// /proc/mounts escapes spaces and tabs as octal (`\040`).
-fn unescape(field: &str) -> String {
+pub(crate) fn unescape(field: &str) -> String {
     let mut out = String::with_capacity(field.len());
     let bytes = field.as_bytes();
     let mut i = 0;

@@ -5,8 +5,12 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-/// What decides whether trials from two machines are comparable.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+use crate::results::envinfo::{self, Writeback};
+
+/// What decides whether trials from two machines are comparable. The fields after
+/// `jbench_version` came later: their defaults let an older seal load, and it then
+/// differs from a newer one on them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fingerprint {
     pub cpu_model: String,
     pub cpus: usize,
@@ -21,6 +25,29 @@ pub struct Fingerprint {
     /// File-system type and source device of `work_dir`, where the images live.
     pub work_dir_storage: String,
     pub jbench_version: String,
+    /// `/proc/sys/vm/dirty_*`: how long and how much dirty data may wait.
+    #[serde(default)]
+    pub writeback: Writeback,
+    /// Mount options of `work_dir`'s mount (per-mount, then the file system's).
+    #[serde(default)]
+    pub work_dir_mount_options: String,
+    /// I/O scheduler of the disk under `work_dir` (past a loop device, its file's disk).
+    #[serde(default)]
+    pub work_dir_scheduler: String,
+    /// `queue/write_cache` of that disk.
+    #[serde(default)]
+    pub work_dir_write_cache: String,
+    /// `queue/rotational` of that disk: `yes`, `no`, or empty when unknown.
+    #[serde(default)]
+    pub work_dir_rotational: String,
+    /// Distinct CPU frequency governors, comma-separated; empty without cpufreq.
+    #[serde(default)]
+    pub cpu_governor: String,
+    /// The real devices the spec names, with their write cache and rotational flag
+    /// (`/dev/sdb: write back, rotational`); emulated disks come from the spec, whose
+    /// hash a merge already compares.
+    #[serde(default)]
+    pub devices: String,
 }
 
 impl Fingerprint {
@@ -28,8 +55,8 @@ impl Fingerprint {
     /// that is described. Fields that cannot be read are empty (or "not found" for the
     /// tools), so two machines that both lack something still compare equal on it.
     pub fn collect(work_dir: &Path) -> Fingerprint {
-        use crate::results::envinfo;
         let storage = envinfo::location("work_dir", work_dir);
+        let queue = storage.queue.clone().unwrap_or_default();
         Fingerprint {
             cpu_model: envinfo::cpu_model(),
             cpus: envinfo::cores(),
@@ -42,7 +69,39 @@ impl Fingerprint {
             xfsprogs: envinfo::xfsprogs(),
             work_dir_storage: format!("{} on {}", storage.filesystem, storage.device),
             jbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            writeback: Writeback::collect(),
+            work_dir_mount_options: format!(
+                "{} ({})",
+                storage.mount_options, storage.superblock_options
+            ),
+            work_dir_scheduler: queue.scheduler,
+            work_dir_write_cache: queue.write_cache,
+            work_dir_rotational: yes_no(queue.rotational),
+            cpu_governor: envinfo::host::cpu_governors().join(", "),
+            devices: String::new(),
         }
+    }
+
+    /// This machine as the experiment `spec` sees it: [`Fingerprint::collect`] of its
+    /// work_dir, and the real devices it names.
+    pub fn of_spec(spec: &crate::experiment::spec::Spec) -> Fingerprint {
+        let mut f = Fingerprint::collect(&spec.work_dir);
+        let mut devices: Vec<String> = envinfo::disks::collect(spec)
+            .into_iter()
+            .filter(|d| d.kind == "device")
+            .map(|d| {
+                let rot = match d.rotational {
+                    Some(true) => ", rotational",
+                    Some(false) => ", not rotational",
+                    None => "",
+                };
+                format!("{}: {}{rot}", d.name, d.cache)
+            })
+            .collect();
+        devices.sort();
+        devices.dedup();
+        f.devices = devices.join("; ");
+        f
     }
 
     /// `field: mine vs theirs`, one line per field that differs; empty when equal.
@@ -63,8 +122,8 @@ impl Fingerprint {
         crate::scale::sha256_hex(&json)[..12].to_string()
     }
 
-    fn fields(&self) -> [(&'static str, String); 9] {
-        [
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        let mut out = vec![
             ("cpu_model", self.cpu_model.clone()),
             ("cpus", self.cpus.to_string()),
             ("memory_bytes", self.memory_bytes.to_string()),
@@ -74,8 +133,30 @@ impl Fingerprint {
             ("xfsprogs", self.xfsprogs.clone()),
             ("work_dir_storage", self.work_dir_storage.clone()),
             ("jbench_version", self.jbench_version.clone()),
-        ]
+        ];
+        out.extend(self.writeback.fields());
+        out.extend([
+            (
+                "work_dir_mount_options",
+                self.work_dir_mount_options.clone(),
+            ),
+            ("work_dir_scheduler", self.work_dir_scheduler.clone()),
+            ("work_dir_write_cache", self.work_dir_write_cache.clone()),
+            ("work_dir_rotational", self.work_dir_rotational.clone()),
+            ("cpu_governor", self.cpu_governor.clone()),
+            ("devices", self.devices.clone()),
+        ]);
+        out
     }
+}
+
+fn yes_no(flag: Option<bool>) -> String {
+    match flag {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "",
+    }
+    .to_string()
 }
 
 /// `systemd-detect-virt` (kvm, docker, none, ...) where it exists; else the
@@ -117,6 +198,12 @@ mod tests {
             xfsprogs: "mkfs.xfs version 6.1.0".into(),
             work_dir_storage: "ext4 on /dev/vda1".into(),
             jbench_version: "0.1.0".into(),
+            writeback: Writeback {
+                dirty_ratio: Some(20),
+                ..Default::default()
+            },
+            work_dir_scheduler: "mq-deadline".into(),
+            ..Default::default()
         }
     }
 
@@ -134,6 +221,26 @@ mod tests {
             ["cpus: 8 vs 4", "kernel: 6.1.0 vs 6.12.0"]
         );
         assert_ne!(a.id(), b.id());
+        let mut c = sample();
+        c.writeback.dirty_ratio = Some(40);
+        c.work_dir_scheduler = "bfq".into();
+        assert_eq!(
+            a.differences(&c),
+            [
+                "vm.dirty_ratio: 20 vs 40",
+                "work_dir_scheduler: mq-deadline vs bfq"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_older_seal_without_the_environment_loads() {
+        let mut json = serde_json::to_value(sample()).unwrap();
+        let obj = json.as_object_mut().unwrap();
+        obj.retain(|k, _| !matches!(k.as_str(), "writeback" | "cpu_governor" | "devices"));
+        let old: Fingerprint = serde_json::from_value(json).unwrap();
+        assert_eq!(old.writeback, Writeback::default());
+        assert_eq!(old.cpu_governor, "");
     }
 
     #[test]
@@ -147,6 +254,18 @@ mod tests {
             f.work_dir_storage.contains(" on "),
             "{}",
             f.work_dir_storage
+        );
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let (opts, _) = f.work_dir_mount_options.split_once(' ').unwrap();
+        assert!(
+            mountinfo.lines().any(|l| l.split(' ').nth(5) == Some(opts)),
+            "{opts}"
+        );
+        assert_eq!(
+            f.writeback.dirty_expire_centisecs,
+            std::fs::read_to_string("/proc/sys/vm/dirty_expire_centisecs")
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
         );
         assert_eq!(
             f,

@@ -743,6 +743,7 @@ mod tests {
             xfsprogs: "6.1".into(),
             work_dir_storage: "ext4 on /dev/sda1".into(),
             jbench_version: "0.1.0".into(),
+            ..Default::default()
         }
     }
 

@@ -121,9 +121,9 @@ pub fn resolve_index(
 /// The unit a shard keeps together on one machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ShardBy {
-    /// Every configuration of one repetition round of a workload: configurations are
-    /// compared within rounds run on one machine (a blocked design), while rounds may
-    /// run on different machines.
+    /// Every configuration of one repetition round of a workload: each round runs on
+    /// one machine, while rounds may run on different machines. The analysis pools
+    /// rounds (unpaired comparisons), so machines must match to be merged.
     #[default]
     Round,
     /// Every configuration and repetition of a workload: all comparisons of a

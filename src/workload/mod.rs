@@ -37,6 +37,26 @@ pub struct Latency {
     pub max_us: f64,
 }
 
+/// fio's latencies of one job and direction, named as fio names them. `None` where
+/// fio's output has no histogram for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FioLatency {
+    /// Completion latency (`clat_ns`): from submission to the I/O's completion. With
+    /// a synchronous engine (`psync`, the default) this is the write or read call
+    /// itself, without any fsync or fdatasync that follows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clat: Option<Latency>,
+    /// The fsync/fdatasync/sync_file_range calls of a job that makes them
+    /// (`fsync=`, `fdatasync=`; fio's job-wide `sync.lat_ns`), kept with the job's
+    /// write direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<Latency>,
+    /// Total latency (`lat_ns`): submission plus completion; like `clat`, without the
+    /// sync calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat: Option<Latency>,
+}
+
 /// One measured phase of a workload.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
@@ -54,9 +74,13 @@ pub struct PhaseResult {
     /// (`syncfs` inside the clock). `seconds` stays the plain figure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durable_seconds: Option<f64>,
-    /// Per-operation latency, for engines that time each operation.
+    /// Per-operation latency, for engines that time each operation. For fio, its
+    /// completion latency (`clat`), as in `fio_latency.clat`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Latency>,
+    /// fio's completion, sync and total latency apart (fio jobs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_latency: Option<FioLatency>,
     /// Engine-specific counts (PostMark's `created`, `read`, `appended`, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, u64>,

@@ -105,6 +105,11 @@ pub fn render_page(page: &Page) -> Result<String> {
         date,
         generated_at: chrono::Local::now().to_rfc3339(),
         machine: machine_rows(page.env),
+        environment: page
+            .env
+            .and_then(|e| serde_json::from_value(e.clone()).ok())
+            .map(|e| report::environment::html_rows(&e))
+            .unwrap_or_default(),
         n_trials: page.records.len(),
         n_failed,
         warnings: page
@@ -146,6 +151,8 @@ struct PageView {
     date: String,
     generated_at: String,
     machine: Vec<(String, String)>,
+    /// What decides journaling figures (env.json): writeback, governor, disks.
+    environment: Vec<(String, String)>,
     n_trials: usize,
     n_failed: usize,
     warnings: Vec<String>,

@@ -47,26 +47,52 @@ pub fn report(fio: &Fio, dir: &Path, phases: &[PhaseResult]) -> String {
         .max(5);
     let _ = writeln!(
         out,
-        "{:<width$} {:>9} {:>10} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
-        "phase", "seconds", "IOs", "IOPS", "MiB/s", "p50", "p95", "p99", "max"
+        "{:<width$} {:>9} {:>10} {:>11} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "phase", "seconds", "IOs", "IOPS", "MiB/s", "latency", "p50", "p95", "p99", "max"
     );
     for r in phases {
-        let lat = r.latency.clone().unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{:<width$} {:>9.3} {:>10} {:>11.1} {:>8.2} {:>9} {:>9} {:>9} {:>9}",
+        let mut first = format!(
+            "{:<width$} {:>9.3} {:>10} {:>11.1} {:>8.2}",
             r.name,
             r.seconds,
             r.ops,
             r.ops_per_sec(),
             r.kib_per_sec() / 1024.0,
-            fmt_latency(lat.p50_us),
-            fmt_latency(lat.p95_us),
-            fmt_latency(lat.p99_us),
-            fmt_latency(lat.max_us),
+        );
+        let rows = latency_rows(r);
+        if rows.is_empty() {
+            let _ = writeln!(out, "{first}");
+        }
+        for (kind, lat) in rows {
+            let _ = writeln!(
+                out,
+                "{first} {kind:>7} {:>9} {:>9} {:>9} {:>9}",
+                fmt_latency(lat.p50_us),
+                fmt_latency(lat.p95_us),
+                fmt_latency(lat.p99_us),
+                fmt_latency(lat.max_us),
+            );
+            // The phase's figures once; its further latencies under them.
+            first = " ".repeat(first.chars().count());
+        }
+    }
+    if phases.iter().any(|r| latency_rows(r).len() > 1) {
+        out.push_str(
+            "latency as fio names it: clat = completion of each I/O, sync = the fsync/fdatasync calls, lat = submission + completion (without the sync)\n",
         );
     }
     out
+}
+
+/// The phase's latencies under fio's names, those fio's output has.
+fn latency_rows(r: &PhaseResult) -> Vec<(&'static str, crate::workload::Latency)> {
+    match &r.fio_latency {
+        Some(f) => [("clat", &f.clat), ("sync", &f.sync), ("lat", &f.lat)]
+            .into_iter()
+            .filter_map(|(k, l)| Some((k, l.clone()?)))
+            .collect(),
+        None => r.latency.iter().map(|l| ("clat", l.clone())).collect(),
+    }
 }
 
 /// Microseconds below 10 ms, milliseconds above.

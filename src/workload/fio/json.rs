@@ -5,18 +5,19 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use super::jobfile::{Dir, Entry};
-use crate::workload::{Latency, PhaseResult};
+use crate::workload::{FioLatency, Latency, PhaseResult};
 
 /// Latencies are nanoseconds; one over an hour is saturated to it.
 const HIST_MAX_NS: u64 = 3_600 * 1_000_000_000;
 /// Three significant digits, as the other engines keep.
 const HIST_SIGFIG: u8 = 3;
 
-/// Latency from fio's completion-latency bins (`clat_ns.bins`: value in ns -> count),
-/// which fio already merged over the jobs of a `group_reporting` entry. The
-/// percentiles come from the whole distribution, never from fio's own percentiles.
-/// `None` when the output has no bins (plain `json`).
-pub fn latency(clat: &Value) -> anyhow::Result<Option<Latency>> {
+/// Latency from one of fio's latency objects (`clat_ns`, `lat_ns`, `sync.lat_ns`)
+/// by its bins (value in ns -> count), which fio already merged over the jobs of a
+/// `group_reporting` entry; `what` names it in errors. The percentiles come from the
+/// whole distribution, never from fio's own percentiles. `None` when the output has
+/// no bins (plain `json`, or `lat_ns` without `lat_percentiles`).
+pub fn latency(clat: &Value, what: &str) -> anyhow::Result<Option<Latency>> {
     let Some(bins) = clat.get("bins").and_then(Value::as_object) else {
         return Ok(None);
     };
@@ -26,10 +27,10 @@ pub fn latency(clat: &Value) -> anyhow::Result<Option<Latency>> {
     for (ns, count) in bins {
         let ns: u64 = ns
             .parse()
-            .with_context(|| format!("clat_ns bin `{ns}` is not a number of ns"))?;
+            .with_context(|| format!("{what} bin `{ns}` is not a number of ns"))?;
         let count = count
             .as_u64()
-            .ok_or_else(|| anyhow!("clat_ns bin {ns}: count {count} is not a whole number"))?;
+            .ok_or_else(|| anyhow!("{what} bin {ns}: count {count} is not a whole number"))?;
         if count > 0 {
             hist.saturating_record_n(ns.clamp(1, HIST_MAX_NS), count);
             max_ns = max_ns.max(ns);
@@ -103,9 +104,20 @@ pub fn phases(text: &str, entries: &[Entry]) -> anyhow::Result<Vec<PhaseResult>>
             }
             let bytes = s.get("io_bytes").and_then(Value::as_u64).unwrap_or(0);
             let ms = s.get("runtime").and_then(Value::as_u64).unwrap_or(0);
-            let latency = match s.get("clat_ns") {
-                Some(c) => latency(c).with_context(|| format!("fio job `{name}` {}", d.key()))?,
-                None => None,
+            let of = |v: Option<&Value>, what: &str| match v {
+                Some(v) => {
+                    latency(v, what).with_context(|| format!("fio job `{name}` {}", d.key()))
+                }
+                None => Ok(None),
+            };
+            let fio_latency = FioLatency {
+                clat: of(s.get("clat_ns"), "clat_ns")?,
+                lat: of(s.get("lat_ns"), "lat_ns")?,
+                // fio counts the sync calls per job; only writes make them.
+                sync: match d.key() {
+                    "write" => of(j.get("sync").and_then(|s| s.get("lat_ns")), "sync.lat_ns")?,
+                    _ => None,
+                },
             };
             out.push(PhaseResult {
                 name: e.phase_name(d),
@@ -114,7 +126,8 @@ pub fn phases(text: &str, entries: &[Entry]) -> anyhow::Result<Vec<PhaseResult>>
                 bytes,
                 op_unit: format!("{} IOs", d.key()),
                 durable_seconds: None,
-                latency,
+                latency: fio_latency.clat.clone(),
+                fio_latency: Some(fio_latency),
                 counters: Default::default(),
             });
         }

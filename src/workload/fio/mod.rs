@@ -215,6 +215,9 @@ impl Fio {
         }
         let mut fio_args: Vec<std::ffi::OsString> = vec![
             "--output-format=json+".into(),
+            // Total latency (lat_ns) gets bins too; fio 3.20 and later keep the
+            // completion latency's beside it.
+            "--lat_percentiles=1".into(),
             format!("--directory={}", work.display()).into(),
             format!("--output={}", json.display()).into(),
             job.clone().into(),

@@ -182,7 +182,7 @@ fn fio_json_plus_fixture_gives_counts_bytes_and_percentiles_from_bins() {
 #[test]
 fn fio_plain_json_has_no_latency() {
     let clat = serde_json::json!({"min": 1, "max": 2, "N": 2});
-    assert_eq!(json::latency(&clat).unwrap(), None);
+    assert_eq!(json::latency(&clat, "clat_ns").unwrap(), None);
 }
 
 #[test]
@@ -269,4 +269,59 @@ fn fio_runs_in_a_directory_and_leaves_it_as_found() {
     assert!(e.downcast_ref::<Interrupted>().is_some(), "{e:#}");
     assert!(started.elapsed() < Duration::from_secs(20));
     std::fs::remove_dir_all(&base).unwrap();
+}
+
+const FDATASYNC_JOB: &str = include_str!("../../../tests/fixtures/fio_fdatasync.fio");
+/// fio 3.33's json+ of that job with `--lat_percentiles=1`, as the engine runs it.
+const FDATASYNC_JSON: &str = include_str!("../../../tests/fixtures/fio_fdatasync.json");
+
+#[test]
+fn fio_fdatasync_job_keeps_clat_sync_and_lat_apart() {
+    let j = check(FDATASYNC_JOB).unwrap();
+    let p = json::phases(FDATASYNC_JSON, &j.entries).unwrap();
+    assert_eq!(p.len(), 1);
+    let doc: serde_json::Value = serde_json::from_str(FDATASYNC_JSON).unwrap();
+    let job = &doc["jobs"][0];
+    let f = p[0]
+        .fio_latency
+        .clone()
+        .expect("a fio phase has fio_latency");
+    let (clat, sync, lat) = (
+        f.clat.expect("clat bins"),
+        f.sync.expect("sync bins"),
+        f.lat.expect("lat bins with lat_percentiles"),
+    );
+    // `latency` stays the completion latency it always was.
+    assert_eq!(p[0].latency.as_ref(), Some(&clat));
+    for (l, src) in [
+        (&clat, &job["write"]["clat_ns"]),
+        (&sync, &job["sync"]["lat_ns"]),
+        (&lat, &job["write"]["lat_ns"]),
+    ] {
+        assert_eq!(l.count, src["N"].as_u64().unwrap());
+        assert!(close(
+            l.max_us,
+            src["max"].as_u64().unwrap() as f64 / 1000.0
+        ));
+        // fio's own median, within the histogram's three significant digits.
+        let p50 = src["percentile"]["50.000000"].as_u64().unwrap() as f64 / 1000.0;
+        assert!(
+            (l.p50_us - p50).abs() <= p50 * 0.01,
+            "{} vs {p50}",
+            l.p50_us
+        );
+    }
+    // The sync calls are where an fdatasync job's time goes.
+    assert!(sync.p50_us > 10.0 * clat.p50_us, "{sync:?} vs {clat:?}");
+    assert!(lat.p50_us >= clat.p50_us);
+    let fio = Fio::new(FDATASYNC_JOB.to_string(), None).unwrap();
+    let table = super::cli::report(&fio, Path::new("/x"), &p);
+    for kind in ["clat", "sync", "lat"] {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split_whitespace().any(|w| w == kind)),
+            "{table}"
+        );
+    }
 }

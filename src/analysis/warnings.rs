@@ -392,6 +392,7 @@ mod tests {
                 adaptive_looks: None,
                 main_phases: Default::default(),
                 warnings: vec![],
+                runs: vec![],
             },
         );
         let w = &a.workloads[0].warnings;

@@ -386,7 +386,10 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         let e = check_work_dir(&file).unwrap_err().to_string();
         assert!(e.contains("exists and is not a directory"), "{e}");
-        assert!(check_work_dir(&d.path().join("missing")).is_ok(), "created later");
+        assert!(
+            check_work_dir(&d.path().join("missing")).is_ok(),
+            "created later"
+        );
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub(crate) fn phase_curves(
     workload: &str,
     phase: &str,
     config_order: &[String],
+    pick: LatencyKind,
 ) -> Vec<Curve> {
     let mut out = Vec::new();
     for label in config_order {
@@ -60,7 +61,7 @@ pub(crate) fn phase_curves(
             let Some(l) = r.phases.iter().find(|p| p.name == phase) else {
                 continue;
             };
-            let points = l.latency.as_ref().map(latency_points).unwrap_or_default();
+            let points = pick.of(l).map(latency_points).unwrap_or_default();
             if !points.is_empty() {
                 out.push(Curve {
                     label: label.clone(),
@@ -70,6 +71,44 @@ pub(crate) fn phase_curves(
         }
     }
     out
+}
+
+/// Which recorded latency a chart draws. fio names three and times them apart: the
+/// completion of each I/O (clat), its total from submission (lat), and the
+/// fsync/fdatasync calls (sync), which clat and lat leave out; every other engine
+/// records one, `PhaseResult::latency`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LatencyKind {
+    /// `latency`: fio's clat, or the engine's one latency.
+    Recorded,
+    FioSync,
+    FioTotal,
+}
+
+impl LatencyKind {
+    pub(crate) const ALL: [LatencyKind; 3] = [
+        LatencyKind::Recorded,
+        LatencyKind::FioSync,
+        LatencyKind::FioTotal,
+    ];
+
+    fn of(self, p: &crate::workload::PhaseResult) -> Option<&Latency> {
+        match self {
+            LatencyKind::Recorded => p.latency.as_ref(),
+            LatencyKind::FioSync => p.fio_latency.as_ref()?.sync.as_ref(),
+            LatencyKind::FioTotal => p.fio_latency.as_ref()?.lat.as_ref(),
+        }
+    }
+
+    /// fio's name for it, in chart titles.
+    pub(crate) fn title(self, kind: &str) -> &'static str {
+        match (self, kind) {
+            (LatencyKind::Recorded, "fio") => "completion latency (clat)",
+            (LatencyKind::Recorded, _) => "latency percentiles",
+            (LatencyKind::FioSync, _) => "sync latency (fsync/fdatasync calls)",
+            (LatencyKind::FioTotal, _) => "total latency (lat)",
+        }
+    }
 }
 
 /// "p50", "p99.9"; the maximum (percentile 100) is "max".

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::bars::{bar_chart, interval_table, Bar};
 use super::charts::{line_chart, recovery_chart, timeline_chart, Line, Point, Series};
-use super::latency::{latency_chart, phase_curves};
+use super::latency::{latency_chart, phase_curves, LatencyKind};
 use super::trials::trial_rates;
 use crate::analysis::CrashAnalysis;
 use crate::report::crash::CrashWorkload;
@@ -348,12 +348,15 @@ fn workload_view(
                 p.rate_unit, a.suspect_below_secs
             ),
         ));
-        let curves = phase_curves(records, &w.name, &p.name, &config_order);
-        if !curves.is_empty() {
-            let title = format!("{}: {} — latency percentiles per trial", w.name, p.name);
+        for kind in LatencyKind::ALL {
+            let curves = phase_curves(records, &w.name, &p.name, &config_order, kind);
+            if curves.is_empty() {
+                continue;
+            }
+            let title = format!("{}: {} — {} per trial", w.name, p.name, kind.title(&w.kind));
             let svg = latency_chart(&title, &curves)
                 .with_context(|| format!("latency chart of {} {}", w.name, p.name))?;
-            let caption = latency_caption(&w.kind, &p.name);
+            let caption = latency_caption(&w.kind, &p.name, kind);
             charts.push(ChartView::new("latency", svg, caption));
         }
         let lines = journal_size_lines(&w.configs, pi);
@@ -400,11 +403,13 @@ fn workload_view(
 }
 
 /// What a latency chart of an engine's phase shows.
-fn latency_caption(kind: &str, phase: &str) -> String {
-    let what = match (kind, phase) {
-        ("fio", _) => "fio's completion latency (clat: submission to completion, without the fsync or fdatasync fio times separately)",
-        ("fsync", "create_fsync") => "each file's create, writes, fsync and close",
-        ("fsync", "remove") => "each unlink",
+fn latency_caption(kind: &str, phase: &str, which: LatencyKind) -> String {
+    let what = match (kind, phase, which) {
+        (_, _, LatencyKind::FioSync) => "fio's sync latency (each fsync or fdatasync call, which clat and lat leave out)",
+        (_, _, LatencyKind::FioTotal) => "fio's total latency (lat: submission plus completion, without the sync calls)",
+        ("fio", _, _) => "fio's completion latency (clat: the I/O's completion, without the fsync or fdatasync fio times separately)",
+        ("fsync", "create_fsync", _) => "each file's create, writes, fsync and close",
+        ("fsync", "remove", _) => "each unlink",
         _ => "each operation",
     };
     format!(

@@ -196,9 +196,12 @@ fn grid(w: &WorkloadAnswer) -> Grid {
             let ratio = match &c.versus {
                 Some(v) => match (v.ratio, v.ci_low) {
                     (Some(r), Some(lo)) => format!(
-                        "{}× {} vs {}",
+                        "{}× {}{} vs {}",
                         fmt_ratio(r),
                         super::words::fmt_ratio_ci(lo, v.ci_high),
+                        v.ci_level
+                            .map(|l| format!(" at {}%", super::words::fmt_ci_level(l)))
+                            .unwrap_or_default(),
                         v.slower
                     ),
                     (Some(r), _) => format!("{}× vs {}", fmt_ratio(r), v.slower),
@@ -230,7 +233,7 @@ fn grid(w: &WorkloadAnswer) -> Grid {
         headers: [
             "configuration",
             &format!("mean {unit}"),
-            "vs next slower [CI]",
+            "vs next slower [interval, at its decision level]",
             "crash states",
             "failed",
             "replay p50 (s)",

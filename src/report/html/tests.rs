@@ -415,46 +415,14 @@ fn interval_table_prints_what_the_error_bars_span() {
     assert_eq!(fmt_figure(0.0), "0.0");
 }
 
+/// A successful fsync trial of workload `w` with the given phases.
 fn record(trial: usize, label: &str, phases: Vec<crate::workload::PhaseResult>) -> TrialRecord {
-    use crate::results::record::{ConfigRecord, Status, WorkloadRecord, SCHEMA_VERSION};
-    TrialRecord {
-        schema_version: SCHEMA_VERSION,
-        trial,
-        rep: 1,
-        crash_recording: false,
-        config: ConfigRecord {
-            label: label.into(),
-            filesystem: "ext4".into(),
-            fs_size: 1 << 30,
-            placement: label.into(),
-            journal_size: 16 << 20,
-            mode: "ordered".into(),
-            mkfs_options: vec![],
-            mount_options: vec![],
-            fast_commit: false,
-            commit_seconds: None,
-            memory_limit: None,
-            ramdisk_size: None,
-            fs_device_model: None,
-            journal_device_model: None,
-        },
-        workload: WorkloadRecord {
-            kind: "fsync".into(),
-            name: "w".into(),
-            params: serde_json::Value::Null,
-            durable: true,
-        },
-        layout: serde_json::Value::Null,
-        verified: None,
-        phases,
-        memory: None,
-        emulation: None,
-        monitor: None,
-        status: Status::Ok,
-        error: None,
-        started_at: String::new(),
-        wall_seconds: 1.0,
-    }
+    let mut r = crate::run::adaptive::tests::rec(trial, label, "w", 1.0);
+    r.workload.kind = "fsync".into();
+    r.workload.params = serde_json::Value::Null;
+    r.workload.durable = true;
+    r.phases = phases;
+    r
 }
 
 use crate::results::record::TrialRecord;

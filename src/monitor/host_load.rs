@@ -76,7 +76,9 @@ impl CpuSplit {
         Some(HostLoad {
             seconds,
             other_cpu_pct: other as f64 / hz / seconds * 100.0,
-            capacity_pct: crate::results::envinfo::cores() as f64 * 100.0,
+            // What the machine can give: 100% per core jbench may run on.
+            capacity_pct: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+                * 100.0,
         })
     }
 }

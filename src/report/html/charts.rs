@@ -3,6 +3,7 @@
 //! The bar charts are in `bars`, the latency curves in `latency`. They know nothing
 //! of the page; `page` decides which to draw.
 
+pub(crate) use super::marks::Px;
 use std::collections::BTreeSet;
 
 use anyhow::{anyhow, Result};
@@ -148,36 +149,6 @@ pub(crate) fn rate_axes(
         .draw()
         .map_err(draw_err)?;
     Ok(())
-}
-
-/// A rectangle in SVG pixels, edges included: (left, top, right, bottom).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Px {
-    pub(crate) l: i32,
-    pub(crate) t: i32,
-    pub(crate) r: i32,
-    pub(crate) b: i32,
-}
-
-impl Px {
-    /// The rectangle spanning two corners given in any order.
-    pub(crate) fn span((x0, y0): (i32, i32), (x1, y1): (i32, i32)) -> Px {
-        Px {
-            l: x0.min(x1),
-            t: y0.min(y1),
-            r: x0.max(x1),
-            b: y0.max(y1),
-        }
-    }
-
-    pub(crate) fn around((x, y): (i32, i32), radius: i32) -> Px {
-        Px::span((x - radius, y - radius), (x + radius, y + radius))
-    }
-
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn overlaps(&self, o: &Px) -> bool {
-        self.l <= o.r && o.l <= self.r && self.t <= o.b && o.t <= self.b
-    }
 }
 
 /// A chart and where it put things, so tests can check that the legend hides no data.

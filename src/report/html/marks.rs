@@ -5,8 +5,6 @@
 
 use plotters::style::RGBColor;
 
-use super::charts::Px;
-
 /// `s` made safe inside a double-quoted attribute value.
 pub(crate) fn attr(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -61,4 +59,34 @@ pub(crate) fn segments_d(segments: &[Segment]) -> String {
         .iter()
         .map(|((x0, y0), (x1, y1))| format!("M{x0} {y0}L{x1} {y1}"))
         .collect()
+}
+
+/// A rectangle in SVG pixels, edges included: (left, top, right, bottom).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Px {
+    pub(crate) l: i32,
+    pub(crate) t: i32,
+    pub(crate) r: i32,
+    pub(crate) b: i32,
+}
+
+impl Px {
+    /// The rectangle spanning two corners given in any order.
+    pub(crate) fn span((x0, y0): (i32, i32), (x1, y1): (i32, i32)) -> Px {
+        Px {
+            l: x0.min(x1),
+            t: y0.min(y1),
+            r: x0.max(x1),
+            b: y0.max(y1),
+        }
+    }
+
+    pub(crate) fn around((x, y): (i32, i32), radius: i32) -> Px {
+        Px::span((x - radius, y - radius), (x + radius, y + radius))
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn overlaps(&self, o: &Px) -> bool {
+        self.l <= o.r && o.l <= self.r && self.t <= o.b && o.t <= self.b
+    }
 }

@@ -61,12 +61,29 @@ fn tiny_run_records_verified_trials_and_reports_them() {
         4,
         "one bar chart per phase"
     );
-    // The monitor's series gives every trial a timeline: write throughput and CPU.
-    assert_eq!(html.matches("data-kind=\"timeline-write\"").count(), 10);
-    assert_eq!(html.matches("data-kind=\"timeline-cpu\"").count(), 10);
+    // The monitor's series gives a trial a timeline (write throughput and CPU) when it
+    // has enough samples to draw a line; a shorter trial says why it has none.
+    let samples = |trial: usize| {
+        std::fs::read_to_string(results.join(format!("monitor/trial-{trial}.jsonl")))
+            .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+            .unwrap_or(0)
+    };
+    let drawn = (0..10)
+        .filter(|t| samples(*t) >= jbench::report::html::MIN_TIMELINE_SAMPLES)
+        .count();
+    assert_eq!(html.matches("data-kind=\"timeline-write\"").count(), drawn);
+    assert_eq!(html.matches("data-kind=\"timeline-cpu\"").count(), drawn);
+    let short = (0..10)
+        .filter(|t| (1..jbench::report::html::MIN_TIMELINE_SAMPLES).contains(&samples(*t)))
+        .count();
+    assert_eq!(
+        html.matches("sampling intervals (").count(),
+        short,
+        "a short trial says why it has no timeline"
+    );
     assert_eq!(
         html.matches("<svg").count(),
-        4 + 2 * 10,
+        4 + 2 * drawn,
         "no chart without its figure"
     );
     for label in ["internal", "same-disk", "second-disk", "ramdisk", "zram"] {

@@ -338,6 +338,13 @@ fn line_entries<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(String, Mark)>
         .collect()
 }
 
+/// The spread a journal-size chart draws for a mean: the upper half-width of its 95%
+/// interval, so the bar spans exactly `ci95_low..ci95_high` (the low end is the same
+/// half-width cut at 0); 0, no bar, with one trial.
+pub(crate) fn ci_half_width(s: &crate::analysis::stats::Summary) -> f64 {
+    s.ci95_high.map_or(0.0, |h| h - s.mean)
+}
+
 pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<String> {
     Ok(line_chart_drawn(title, unit, lines)?.svg)
 }
@@ -346,8 +353,9 @@ pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<Stri
 /// (journal bytes, value, spread).
 #[derive(Clone, Copy, PartialEq)]
 enum Spread {
-    /// value ± spread (a standard deviation).
-    Sd,
+    /// value ± spread, cut at 0: a mean's 95% interval as `Summary::ci95_*` holds it
+    /// (the t interval's half-width, the low end cut at 0), see [`ci_half_width`].
+    Half,
     /// value (a median) up to spread (a 95th percentile).
     UpTo,
 }
@@ -356,7 +364,7 @@ impl Spread {
     /// (low, high) of the bar at `p`; `None` when there is none to draw.
     fn range(self, p: &(u64, f64, f64)) -> Option<(f64, f64)> {
         match self {
-            Spread::Sd => (p.2 > 0.0).then(|| ((p.1 - p.2).max(0.0), p.1 + p.2)),
+            Spread::Half => (p.2 > 0.0).then(|| ((p.1 - p.2).max(0.0), p.1 + p.2)),
             Spread::UpTo => (p.2 > p.1).then_some((p.1, p.2)),
         }
     }
@@ -368,7 +376,7 @@ impl Spread {
 
 pub(crate) fn line_chart_drawn(title: &str, unit: &str, lines: &[Line]) -> Result<Drawn> {
     let entries = line_entries(lines.iter().map(|l| l.name.as_str()));
-    size_chart_drawn(title, unit, lines, Spread::Sd, entries)
+    size_chart_drawn(title, unit, lines, Spread::Half, entries)
 }
 
 /// Recovery (mount) time against journal size: per line (placement) the median of

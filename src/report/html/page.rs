@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::bars::{bar_chart, interval_table, Bar};
-use super::charts::{line_chart, recovery_chart, timeline_chart, Line, Point, Series};
+use super::charts::{
+    ci_half_width, line_chart, recovery_chart, timeline_chart, Line, Point, Series,
+};
 use super::latency::{latency_chart, phase_curves, LatencyKind};
 use super::trials::trial_rates;
 use crate::analysis::CrashAnalysis;
@@ -368,7 +370,7 @@ fn workload_view(
                 "journal-size",
                 svg,
                 format!(
-                    "Mean {} against journal size (log scale), one line per combination of the other factors; error bars: ± 1 sd.",
+                    "Mean {} against journal size (log scale), one line per combination of the other factors; error bars: 95% confidence interval of the mean (none with one trial).",
                     p.rate_unit
                 ),
             ));
@@ -433,9 +435,8 @@ fn journal_size_lines(configs: &[ConfigAnalysis], phase: usize) -> Vec<Line> {
         for k in ["label", "journal_size", "ramdisk_size"] {
             key.remove(k);
         }
-        // One trial: no error bar (an sd of 0 draws none), not a zero-width one.
-        let sd = rate.sd.unwrap_or(0.0);
-        let point = (c.config.journal_size, rate.mean, sd);
+        // One trial: no error bar (no interval draws none), not a zero-width one.
+        let point = (c.config.journal_size, rate.mean, ci_half_width(&rate));
         match groups.iter_mut().find(|g| g.0 == key) {
             Some(g) => g.1.push(point),
             None => groups.push((key, vec![point])),

@@ -612,3 +612,20 @@ fn timelines_need_enough_samples_and_say_why_they_are_absent() {
         super::page::MIN_TIMELINE_SAMPLES
     )));
 }
+
+/// The journal-size and trade-off charts draw value ± half-width cut at 0: with the
+/// half-width they are given, that is exactly the interval the table prints, also when
+/// the interval stops at 0.
+#[test]
+fn journal_size_error_bars_span_the_printed_interval() {
+    for xs in [[10.0, 11.0, 12.0], [10.0, 100.0, 300.0]] {
+        let s = Summary::of(&xs).unwrap();
+        let half = ci_half_width(&s);
+        assert!(
+            ((s.mean - half).max(0.0) - s.ci95_low.unwrap()).abs() < 1e-9,
+            "{s:?}"
+        );
+        assert!((s.mean + half - s.ci95_high.unwrap()).abs() < 1e-9, "{s:?}");
+    }
+    assert_eq!(ci_half_width(&Summary::of(&[5.0]).unwrap()), 0.0, "no bar");
+}

@@ -212,10 +212,10 @@ pub(crate) fn tradeoff_charts(
             }
             let answer = w.configs.iter().find(|a| a.config == c.config);
             if let Some(mean) = answer.and_then(|a| a.rate_mean) {
-                let sd = workload
-                    .and_then(|wa| rate_sd(wa, &c.config, w.main_phase.as_deref()?))
+                let half = workload
+                    .and_then(|wa| rate_ci_half(wa, &c.config, w.main_phase.as_deref()?))
                     .unwrap_or(0.0);
-                push(&mut speed, &name, (c.journal_size, mean, sd));
+                push(&mut speed, &name, (c.journal_size, mean, half));
             }
             if let Some(m) = c.recovery.as_ref().and_then(|r| r.mount) {
                 push(&mut replay, &name, (c.journal_size, m.median, m.p95));
@@ -253,7 +253,7 @@ pub(crate) fn tradeoff_charts(
             scatter: &scatter,
         })?;
         let caption = format!(
-            "Top: mean {unit} on {} (± 1 sd) against journal size (log scale), one line per placement. Middle: median time of the mount that replays the journal after a crash, with model timing on (whisker up to the 95th percentile), on the same axis. Bottom: each timed state's replay time against the journal blocks its replay walks (the live journal at the cut: descriptors, logged blocks and commits of the committed transactions the checkpoint had not passed). A bigger journal that is faster and recovers more slowly rises in both upper panels.",
+            "Top: mean {unit} on {} (error bars: 95% confidence interval of the mean) against journal size (log scale), one line per placement. Middle: median time of the mount that replays the journal after a crash, with model timing on (whisker up to the 95th percentile), on the same axis. Bottom: each timed state's replay time against the journal blocks its replay walks (the live journal at the cut: descriptors, logged blocks and commits of the committed transactions the checkpoint had not passed). A bigger journal that is faster and recovers more slowly rises in both upper panels.",
             w.main_phase.as_deref().unwrap_or("the main phase")
         );
         out.push((svg, caption));
@@ -261,9 +261,10 @@ pub(crate) fn tradeoff_charts(
     Ok(out)
 }
 
-/// The sd of `config`'s rate on `phase` in workload `w`.
-fn rate_sd(w: &crate::analysis::WorkloadAnalysis, config: &str, phase: &str) -> Option<f64> {
+/// The half-width of the 95% interval of `config`'s mean rate on `phase` in workload
+/// `w` ([`super::charts::ci_half_width`]).
+fn rate_ci_half(w: &crate::analysis::WorkloadAnalysis, config: &str, phase: &str) -> Option<f64> {
     let i = w.phases.iter().position(|p| p.name == phase)?;
     let c = w.configs.iter().find(|c| c.label == config)?;
-    c.phases.get(i)?.rate?.sd
+    Some(super::charts::ci_half_width(&c.phases.get(i)?.rate?))
 }

@@ -11,6 +11,19 @@ use std::process::Command;
 
 use html_fixture as fx;
 
+/// Chromium for test `test`, or `None` after reporting the skip (a failure under CI).
+fn chromium_for(test: &str) -> Option<&'static str> {
+    let bin = chromium();
+    if !common::require(
+        test,
+        bin.is_some(),
+        "no chromium (apt-get install chromium; .ci/run installs it)",
+    ) {
+        return None;
+    }
+    bin
+}
+
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser"].into_iter().find(|c| {
         Command::new(c)
@@ -100,16 +113,9 @@ fn page_problems(stderr: &str) -> Vec<String> {
 
 #[test]
 fn chromium_renders_every_chart_without_errors_or_requests() {
-    let test = "chromium_renders_every_chart_without_errors_or_requests";
-    let bin = chromium();
-    if !common::require(
-        test,
-        bin.is_some(),
-        "no chromium (apt-get install chromium; .ci/run installs it)",
-    ) {
+    let Some(bin) = chromium_for("chromium_renders_every_chart_without_errors_or_requests") else {
         return;
-    }
-    let bin = bin.unwrap();
+    };
     let dir = tempfile::tempdir().unwrap();
     fx::write_results_dir(dir.path());
     let html =
@@ -282,15 +288,10 @@ fn polyline_points(el: &str) -> usize {
 
 #[test]
 fn chromium_shows_trials_intervals_latency_and_no_stub_timelines() {
-    let test = "chromium_shows_trials_intervals_latency_and_no_stub_timelines";
-    let bin = chromium();
-    if !common::require(
-        test,
-        bin.is_some(),
-        "no chromium (apt-get install chromium; .ci/run installs it)",
-    ) {
+    let Some(bin) = chromium_for("chromium_shows_trials_intervals_latency_and_no_stub_timelines")
+    else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let records = fx::write_results_dir_with_fsync(dir.path());
     let html =
@@ -298,7 +299,7 @@ fn chromium_shows_trials_intervals_latency_and_no_stub_timelines() {
             .unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html).unwrap();
-    let (dom, stderr) = run_chromium(bin.unwrap(), &page, &dir.path().join("p"), &["--dump-dom"]);
+    let (dom, stderr) = run_chromium(bin, &page, &dir.path().join("p"), &["--dump-dom"]);
     let problems = page_problems(&stderr);
     assert!(
         problems.is_empty(),

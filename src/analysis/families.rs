@@ -119,6 +119,8 @@ pub(crate) fn test_all(d: &Design, ctx: &Ctx) -> (Vec<Test>, Vec<Family>) {
         }
     }
     let mut tests: Vec<Test> = Vec::new();
+    // Each test's (reference, other) rates, kept for its interval once its level is known.
+    let mut sampled: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     let mut kinds: Vec<(String, FamilyKind, Option<String>)> = Vec::new();
     for (a, b, i, kind) in planned {
         let phase = &d.phases[i].name;
@@ -153,6 +155,7 @@ pub(crate) fn test_all(d: &Design, ctx: &Ctx) -> (Vec<Test>, Vec<Family>) {
             ci: None,
             rejected: false,
         });
+        sampled.push((ra, rb));
     }
     let alpha = 1.0 - ctx.confidence;
     kinds.sort_by_key(|k| k.1 as u8);
@@ -163,7 +166,7 @@ pub(crate) fn test_all(d: &Design, ctx: &Ctx) -> (Vec<Test>, Vec<Family>) {
             let members: Vec<usize> = (0..tests.len())
                 .filter(|&t| tests[t].family == id && tests[t].p.is_some())
                 .collect();
-            decide(&mut tests, &members, looks, alpha, &rates);
+            decide(&mut tests, &sampled, &members, looks, alpha);
             let mut phases: Vec<String> = Vec::new();
             for info in d.phases {
                 if tests.iter().any(|t| t.family == id && t.phase == info.name) {
@@ -182,14 +185,15 @@ pub(crate) fn test_all(d: &Design, ctx: &Ctx) -> (Vec<Test>, Vec<Family>) {
     (tests, families)
 }
 
-/// Holm over `members` (indices into `tests`) after multiplying each p by `looks`;
-/// sets each member's adjusted p, decision, level and interval.
+/// Holm over `members` (indices into `tests` and their `sampled` rates) after
+/// multiplying each p by `looks`; sets each member's adjusted p, decision, level and
+/// interval.
 fn decide(
     tests: &mut [Test],
+    sampled: &[(Vec<f64>, Vec<f64>)],
     members: &[usize],
     looks: u32,
     alpha: f64,
-    rates: &dyn Fn(&str, &str) -> Vec<f64>,
 ) {
     let m = members.len();
     let raw = |t: &Test| stats::sequential_p(t.p.unwrap_or(1.0), looks);
@@ -209,11 +213,9 @@ fn decide(
         // stopping step's level, which its p (no smaller) cannot pass either.
         let divisor = (m - rank.min(stop)) as f64 * f64::from(looks.max(1));
         let level = 1.0 - alpha / divisor;
-        let test = &tests[t];
-        let (ra, rb) = (rates(&test.a, &test.phase), rates(&test.b, &test.phase));
-        let ci = fieller(&rb, &ra, level);
+        let (ra, rb) = &sampled[t];
         tests[t].level = Some(level);
-        tests[t].ci = ci;
+        tests[t].ci = fieller(rb, ra, level);
     }
 }
 

@@ -66,10 +66,6 @@ pub enum PSource {
     /// Welch's p of the pair adjusted with Holm over its family (every pair of
     /// configurations on the main phase): what decides every summary line now.
     FamilyHolm,
-    /// Reports before the primary family: the comparison with the baseline, Holm.
-    BaselineHolm,
-    /// Reports before the primary family: Welch's test of this pair alone.
-    PairWelch,
     /// No test: fewer than 2 trials on a side, or unusable values.
     None,
 }

@@ -119,6 +119,11 @@ mod tests {
         let hi = ci.high.expect("a bounded interval");
         assert!(on_edge(ci.low) && on_edge(hi), "{ci:?}");
         assert!(ci.contains(a.mean / b.mean));
+        // No variance: the interval is the ratio itself.
+        let exact = fieller(&[6.0, 6.0], &[3.0, 3.0], 0.95).unwrap();
+        assert_eq!((exact.low, exact.high), (2.0, Some(2.0)));
+        // A denominator whose mean is not above 0 has no ratio to bound.
+        assert_eq!(fieller(&[1.0, 2.0], &[-1.0, 0.8], 0.95), None);
     }
 
     #[test]

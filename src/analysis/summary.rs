@@ -150,13 +150,6 @@ fn ratio(fast: &str, slower: &str, slower_positive: bool, test: Option<&Test>, c
     out
 }
 
-/// Fieller's confidence interval of mean(num) / mean(den) as (low, high), `None`
-/// when it is not bounded above; see [`crate::analysis::ratio::fieller`].
-pub fn fieller(num: &[f64], den: &[f64], level: f64) -> Option<(f64, f64)> {
-    let ci = super::ratio::fieller(num, den, level)?;
-    Some((ci.low, ci.high?))
-}
-
 fn trust(ranked: &[(&ConfigAnalysis, f64)], idx: usize, suspect_phases: usize) -> Trust {
     let trials: Vec<usize> = ranked.iter().map(|(c, _)| c.phases[idx].n).collect();
     let worst = ranked

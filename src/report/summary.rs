@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::grid::{md_escape, Style};
 pub(crate) use super::words::fmt_ratio;
 use super::words::{fmt_ci_level, fmt_level, fmt_num_short, fmt_ratio_ci, p_expr};
-use crate::analysis::summary::{PSource, Ratio, WorkloadSummary};
+use crate::analysis::summary::{Ratio, WorkloadSummary};
 use crate::analysis::{Analysis, WorkloadAnalysis};
 
 /// The summary of workload `w` as lines of plain text: a heading line, one line per
@@ -96,10 +96,12 @@ pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
         }
     }
     let m = v.family_size.unwrap_or(1);
-    let p = v.p.map(|p| match (v.p_source, m > 1) {
-        (PSource::PairWelch, _) => format!("Welch {}", p_expr(p, true)),
-        (_, true) => format!("adjusted {}", p_expr(p, true)),
-        (_, false) => p_expr(p, true),
+    let p = v.p.map(|p| {
+        if m > 1 {
+            format!("adjusted {}", p_expr(p, true))
+        } else {
+            p_expr(p, true)
+        }
     });
     // Comparing runs, a pair is decided within its run or across runs: say which.
     let p = p.map(|p| match v.family.as_deref().filter(|f| f.contains(" (")) {

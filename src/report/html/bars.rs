@@ -11,9 +11,9 @@ use anyhow::Result;
 use plotters::prelude::*;
 
 use super::charts::{
-    draw_err, draw_legend, font_size, inline_svg, legend_height, nice_max, rate_axes, text_px,
-    x_category_labels, Drawn, Mark, Px, BAR, DOT, DOT_R, ERROR_BAR, FONT, HATCH, HATCH_GAP,
-    LABEL_PX, WIDTH,
+    draw_err, draw_legend, inline_svg, legend_height, nice_max, rate_axes, text_px, titled_frame,
+    x_category_labels, Drawn, Mark, Px, BAR, DOT, DOT_R, ERROR_BAR, HATCH, HATCH_GAP, LABEL_PX,
+    WIDTH,
 };
 use super::marks::{attr, hatch_segments, hex, segments_d, with_elements};
 use crate::analysis::stats::Summary;
@@ -131,12 +131,7 @@ pub(crate) fn bar_chart_drawn(
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         let (upper, _) = root.split_vertically(chart_h);
-        let mut chart = ChartBuilder::on(&upper)
-            .caption(title, (FONT, font_size(16)))
-            .margin(12)
-            .margin_right(20)
-            .x_label_area_size(x_area)
-            .y_label_area_size(y_area)
+        let mut chart = titled_frame(&upper, title, x_area, y_area)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..y_max)
             .map_err(draw_err)?;
         rate_axes(&mut chart, unit, "configuration")?;

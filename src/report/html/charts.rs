@@ -56,6 +56,23 @@ pub(crate) fn draw_err<E: std::error::Error + Send + Sync>(
     anyhow!("chart drawing failed: {e}")
 }
 
+/// The plot area of a titled chart as the page frames them all alike: the title on
+/// top, the same margins, `x_area` and `y_area` pixels for the axis labels.
+pub(crate) fn titled_frame<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    x_area: u32,
+    y_area: u32,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(title, (FONT, font_size(16)))
+        .margin(12)
+        .margin_right(20)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area);
+    b
+}
+
 /// Approximate width in pixels of `text` at `px` (sans-serif averages ~0.5 em).
 pub(crate) fn text_px(text: &str, px: u32) -> u32 {
     (text.chars().count() as f64 * px as f64 * 0.5).ceil() as u32
@@ -440,12 +457,7 @@ fn size_chart_drawn(
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         let (upper, _) = root.split_vertically(chart_h);
-        let mut chart = ChartBuilder::on(&upper)
-            .caption(title, (FONT, font_size(16)))
-            .margin(12)
-            .margin_right(20)
-            .x_label_area_size(60)
-            .y_label_area_size(80)
+        let mut chart = titled_frame(&upper, title, 60, 80)
             .build_cartesian_2d((lo - pad)..(hi + pad), 0f64..y_max)
             .map_err(draw_err)?;
         rate_axes(&mut chart, unit, "journal size (log scale)")?;

@@ -11,8 +11,8 @@ use anyhow::Result;
 use plotters::prelude::*;
 
 use super::charts::{
-    draw_err, draw_legend, fmt_tick, font_size, inline_svg, label_style, legend_height,
-    x_category_labels, Drawn, Mark, Px, FONT, LABEL_PX, PALETTE, WIDTH,
+    draw_err, draw_legend, fmt_tick, inline_svg, label_style, legend_height, titled_frame,
+    x_category_labels, Drawn, Mark, Px, LABEL_PX, PALETTE, WIDTH,
 };
 use super::marks::{attr, hex, with_elements};
 use crate::results::record::TrialRecord;
@@ -189,12 +189,7 @@ pub(crate) fn latency_chart_drawn(title: &str, curves: &[Curve]) -> Result<Drawn
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         let (upper, _) = root.split_vertically(chart_h);
-        let mut chart = ChartBuilder::on(&upper)
-            .caption(title, (FONT, font_size(16)))
-            .margin(12)
-            .margin_right(20)
-            .x_label_area_size(60)
-            .y_label_area_size(80)
+        let mut chart = titled_frame(&upper, title, 60, 80)
             .build_cartesian_2d(-0.3f64..(x_hi + 0.3), (y_lo..y_hi).log_scale())
             .map_err(draw_err)?;
         chart

@@ -89,7 +89,7 @@ pub(crate) fn crash_block(a: &Analysis, style: Style) -> String {
             ("Warnings", warnings),
         ] {
             if !lines.is_empty() {
-                out.push_str(&super::text::warning_block(title, &lines, style));
+                out.push_str(&super::grid::warning_block(title, &lines, style));
             }
         }
     }

@@ -2,6 +2,8 @@
 //! grid of cells (plain or Markdown), and the times, rates and comparison tables of a
 //! workload with their "mean ± sd" columns.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 use super::words::{fmt_ci_level, fmt_level, fmt_pct_ci, p_expr, p_pair, Wording};
@@ -122,6 +124,22 @@ impl Grid {
             Style::Markdown => self.markdown(),
         }
     }
+}
+
+/// A titled list of warnings, as the text and Markdown reports print them.
+pub(crate) fn warning_block(title: &str, warnings: &[String], style: Style) -> String {
+    let mut out = match style {
+        Style::Plain => format!("{title}:\n"),
+        Style::Markdown => format!("### {title}\n\n"),
+    };
+    for w in warnings {
+        let _ = match style {
+            Style::Plain => writeln!(out, "  - {w}"),
+            Style::Markdown => writeln!(out, "- {}", md_escape(w)),
+        };
+    }
+    out.push('\n');
+    out
 }
 
 /// Keeps labels and markers from being read as Markdown syntax.

@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::grid::{comparison_grid, md_escape, rates_grid, times_grid, Style, Table};
+use super::grid::{
+    comparison_grid, md_escape, rates_grid, times_grid, warning_block, Style, Table,
+};
 use super::words::{fmt_alpha, p_pair, Wording};
 use super::Exporter;
 use crate::analysis::families::FamilyKind;
@@ -129,21 +131,6 @@ fn suspect_legend(threshold: f64, style: Style) -> String {
         Style::Plain => format!("* {text}\n"),
         Style::Markdown => format!("\n\\* {text}\n"),
     }
-}
-
-pub(crate) fn warning_block(title: &str, warnings: &[String], style: Style) -> String {
-    let mut out = match style {
-        Style::Plain => format!("{title}:\n"),
-        Style::Markdown => format!("### {title}\n\n"),
-    };
-    for w in warnings {
-        let _ = match style {
-            Style::Plain => writeln!(out, "  - {w}"),
-            Style::Markdown => writeln!(out, "- {}", md_escape(w)),
-        };
-    }
-    out.push('\n');
-    out
 }
 
 /// One line per configuration: significant differences one by one with their p,

@@ -423,6 +423,11 @@ pub enum DeviceCmd {
     /// beside what the model predicts for the same requests plus the measured FUSE
     /// floor (root).
     Calibrate(CalibrateArgs),
+    /// Many concurrent writers (4 KiB to 4 MiB, with flushes) on emulated disks, to show
+    /// the daemon never stalls: fails (exit 1) on a watchdog abort, an I/O error or an
+    /// answer more than 1 ms past its model deadline (root). Without MODEL: hdd-7200,
+    /// raid6 with an 8 MiB cache (so it fills) and ssd-sata.
+    Stress(StressArgs),
     /// Summarise a write log (docs/write-log.md): records per kind, markers.
     Log {
         /// A `.wlog` file from a results directory's write-logs/.
@@ -453,6 +458,34 @@ pub struct CalibrateArgs {
     /// Also run every pattern with the write log on and show what it costs.
     #[arg(long)]
     pub write_log: bool,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct StressArgs {
+    /// Models to stress (hdd-7200, raid6, ssd-sata, nvme, nvram, ram); default: hdd-7200,
+    /// raid6 with an 8 MiB cache, ssd-sata.
+    pub models: Vec<String>,
+    /// Override a parameter of every model named, e.g. --set cache_bytes=8388608.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Concurrent writers.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub writers: u16,
+    /// Seconds per model (the soak in docs/devices.md ran 600).
+    #[arg(long, default_value_t = 20.0)]
+    pub seconds: f64,
+    /// Size of each emulated disk.
+    #[arg(long, default_value = "2G", value_parser = crate::units::cli::disk_size)]
+    pub size: String,
+    /// Where the session directory goes.
+    #[arg(long, default_value = "/var/tmp/jbench")]
+    pub work_dir: PathBuf,
+    /// Where the image goes (as `[emulation] image_dir`).
+    #[arg(long, default_value = crate::emu::DEFAULT_IMAGE_DIR)]
+    pub image_dir: PathBuf,
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -35,18 +35,7 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             preflight::require_root("jbench device calibrate")?;
             // Its images are attached and served like a run's: the same trust rules.
             crate::trust::create_trusted_dir(&a.work_dir)?;
-            let mut params = toml::Table::new();
-            for kv in &a.set {
-                let (k, v) = kv
-                    .split_once('=')
-                    .with_context(|| format!("--set {kv}: expected KEY=VALUE"))?;
-                let value: toml::Value = format!("v = {v}")
-                    .parse::<toml::Table>()
-                    .ok()
-                    .and_then(|mut t| t.remove("v"))
-                    .unwrap_or_else(|| toml::Value::String(v.to_string()));
-                set_param(&mut params, k.trim(), value);
-            }
+            let params = parse_set(&a.set)?;
             crate::emu::model_by_name(&a.model, Some(&params))?;
             let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
             let opts = calibrate::CalibrateOptions {
@@ -66,6 +55,7 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        DeviceCmd::Stress(a) => stress(a),
         DeviceCmd::Log { file, json } => {
             let (header, summary) = writelog::summarize(&file)?;
             if json {
@@ -112,6 +102,80 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `--set KEY=VALUE ...` as a parameter table.
+fn parse_set(set: &[String]) -> Result<toml::Table> {
+    let mut params = toml::Table::new();
+    for kv in set {
+        let (k, v) = kv
+            .split_once('=')
+            .with_context(|| format!("--set {kv}: expected KEY=VALUE"))?;
+        let value: toml::Value = format!("v = {v}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(v.to_string()));
+        set_param(&mut params, k.trim(), value);
+    }
+    Ok(params)
+}
+
+/// `jbench device stress`: exit 1 when any model's run failed.
+fn stress(a: crate::cli::args::StressArgs) -> Result<ExitCode> {
+    use crate::emu::stress;
+    preflight::require_root("jbench device stress")?;
+    crate::trust::create_trusted_dir(&a.work_dir)?;
+    crate::trust::create_trusted_dir(&a.image_dir)?;
+    if !(a.seconds > 0.0 && a.seconds <= 86400.0) {
+        anyhow::bail!("--seconds {}: give 0 < seconds <= 86400", a.seconds);
+    }
+    let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
+    let set = parse_set(&a.set)?;
+    let runs: Vec<(String, toml::Table)> = if a.models.is_empty() {
+        // A cache small enough that eight writers fill it within a second.
+        let small_cache: toml::Table = toml::toml! { cache_bytes = 8388608 };
+        vec![
+            ("hdd-7200".into(), set.clone()),
+            (
+                "raid6".into(),
+                small_cache.into_iter().chain(set.clone()).collect(),
+            ),
+            ("ssd-sata".into(), set.clone()),
+        ]
+    } else {
+        a.models.iter().map(|m| (m.clone(), set.clone())).collect()
+    };
+    let ctl = interrupt::install()?;
+    let mut reports = Vec::new();
+    for (model, params) in runs {
+        let opts = stress::StressOptions {
+            model,
+            params,
+            size,
+            work_dir: a.work_dir.clone(),
+            image_dir: a.image_dir.clone(),
+            writers: a.writers as usize,
+            seconds: a.seconds,
+            seed: 1,
+        };
+        reports.push(stress::stress(&opts, &ctl, &mut |l| {
+            eprintln!("jbench: {l}")
+        })?);
+        if ctl.stop_requested() {
+            anyhow::bail!("interrupted");
+        }
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&reports)?);
+    } else {
+        out!("{}", stress::render(&reports));
+    }
+    Ok(if reports.iter().all(|r| r.ok) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `--set KEY=VALUE`; a dotted key (`spindle.rpm=5400`) sets one key of a nested

@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod daemon;
 pub mod host;
 pub mod model;
+pub mod stress;
 pub mod writelog;
 
 use std::time::Duration;
@@ -27,7 +28,15 @@ pub struct EmulationOptions {
     pub watchdog: Duration,
     /// Pin the daemon and the workload to different CPUs when there are two or more.
     pub pin_cpus: bool,
+    /// Where emulated disks' images are made: a tmpfs by default. The daemon's image
+    /// writes then never wait on the host's dirty-page throttling, which counts the
+    /// emulated file system's own dirty pages, pages only the daemon can clean
+    /// (docs/devices.md, "Why the emulated disk never stalls").
+    pub image_dir: std::path::PathBuf,
 }
+
+/// Default of `[emulation] image_dir`.
+pub const DEFAULT_IMAGE_DIR: &str = "/dev/shm";
 
 impl Default for EmulationOptions {
     fn default() -> Self {
@@ -35,6 +44,7 @@ impl Default for EmulationOptions {
             write_log: false,
             watchdog: Duration::from_secs(30),
             pin_cpus: true,
+            image_dir: DEFAULT_IMAGE_DIR.into(),
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::rig::dirty::ScaledLimits;
 use crate::rig::mounts;
 
 /// Limit and peak use of one trial, as recorded.
@@ -18,6 +19,10 @@ pub struct MemoryUse {
     pub peak_bytes: u64,
     /// `v1` or `v2`.
     pub cgroup: CgroupVersion,
+    /// Under v1, the kernel's dirty limits while the trial ran, scaled to the memory
+    /// limit (`rig::dirty`); v2 scales them per cgroup by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_limits: Option<crate::rig::dirty::Applied>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +98,9 @@ pub struct MemoryLimit {
     dir: PathBuf,
     limit: u64,
     entered: bool,
+    /// Under v1, the dirty limits scaled to `limit` while the process is inside.
+    dirty: Option<ScaledLimits>,
+    applied: Option<crate::rig::dirty::Applied>,
 }
 
 impl MemoryLimit {
@@ -118,6 +126,8 @@ impl MemoryLimit {
             dir,
             limit,
             entered: false,
+            dirty: None,
+            applied: None,
         };
         let file = match me.h.version {
             CgroupVersion::V1 => "memory.limit_in_bytes",
@@ -128,19 +138,29 @@ impl MemoryLimit {
         Ok(me)
     }
 
-    /// Moves this whole process (every thread) into the cgroup.
+    /// Moves this whole process (every thread) into the cgroup; under v1, with the
+    /// kernel's dirty limits scaled to the cgroup's (`rig::dirty`).
     pub fn enter(&mut self) -> Result<()> {
-        move_to(&self.dir)?;
+        if self.h.version == CgroupVersion::V1 {
+            let scaled = ScaledLimits::apply(self.limit)?;
+            self.applied = Some(scaled.applied);
+            self.dirty = Some(scaled);
+        }
+        if let Err(e) = move_to(&self.dir) {
+            self.dirty = None;
+            return Err(e);
+        }
         self.entered = true;
         Ok(())
     }
 
-    /// Moves the process back where it was.
+    /// Moves the process back where it was, and puts the host's dirty limits back.
     pub fn leave(&mut self) -> Result<()> {
         if self.entered {
             move_to(&self.h.home)?;
             self.entered = false;
         }
+        self.dirty = None;
         Ok(())
     }
 
@@ -162,6 +182,7 @@ impl MemoryLimit {
             limit_bytes: self.limit,
             peak_bytes: self.peak().unwrap_or(0),
             cgroup: self.h.version,
+            dirty_limits: self.applied,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! panic or Ctrl-C leaves nothing attached.
 
 pub mod cmd;
+pub mod dirty;
 pub mod ext4;
 pub mod image;
 pub mod loopdev;
@@ -258,8 +259,8 @@ pub fn provision_with(
     };
 
     let mut disks = Disks::default();
-    prepare_fs_device(config, ws, destroy, &mut rig, &mut disks)?;
-    prepare_journal_device(config, ws, destroy, &mut rig, &mut disks)?;
+    prepare_fs_device(config, ws, destroy, &mut rig, &mut disks, emu)?;
+    prepare_journal_device(config, ws, destroy, &mut rig, &mut disks, emu)?;
     run_after_images_hook(&disks);
     ws.check_unchanged()?;
     attach_regions(ws, &mut rig, &disks, emu)?;
@@ -406,6 +407,7 @@ fn prepare_fs_device(
     destroy: &[PathBuf],
     rig: &mut Rig,
     disks: &mut Disks,
+    emu: &EmuSetup,
 ) -> Result<()> {
     if let Some(dev) = &config.fs_device {
         safety::check_formattable(dev, destroy)?;
@@ -416,7 +418,11 @@ fn prepare_fs_device(
     }
     let same_disk = config.placement == Placement::SameDisk;
     let image_size = config.fs_size + if same_disk { config.journal_size } else { 0 };
-    let image = ImageFile::create(&ws.main, "disk.img", image_size)?;
+    let dir = match config.fs_model {
+        Some(_) => ws.dir_in(&emu.options.image_dir)?,
+        None => &ws.main,
+    };
+    let image = ImageFile::create(dir, "disk.img", image_size)?;
     let path = image.path().to_path_buf();
     let file = image.file().try_clone()?;
     rig.push(Guard::Image(image));
@@ -453,6 +459,7 @@ fn prepare_journal_device(
     destroy: &[PathBuf],
     rig: &mut Rig,
     disks: &mut Disks,
+    emu: &EmuSetup,
 ) -> Result<()> {
     let size = config.journal_size;
     let mut image_journal = |rig: &mut Rig, dir: &SessionDir, name: &str, total: Option<u64>| {
@@ -483,9 +490,10 @@ fn prepare_journal_device(
     match config.placement {
         Placement::None | Placement::Internal | Placement::SameDisk => Ok(()),
         Placement::SecondDisk => {
-            let dir = match &config.second_disk_dir {
-                Some(d) => ws.dir_in(d)?,
-                None => &ws.main,
+            let dir = match (&config.second_disk_dir, &config.journal_model) {
+                (Some(d), _) => ws.dir_in(d)?,
+                (None, Some(_)) => ws.dir_in(&emu.options.image_dir)?,
+                (None, None) => &ws.main,
             };
             image_journal(rig, dir, "journal.img", None)
         }

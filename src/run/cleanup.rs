@@ -156,6 +156,19 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
             &mut || crate::emu::host::release_fusectl().map(|_| ()),
         );
     }
+    for (file, limits) in crate::rig::dirty::stale() {
+        act(
+            format!(
+                "restore the kernel's dirty limits from {} (left by a jbench that was killed)",
+                file.display()
+            ),
+            &mut || {
+                crate::rig::dirty::restore(limits)?;
+                fs::remove_file(&file)?;
+                Ok(())
+            },
+        );
+    }
     for cg in crate::rig::memcg::stale_cgroups() {
         act(format!("remove cgroup {}", cg.display()), &mut || {
             crate::rig::memcg::remove(&cg)

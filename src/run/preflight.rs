@@ -94,6 +94,7 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
             warnings.extend(check_ramdisk(c)?);
         }
     }
+    warnings.extend(check_image_dir(spec)?);
     check_fuse(spec, Path::new(DEV_FUSE))?;
     if spec.configs.iter().any(|c| c.memory_limit.is_some()) {
         crate::rig::memcg::check_available()
@@ -155,6 +156,9 @@ pub fn fuse_missing_message(spec_name: &str, dev_fuse: &Path, err: &std::io::Err
 /// configurations that put their journal there.
 pub fn spec_dirs(spec: &Spec) -> Vec<(&'static str, PathBuf)> {
     let mut dirs = vec![("work_dir", spec.work_dir.clone())];
+    if spec.configs.iter().any(emulated_images) {
+        dirs.push(("emulation.image_dir", spec.emulation.image_dir.clone()));
+    }
     for c in &spec.configs {
         let used = match c.placement {
             Placement::SecondDisk => c
@@ -195,6 +199,58 @@ pub fn create_dirs(spec: &Spec) -> Result<()> {
             .with_context(|| format!("{key} {} cannot be created safely", dir.display()))?;
     }
     Ok(())
+}
+
+/// Whether `c` makes an image for an emulated disk in `emulation.image_dir`: an
+/// emulated file system, or an emulated second disk with no `second_disk_dir`.
+fn emulated_images(c: &crate::experiment::config::Config) -> bool {
+    (c.fs_model.is_some() && c.fs_device.is_none())
+        || (c.journal_model.is_some()
+            && c.placement == Placement::SecondDisk
+            && c.second_disk_dir.is_none())
+}
+
+/// Emulated disks' images are sparse, so only what a trial writes takes memory; still,
+/// a trial that writes more than the image directory holds fails with ENOSPC, so say
+/// so when the largest configuration's images exceed it, and say what a directory
+/// that is not tmpfs costs.
+fn check_image_dir(spec: &Spec) -> Result<Vec<String>> {
+    let dir = &spec.emulation.image_dir;
+    let need = spec
+        .configs
+        .iter()
+        .filter(|c| emulated_images(c))
+        .map(|c| {
+            let journal = match c.placement {
+                Placement::SameDisk | Placement::SecondDisk => c.journal_size,
+                _ => 0,
+            };
+            c.fs_size + journal
+        })
+        .max();
+    let Some(need) = need else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    if !dir.exists() {
+        return Ok(out);
+    }
+    let free = free_bytes(dir)?;
+    if free < need {
+        out.push(format!(
+            "emulation.image_dir {} has {} free, less than the {} of emulated disk images a trial may fill; a trial that writes more fails with ENOSPC (free memory, remount it larger, or point emulation.image_dir at a disk directory)",
+            dir.display(),
+            format_size(free),
+            format_size(need)
+        ));
+    }
+    if fs_type(dir) != "tmpfs" {
+        out.push(format!(
+            "emulation.image_dir {} is not on tmpfs: the device daemon's image writes can be held up by the host's dirty-page throttling, which stalls the emulated disk when a workload dirties more than the host's dirty limit (docs/devices.md)",
+            dir.display()
+        ));
+    }
+    Ok(out)
 }
 
 /// The RAM disk of a `ramdisk` journal is a file of `ramdisk_size` (else the journal's

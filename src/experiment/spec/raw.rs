@@ -205,6 +205,7 @@ pub(super) struct RawEmulation {
     pub(super) write_log: Key<bool>,
     pub(super) watchdog: Key<String>,
     pub(super) pin_cpus: Key<bool>,
+    pub(super) image_dir: Key<String>,
 }
 
 /// The `[crash]` table. Its values are read as plain TOML values so that a wrong type

@@ -19,6 +19,21 @@ pub(super) fn build_emulation(
     if let Some(p) = &e.pin_cpus {
         out.pin_cpus = *p.get_ref();
     }
+    if let Some(d) = &e.image_dir {
+        let path = std::path::PathBuf::from(d.get_ref());
+        if !path.is_absolute() {
+            return Err(ctx.at(
+                d,
+                "emulation.image_dir",
+                format!(
+                    "`{}` is not an absolute path; name the directory from / (default {})",
+                    d.get_ref(),
+                    crate::emu::DEFAULT_IMAGE_DIR
+                ),
+            ));
+        }
+        out.image_dir = path;
+    }
     if let Some(w) = &e.watchdog {
         let d = parse_duration(w.get_ref()).map_err(|m| ctx.at(w, "emulation.watchdog", m))?;
         if d < MIN_WATCHDOG {

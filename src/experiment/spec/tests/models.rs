@@ -314,7 +314,7 @@ fn the_emulation_table_is_read_and_checked() {
     let text = emulated(
         "",
         "",
-        "\n[emulation]\nwrite_log = true\nwatchdog = \"2m\"\npin_cpus = false\n",
+        "\n[emulation]\nwrite_log = true\nwatchdog = \"2m\"\npin_cpus = false\nimage_dir = \"/var/tmp/images\"\n",
     );
     let s = parse(&text, "x").unwrap();
     assert_eq!(
@@ -322,8 +322,15 @@ fn the_emulation_table_is_read_and_checked() {
         EmulationOptions {
             write_log: true,
             watchdog: Duration::from_secs(120),
-            pin_cpus: false
+            pin_cpus: false,
+            image_dir: "/var/tmp/images".into(),
         }
+    );
+    let relative = emulated("", "", "\n[emulation]\nimage_dir = \"images\"\n");
+    let e = parse(&relative, "x").unwrap_err().to_string();
+    assert!(
+        e.contains("emulation.image_dir") && e.contains("not an absolute path"),
+        "{e}"
     );
     for (value, msg) in [
         ("\"soon\"", "not a duration"),

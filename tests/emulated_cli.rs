@@ -516,6 +516,61 @@ fn calibrate_measures_every_pattern_and_leaves_nothing_behind() {
     );
 }
 
+#[test]
+fn floor_times_every_part_and_leaves_nothing_behind() {
+    let test = "floor_times_every_part_and_leaves_nothing_behind";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    let work = scratch("emucli-floor-");
+    let plain = scratch("emucli-floor-plain-");
+    let out = run_ok(
+        jbench()
+            .args([
+                "device",
+                "floor",
+                "--requests",
+                "100",
+                "--json",
+                "--work-dir",
+            ])
+            .arg(work.path())
+            .arg("--tmpfs-dir")
+            .arg(plain.path()),
+    );
+    let f: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "JSON on stdout ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    let parts = f["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 5, "{f}");
+    for p in parts {
+        for kind in ["read", "write"] {
+            let lat = &p[kind];
+            assert!(f64_of(lat, "median_us") > 0.0, "{p}");
+            assert!(f64_of(lat, "p10_us") <= f64_of(lat, "median_us"), "{p}");
+            assert!(f64_of(lat, "median_us") <= f64_of(lat, "p90_us"), "{p}");
+        }
+    }
+    // The daemon counted its image I/O for both kinds on both FUSE parts.
+    for part in f["daemon_io_us"].as_array().unwrap() {
+        for v in part.as_array().unwrap() {
+            assert!(v.as_f64().unwrap() > 0.0, "{f}");
+        }
+    }
+    assert_no_leaks(work.path());
+    for dir in [work.path(), plain.path()] {
+        let left: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+        assert!(
+            left.is_empty(),
+            "nothing left in {}: {left:?}",
+            dir.display()
+        );
+    }
+}
+
 /// `jbench plan` on `body`, expected to fail; returns its stderr.
 fn plan_fails(dir: &Path, name: &str, body: &str) -> String {
     let spec = write_spec(dir, name, body);

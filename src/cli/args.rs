@@ -428,6 +428,9 @@ pub enum DeviceCmd {
     /// answer more than 1 ms past its model deadline (root). Without MODEL: hdd-7200,
     /// raid6 with an 8 MiB cache (so it fills) and ssd-sata.
     Stress(StressArgs),
+    /// What a 4 KiB request at queue depth 1 costs on each part of the emulated
+    /// disk's path: image I/O, loop device, FUSE round trip (root).
+    Floor(FloorArgs),
     /// Summarise a write log (docs/write-log.md): records per kind, markers.
     Log {
         /// A `.wlog` file from a results directory's write-logs/.
@@ -486,6 +489,26 @@ pub struct StressArgs {
     /// Where the image goes (as `[emulation] image_dir`).
     #[arg(long, default_value = crate::emu::DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct FloorArgs {
+    /// Requests of each kind (reads, writes) per part.
+    #[arg(long, default_value_t = 5000)]
+    pub requests: u64,
+    /// Where the image and the session directory go.
+    #[arg(long, default_value = "/var/tmp/jbench")]
+    pub work_dir: PathBuf,
+    /// A directory on tmpfs, for the plain loop device's file.
+    #[arg(long, default_value = "/dev/shm/jbench")]
+    pub tmpfs_dir: PathBuf,
+    /// Where the daemon runs: split (as in a trial: its own CPU), shared (every CPU),
+    /// one (everything on one CPU).
+    #[arg(long, value_enum, default_value = "split")]
+    pub placement: crate::emu::floor::Placement,
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -56,6 +56,24 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         DeviceCmd::Stress(a) => stress(a),
+        DeviceCmd::Floor(a) => {
+            preflight::require_root("jbench device floor")?;
+            crate::trust::create_trusted_dir(&a.work_dir)?;
+            crate::trust::create_trusted_dir(&a.tmpfs_dir)?;
+            let opts = crate::emu::floor::FloorOptions {
+                work_dir: a.work_dir,
+                tmpfs_dir: a.tmpfs_dir,
+                requests: a.requests.max(100),
+                placement: a.placement,
+            };
+            let f = crate::emu::floor::floor(&opts, &mut |line| eprintln!("jbench: {line}"))?;
+            if a.json {
+                outln!("{}", serde_json::to_string_pretty(&f)?);
+            } else {
+                out!("{}", crate::emu::floor::render(&f));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         DeviceCmd::Log { file, json } => {
             let (header, summary) = writelog::summarize(&file)?;
             if json {

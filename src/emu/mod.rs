@@ -4,6 +4,7 @@
 
 pub mod calibrate;
 pub mod daemon;
+pub mod floor;
 pub mod host;
 pub mod model;
 pub mod stress;

@@ -75,11 +75,13 @@ pub(super) struct Queue {
 /// order, writing its log record first.
 pub(super) fn completer(inner: Arc<Inner>) {
     // The receiving thread shares the daemon's CPU and can be busy copying a burst of
-    // writes into the image; answers must not wait for it. Real-time priority lets
-    // this thread preempt it the moment a deadline is due (it never runs long: it
+    // writes into the image; answers must not wait for it. A real-time priority above
+    // its own (`priority`) lets this thread preempt it the moment a deadline is due (it never runs long: it
     // sleeps until the next deadline and spins at most the last 80 µs). Without the
     // privilege it stays at normal priority, and late answers are counted.
-    let param = libc::sched_param { sched_priority: 1 };
+    let param = libc::sched_param {
+        sched_priority: super::priority::ANSWERS,
+    };
     // SAFETY: plain syscall on the calling thread with a valid parameter block.
     unsafe {
         libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);

@@ -42,6 +42,7 @@ mod completion;
 mod disk;
 mod fuse_fs;
 mod overlay;
+mod priority;
 mod state;
 mod stats;
 
@@ -267,7 +268,11 @@ pub fn run(config_path: &Path) -> Result<()> {
     let mut unmounter = session.unmount_callable();
     let serving = std::thread::Builder::new()
         .name("fuse".into())
-        .spawn(move || session.run())?;
+        .spawn(move || {
+            // Before the session starts its threads, so they inherit it.
+            priority::serve_realtime();
+            session.run()
+        })?;
 
     let tmp = config.ready_file.with_extension("tmp");
     OpenOptions::new()

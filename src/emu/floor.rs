@@ -1,0 +1,377 @@
+//! `jbench device floor`: what one 4 KiB request at queue depth 1 costs on its way
+//! through the emulated disk's path, part by part (docs/devices.md, "The floor").
+//!
+//! The floor is the time of a request to a `ram` disk (a model that adds nothing):
+//! loop device → FUSE → the daemon, which applies it to its image and answers. Each
+//! part is timed on its own, with the same random 4 KiB reads and writes:
+//!
+//! - the image I/O alone: `pread`/`pwrite` from this process through the page cache,
+//!   on the daemon's image (in `--work-dir`, ext4 on the development VM) and on a file
+//!   on tmpfs;
+//! - a loop device alone: direct I/O over that tmpfs file;
+//! - FUSE alone: `O_DIRECT` on the daemon's file, no loop device;
+//! - the whole path: `O_DIRECT` on the loop device over the daemon's file;
+//!
+//! and the daemon's own count of the time it spent on image I/O. The differences say
+//! what the loop device and the FUSE round trip cost. The daemon is pinned as in a
+//! trial unless `--placement` says otherwise. Latencies are per request (median, 10th
+//! and 90th percentiles, mean): on a shared host the median is the figure to compare,
+//! the mean carries the host's hiccups.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::daemon::DiskSpec;
+use super::host::{self, DeviceDaemon};
+use super::EmulationOptions;
+use crate::rig::image::ImageFile;
+use crate::rig::loopdev::{FileId, LoopDevice};
+use crate::rig::session::SessionDir;
+
+/// What to measure and where.
+#[derive(Debug, Clone)]
+pub struct FloorOptions {
+    /// Directory for the session (the daemon's image, its mount point).
+    pub work_dir: PathBuf,
+    /// Directory on tmpfs for the plain loop device's file.
+    pub tmpfs_dir: PathBuf,
+    /// Requests of each kind per part.
+    pub requests: u64,
+    /// Where the daemon and this process run.
+    pub placement: Placement,
+}
+
+/// Where the daemon's threads run relative to the requests' submitter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+pub enum Placement {
+    /// As in a trial: the daemon on the last CPU, this process on the others.
+    Split,
+    /// This process on the first CPUs as in a trial, the daemon on every CPU.
+    Shared,
+    /// Everything on the last CPU.
+    One,
+}
+
+/// Size of the images.
+const SPAN: u64 = 256 << 20;
+const BS: usize = 4096;
+
+/// Per-request latencies of one kind, in µs.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct Lat {
+    pub median_us: f64,
+    pub p10_us: f64,
+    pub p90_us: f64,
+    pub mean_us: f64,
+}
+
+impl Lat {
+    fn of(mut ns: Vec<u64>) -> Self {
+        if ns.is_empty() {
+            return Self::default();
+        }
+        ns.sort_unstable();
+        let q = |p: f64| ns[((ns.len() - 1) as f64 * p).round() as usize] as f64 / 1e3;
+        Self {
+            median_us: q(0.5),
+            p10_us: q(0.1),
+            p90_us: q(0.9),
+            mean_us: ns.iter().sum::<u64>() as f64 / ns.len() as f64 / 1e3,
+        }
+    }
+}
+
+/// One part of the path.
+#[derive(Debug, Clone, Serialize)]
+pub struct Part {
+    pub part: String,
+    pub read: Lat,
+    pub write: Lat,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Floor {
+    pub requests: u64,
+    pub placement: Placement,
+    pub parts: Vec<Part>,
+    /// Image I/O per request as the daemon counted it (µs): [FUSE only, whole path]
+    /// × [read, write].
+    pub daemon_io_us: [[f64; 2]; 2],
+}
+
+/// A 4 KiB-aligned buffer for O_DIRECT.
+struct Aligned {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl Aligned {
+    fn new() -> Self {
+        let buf = vec![0x5au8; 2 * BS];
+        let start = buf.as_ptr().align_offset(BS);
+        Self { buf, start }
+    }
+    fn get(&mut self) -> &mut [u8] {
+        &mut self.buf[self.start..self.start + BS]
+    }
+}
+
+/// A small deterministic generator of block offsets within `SPAN`.
+struct Offsets(u64);
+
+impl Iterator for Offsets {
+    type Item = u64;
+    fn next(&mut self) -> Option<u64> {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        Some((self.0 >> 33) % (SPAN / BS as u64) * BS as u64)
+    }
+}
+
+/// Times `n` random 4 KiB reads (or writes), one at a time, on `f`.
+fn time_one(f: &File, n: u64, write: bool, offs: &mut Offsets) -> Result<Lat> {
+    let mut buf = Aligned::new();
+    let mut ns = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let off = offs.next().unwrap_or(0);
+        let t = Instant::now();
+        if write {
+            f.write_all_at(buf.get(), off)?;
+        } else {
+            f.read_exact_at(buf.get(), off)?;
+        }
+        ns.push(t.elapsed().as_nanos() as u64);
+    }
+    Ok(Lat::of(ns))
+}
+
+/// Times `n` random 4 KiB reads, then `n` writes, on `f`, after a warm-up (the first
+/// requests fault in pages and wake idle threads); `between` runs before each timed
+/// stream and after the last (to reset and read the daemon's counters).
+fn time_rw(
+    f: &File,
+    n: u64,
+    between: &mut dyn FnMut(Option<bool>) -> Result<()>,
+) -> Result<(Lat, Lat)> {
+    let mut offs = Offsets(42);
+    time_one(f, (n / 10).clamp(10, 200), false, &mut offs)?;
+    between(None)?;
+    let r = time_one(f, n, false, &mut offs)?;
+    between(Some(false))?;
+    let w = time_one(f, n, true, &mut offs)?;
+    between(Some(true))?;
+    Ok((r, w))
+}
+
+fn nothing(_: Option<bool>) -> Result<()> {
+    Ok(())
+}
+
+fn open(path: &Path, direct: bool) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// Measures the parts; `progress` gets a line per part.
+pub fn floor(opts: &FloorOptions, progress: &mut dyn FnMut(&str)) -> Result<Floor> {
+    let session = SessionDir::create(&opts.work_dir)?;
+    let img = ImageFile::create(&session, "floor.img", SPAN)?;
+    // Allocated and in the page cache, as a ram disk's image is once written.
+    fill(img.file())?;
+    let tmp_session = SessionDir::create(&opts.tmpfs_dir)?;
+    let tmp_img = ImageFile::create_allocated(&tmp_session, "plain.img", SPAN)?;
+
+    let allowed = host::allowed_cpus();
+    let split = host::split_cpus(&allowed);
+    let (daemon_cpus, mine) = match (opts.placement, &split) {
+        (_, None) => (Vec::new(), None),
+        (Placement::Split, Some((d, w))) => (d.clone(), Some(w.clone())),
+        (Placement::Shared, Some((_, w))) => (allowed.clone(), Some(w.clone())),
+        (Placement::One, Some((d, _))) => (d.clone(), Some(d.clone())),
+    };
+    let restore = match &mine {
+        Some(m) => Some(host::pin_current_thread(m)?),
+        None => None,
+    };
+    let result = (|| {
+        let n = opts.requests;
+        let mut parts = Vec::new();
+        let mut push = |name: &str, (read, write): (Lat, Lat), progress: &mut dyn FnMut(&str)| {
+            progress(&format!(
+                "{name}: read {:.1} µs, write {:.1} µs (median)",
+                read.median_us, write.median_us
+            ));
+            parts.push(Part {
+                part: name.to_string(),
+                read,
+                write,
+            });
+        };
+
+        push(
+            "image I/O, ext4 page cache (pread/pwrite)",
+            time_rw(img.file(), n, &mut nothing)?,
+            progress,
+        );
+        push(
+            "image I/O, tmpfs (pread/pwrite)",
+            time_rw(tmp_img.file(), n, &mut nothing)?,
+            progress,
+        );
+
+        let mut plain = LoopDevice::attach_with(tmp_img.file(), tmp_img.path(), 0, None, true)?;
+        let r = time_rw(&open(plain.path(), true)?, n, &mut nothing);
+        plain.release()?;
+        push("loop device over a tmpfs file", r?, progress);
+
+        let disks = [DiskSpec {
+            name: "floor".into(),
+            image: img.path().to_path_buf(),
+            model: "ram".into(),
+            params: toml::Table::new(),
+            image_id: Some(FileId::of(img.file())?),
+        }];
+        let cpus = daemon_cpus.clone();
+        let mut daemon =
+            DeviceDaemon::start(&session, &disks, &EmulationOptions::default(), cpus, None)?;
+        // The daemon's image I/O per request, [part][read, write], in µs.
+        let mut io_us = [[0.0; 2]; 2];
+        let r = (|| -> Result<()> {
+            for (part, io) in io_us.iter_mut().enumerate() {
+                let mut lo = None;
+                let path = if part == 0 {
+                    daemon.disk_file("floor")
+                } else {
+                    let l = daemon.attach_disk("floor", 0, None)?;
+                    let p = l.path().to_path_buf();
+                    lo = Some(l);
+                    p
+                };
+                let f = open(&path, true)?;
+                let d = &daemon;
+                let rw = time_rw(&f, n, &mut |phase| {
+                    if let Some(write) = phase {
+                        let st = d.stats()?;
+                        let disk = &st.disks[0];
+                        let count = if write { disk.writes } else { disk.reads };
+                        io[write as usize] = disk.io_seconds * 1e6 / count.max(1) as f64;
+                    }
+                    // Fresh counters for the next stream.
+                    d.set_timing(true)
+                })?;
+                drop(f);
+                if let Some(mut l) = lo {
+                    l.release()?;
+                }
+                push(
+                    if part == 0 {
+                        "FUSE file, O_DIRECT (no loop device)"
+                    } else {
+                        "loop device over the FUSE file (the floor)"
+                    },
+                    rw,
+                    progress,
+                );
+            }
+            Ok(())
+        })();
+        let released = daemon.release();
+        r?;
+        released?;
+        Ok(Floor {
+            requests: n,
+            placement: opts.placement,
+            parts,
+            daemon_io_us: io_us,
+        })
+    })();
+    if let Some(cpus) = restore {
+        let _ = host::pin_current_thread(&cpus);
+    }
+    result
+}
+
+/// Writes every block of `f`, so reads find data in the page cache, not holes.
+fn fill(f: &File) -> Result<()> {
+    let block = vec![0x33u8; 1 << 20];
+    let mut off = 0;
+    while off < SPAN {
+        f.write_all_at(&block, off)?;
+        off += block.len() as u64;
+    }
+    Ok(())
+}
+
+/// The parts as a table, with the differences that say what the loop device and the
+/// FUSE round trip cost.
+pub fn render(f: &Floor) -> String {
+    let mut out = format!(
+        "4 KiB requests at queue depth 1, {} of each kind per part; placement {:?}\n\n",
+        f.requests, f.placement
+    );
+    out.push_str(&format!(
+        "{:<44} {:>11} {:>11} {:>11} {:>11}\n",
+        "part", "read med", "read mean", "write med", "write mean"
+    ));
+    for p in &f.parts {
+        out.push_str(&format!(
+            "{:<44} {:>8.1} µs {:>8.1} µs {:>8.1} µs {:>8.1} µs\n",
+            p.part, p.read.median_us, p.read.mean_us, p.write.median_us, p.write.mean_us
+        ));
+    }
+    if let [.., fuse, whole] = &f.parts[..] {
+        let io = &f.daemon_io_us;
+        out.push_str(&format!(
+            "\ndaemon's image I/O per request (its own count): FUSE only read {:.1} µs, write {:.1} µs; whole path read {:.1} µs, write {:.1} µs\n",
+            io[0][0], io[0][1], io[1][0], io[1][1]
+        ));
+        out.push_str(&format!(
+            "loop device's share (whole path − FUSE only, medians): read {:.1} µs, write {:.1} µs\n",
+            whole.read.median_us - fuse.read.median_us,
+            whole.write.median_us - fuse.write.median_us
+        ));
+        out.push_str(&format!(
+            "FUSE round trip besides the image I/O (FUSE only − daemon's image I/O): read {:.1} µs, write {:.1} µs\n",
+            fuse.read.median_us - io[0][0],
+            fuse.write.median_us - io[0][1]
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_are_quantiles_of_the_requests() {
+        let l = Lat::of((1..=11).map(|us| us * 1000).collect());
+        assert_eq!(l.median_us, 6.0);
+        assert_eq!(l.p10_us, 2.0);
+        assert_eq!(l.p90_us, 10.0);
+        assert_eq!(l.mean_us, 6.0);
+        let none = Lat::of(Vec::new());
+        assert_eq!(none.median_us, 0.0);
+    }
+
+    #[test]
+    fn offsets_are_aligned_blocks_inside_the_image_and_spread() {
+        let offs: Vec<u64> = Offsets(42).take(1000).collect();
+        assert!(offs
+            .iter()
+            .all(|&o| o % BS as u64 == 0 && o + BS as u64 <= SPAN));
+        let distinct: std::collections::BTreeSet<_> = offs.iter().collect();
+        assert!(distinct.len() > 990, "{}", distinct.len());
+    }
+}

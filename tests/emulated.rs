@@ -515,3 +515,74 @@ fn a_flush_after_cached_writes_takes_at_least_the_hdd_models_drain_time() {
     drop(dev);
     disk.finish();
 }
+
+// ---- stalls: an answer far later than the model's is counted, never lost ----
+
+#[test]
+fn an_injected_stall_is_counted_as_overdue_and_a_punctual_daemon_has_none() {
+    let test = "an_injected_stall_is_counted_as_overdue_and_a_punctual_daemon_has_none";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    use jbench::emu::daemon::OVERDUE_AFTER;
+    use jbench::emu::host::{InjectedStall, StallAt};
+    use jbench::emu::Request;
+    let disk = TimedHdd::start("emu-stall-");
+    let dev = disk.open();
+    let stream = [Request::write(0, 4096), Request::flush()];
+    let counters = |what: &str| {
+        let stats = disk.daemon.stats().unwrap();
+        let d = stats.disks[0].clone();
+        eprintln!("{what}: {d:?}");
+        d
+    };
+
+    // Punctual: nothing overdue, nothing blocked.
+    send_qd1(&dev, &stream);
+    let d = counters("punctual");
+    assert!(d.writes >= 1 && d.flushes >= 1, "{d:?}");
+    assert_eq!((d.overdue, d.slow_io), (0, 0), "{d:?}");
+    assert!(!d.stalled());
+
+    // The FUSE thread held 1.5 s before the next request's image I/O.
+    let stall = |at| InjectedStall {
+        trial: 0,
+        at,
+        ms: 1500,
+    };
+    disk.daemon.inject_stall(&stall(StallAt::Io)).unwrap();
+    let took = send_qd1(&dev, &stream);
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
+    let d = counters("io stall");
+    assert_eq!(d.slow_io, 1, "{d:?}");
+    assert!(d.worst_io_ms >= 1500.0, "{d:?}");
+    assert!(
+        d.overdue >= 1,
+        "the held request's answer is overdue: {d:?}"
+    );
+    assert!(d.worst_late_ms > OVERDUE_AFTER.as_secs_f64() * 1e3, "{d:?}");
+    assert!(d.stalled());
+
+    // Fresh counters; then the completion thread held 1.5 s before an answer.
+    disk.daemon.set_timing(true).unwrap();
+    assert!(!counters("reset").stalled());
+    disk.daemon.inject_stall(&stall(StallAt::Answer)).unwrap();
+    let took = send_qd1(&dev, &stream);
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
+    let d = counters("answer stall");
+    assert!(d.overdue >= 1, "{d:?}");
+    assert_eq!(d.slow_io, 0, "the image I/O was not held: {d:?}");
+    assert!(d.worst_late_ms >= 1400.0, "{d:?}");
+    assert!(d.stalled());
+
+    // An unknown place is refused.
+    let err = std::fs::write(
+        disk.daemon
+            .mountpoint()
+            .join(jbench::emu::daemon::CONTROL_FILE),
+        "inject stall disk 10",
+    );
+    assert!(err.is_err(), "refused");
+    drop(dev);
+    disk.finish();
+}

@@ -300,6 +300,126 @@ fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
     assert_no_leaks(tmp.path());
 }
 
+/// Column `name` of the `summary.csv` rows of configuration `config`.
+fn csv_column(results: &Path, config: &str, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(results.join("summary.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (at, label) = (
+        header.iter().position(|h| *h == name).unwrap(),
+        header.iter().position(|h| *h == "config").unwrap(),
+    );
+    // These rows have no quoted field: labels and phases hold no comma here.
+    lines
+        .map(|l| l.split(',').collect::<Vec<&str>>())
+        .filter(|row| row[label] == config)
+        .map(|row| row[at].to_string())
+        .collect()
+}
+
+#[test]
+fn a_trial_whose_daemon_stalls_is_failed_and_named_in_every_report() {
+    let test = "a_trial_whose_daemon_stalls_is_failed_and_named_in_every_report";
+    if !(need_root(test) && need_fuse(test)) {
+        return;
+    }
+    let tmp = scratch("emucli-stall-");
+    let spec = write_spec(
+        tmp.path(),
+        "stall",
+        &emu_spec(tmp.path(), r#""internal""#, 30, "")
+            .replace("repetitions = 1", "repetitions = 2"),
+    );
+    let results = tmp.path().join("results");
+    // Trial 0's daemon holds its first request after timing is on for 2 s before the
+    // image write: below the 30 s watchdog, far past the 1 s bound.
+    let out = jbench()
+        .env(jbench::emu::host::INJECT_STALL_VAR, "0:io:2000")
+        .arg("run")
+        .arg(&spec)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a failed trial: {stdout}\n{stderr}"
+    );
+    assert!(stderr.contains("1 trial(s) failed"), "{stderr}");
+    assert_no_leaks(tmp.path());
+
+    let recs = records(&results);
+    assert_eq!(recs.len(), 2);
+    let of = |n: u64| recs.iter().find(|r| r["trial"] == n).unwrap();
+    // The stalled trial: failed, the reason in its record, its counters kept.
+    let stalled = of(0);
+    assert_eq!(stalled["status"], "failed", "{stalled}");
+    let error = stalled["error"].as_str().unwrap();
+    assert!(error.starts_with("stalled: "), "{error}");
+    assert!(
+        error.contains("emulated fs disk (hdd-7200)")
+            && error.contains("1 image I/O call(s) that blocked the daemon for more than 1 s"),
+        "{error}"
+    );
+    // Its phase times are kept, as evidence, and never averaged.
+    assert_eq!(stalled["phases"][0]["name"], "create_fsync", "{stalled}");
+    let fs = &stalled["emulation"]["disks"][0];
+    assert_eq!(fs["slow_io"], 1, "{fs}");
+    assert!(fs["overdue"].as_u64().unwrap() >= 1, "{fs}");
+    assert!(f64_of(fs, "worst_io_ms") >= 2000.0, "{fs}");
+    assert!(f64_of(fs, "worst_late_ms") > 1000.0, "{fs}");
+    // Its sibling, without the injection: an ordinary measurement.
+    let sibling = of(1);
+    assert_eq!(sibling["status"], "ok", "{sibling}");
+    let fs = &sibling["emulation"]["disks"][0];
+    assert_eq!(
+        (fs["overdue"].as_u64(), fs["slow_io"].as_u64()),
+        (Some(0), Some(0)),
+        "{fs}"
+    );
+
+    // The text report printed by the run: the warning and the Trust line.
+    assert!(
+        stdout.contains("fsync/internal: STALLED trial 0 (rep 1), excluded from the statistics: the device daemon stalled"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 trial(s) excluded because the device daemon stalled"),
+        "{stdout}"
+    );
+    // summary.csv, the JSON report and the HTML page.
+    assert!(
+        csv_column(&results, "internal", "stalled")
+            .iter()
+            .all(|c| c == "1"),
+        "{:?}",
+        csv_column(&results, "internal", "stalled")
+    );
+    let out = run_ok(
+        jbench()
+            .arg("report")
+            .arg(&results)
+            .args(["--format", "json"]),
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["workloads"][0]["configs"][0]["stalled"], 1, "{json}");
+    assert_eq!(json["workloads"][0]["configs"][0]["ok"], 1, "{json}");
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    assert!(
+        html.contains("stalled (failed)"),
+        "the trial's line says so"
+    );
+    assert!(
+        html.contains("STALLED trial 0 (rep 1)"),
+        "the warning is listed"
+    );
+}
+
 /// Starts a run whose single trial fsyncs far more files than a test waits for, on
 /// two emulated `hdd-7200` disks, and waits until the device daemon serves and the
 /// file system is mounted. jbench's stderr goes to `<tmp>/jbench.err`.

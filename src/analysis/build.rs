@@ -46,6 +46,12 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
         .iter()
         .filter(|r| !r.crash_recording)
         .cloned()
+        .map(|mut r| {
+            // The runner and the reader fail such a trial already; a record that
+            // reaches here otherwise is never averaged either.
+            r.fail_if_stalled();
+            r
+        })
         .collect();
     let with_durable = with_durable_phases(&timed);
     let records = with_durable.as_slice();
@@ -342,6 +348,7 @@ fn analyse_config(
         config: recs[0].config.clone(),
         ok,
         failed: recs.len() - ok,
+        stalled: recs.iter().filter(|r| r.is_stalled()).count(),
         phases: phase_stats,
     }
 }

@@ -212,6 +212,10 @@ pub struct ConfigAnalysis {
     /// Successful trials; only these enter the statistics.
     pub ok: usize,
     pub failed: usize,
+    /// Of the failed trials, those failed because the device daemon stalled on an
+    /// emulated disk (docs/devices.md, "Stalls").
+    #[serde(default)]
+    pub stalled: usize,
     /// One per workload phase, in [`WorkloadAnalysis::phases`] order.
     pub phases: Vec<PhaseStats>,
 }

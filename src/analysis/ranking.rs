@@ -84,4 +84,8 @@ pub struct Trust {
     pub suspect_phases: usize,
     /// Whether the main phase itself is suspect for a ranked configuration.
     pub main_phase_suspect: bool,
+    /// Trials of the workload, any configuration, failed because the device daemon
+    /// stalled (docs/devices.md, "Stalls"): excluded, and said so on this line.
+    #[serde(default)]
+    pub stalled_trials: usize,
 }

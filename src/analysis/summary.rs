@@ -114,7 +114,10 @@ pub(crate) fn summarise(i: &Inputs, ctx: &Ctx) -> Option<WorkloadSummary> {
         .collect();
     Some(WorkloadSummary {
         rate_unit: i.phases[idx].rate_unit.clone(),
-        trust: trust(&ranked, idx, i.suspect_phases),
+        trust: Trust {
+            stalled_trials: i.configs.iter().map(|c| c.stalled).sum(),
+            ..trust(&ranked, idx, i.suspect_phases)
+        },
         main_phase: main.to_string(),
         ranking,
     })
@@ -164,5 +167,6 @@ fn trust(ranked: &[(&ConfigAnalysis, f64)], idx: usize, suspect_phases: usize) -
         worst_cv_config: worst.map(|w| w.0.label.clone()),
         suspect_phases,
         main_phase_suspect: ranked.iter().any(|(c, _)| c.phases[idx].suspect),
+        stalled_trials: 0,
     }
 }

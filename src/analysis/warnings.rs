@@ -1,7 +1,7 @@
-//! The warnings of a report: failed, excluded and single trials, phases missing from
-//! some trials, emulated disks whose figures are partly the FUSE path's, and one line
-//! per workload each for suspect (too short) phases, high-variance rates and trials
-//! that shared a busy host.
+//! The warnings of a report: failed, stalled, excluded and single trials, phases
+//! missing from some trials, emulated disks whose figures are partly the FUSE path's,
+//! and one line per workload each for suspect (too short) phases, high-variance rates
+//! and trials that shared a busy host.
 
 use super::model::*;
 use crate::results::record::TrialRecord;
@@ -75,6 +75,7 @@ pub(crate) fn config_warnings(
     if c.failed > 0 {
         out.push(failed_warning(&at, c, recs));
     }
+    out.extend(stalled_warnings(&at, c, recs));
     if c.ok == 1 {
         out.push(format!(
             "{at}: only 1 successful trial: no spread and no comparison possible"
@@ -140,18 +141,69 @@ fn emulation_warnings(at: &str, recs: &[&TrialRecord]) -> Vec<String> {
     out
 }
 
+/// "N of M trials failed ...", with the first error of a trial that did not stall
+/// (those that did are named one by one by [`stalled_warnings`]).
 fn failed_warning(at: &str, c: &ConfigAnalysis, recs: &[&TrialRecord]) -> String {
     let first_error = recs
         .iter()
-        .filter(|r| !r.is_ok() && r.config.label == c.label)
+        .filter(|r| !r.is_ok() && !r.is_stalled() && r.config.label == c.label)
         .find_map(|r| r.error.as_deref())
-        .map(|e| format!(" (first error: {})", first_line(e)))
-        .unwrap_or_default();
+        .map(first_line);
+    let detail = match (c.stalled, first_error) {
+        (0, Some(e)) => format!(" (first error: {e})"),
+        (0, None) => String::new(),
+        (n, Some(e)) => {
+            format!(" ({n} because the device daemon stalled, below; first other error: {e})")
+        }
+        (n, None) => format!(" ({n} because the device daemon stalled, below)"),
+    };
     format!(
-        "{at}: {} of {} trials failed and are excluded from the statistics{first_error}",
+        "{at}: {} of {} trials failed and are excluded from the statistics{detail}",
         c.failed,
         c.failed + c.ok
     )
+}
+
+/// Stalled trials named one line each, at most this many per configuration.
+const STALLED_LISTED: usize = 3;
+
+/// One line per trial of the configuration that failed because the device daemon
+/// stalled ([`TrialRecord::is_stalled`]): which trial, which disk, how many requests
+/// and how late. Never averaged, never silent (docs/devices.md, "Stalls").
+pub(crate) fn stalled_warnings(at: &str, c: &ConfigAnalysis, recs: &[&TrialRecord]) -> Vec<String> {
+    let stalled: Vec<&&TrialRecord> = recs
+        .iter()
+        .filter(|r| r.is_stalled() && r.config.label == c.label)
+        .collect();
+    let mut out: Vec<String> = stalled
+        .iter()
+        .take(STALLED_LISTED)
+        .map(|r| {
+            let why = r
+                .error
+                .as_deref()
+                .unwrap_or_default()
+                .trim_start_matches(crate::results::record::STALLED);
+            format!(
+                "{at}: STALLED trial {} (rep {}), excluded from the statistics: {}",
+                r.trial,
+                r.rep,
+                first_line(why)
+            )
+        })
+        .collect();
+    if stalled.len() > STALLED_LISTED {
+        let rest: Vec<String> = stalled[STALLED_LISTED..]
+            .iter()
+            .map(|r| r.trial.to_string())
+            .collect();
+        out.push(format!(
+            "{at}: {} more trial(s) stalled the same way, excluded from the statistics: trial(s) {}",
+            rest.len(),
+            rest.join(", ")
+        ));
+    }
+    out
 }
 
 pub(crate) fn first_line(text: &str) -> &str {

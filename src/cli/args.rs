@@ -424,8 +424,9 @@ pub enum DeviceCmd {
     /// floor (root).
     Calibrate(CalibrateArgs),
     /// Many concurrent writers (4 KiB to 4 MiB, with flushes) on emulated disks, to show
-    /// the daemon never stalls: fails (exit 1) on a watchdog abort, an I/O error or an
-    /// answer more than 1 ms past its model deadline (root). Without MODEL: hdd-7200,
+    /// the daemon never stalls: fails (exit 1) on a watchdog abort, an I/O error, an
+    /// image I/O call blocked past 1 s or an answer more than 100 ms past its model
+    /// deadline (root). Without MODEL: hdd-7200,
     /// raid6 with an 8 MiB cache (so it fills) and ssd-sata.
     Stress(StressArgs),
     /// What a 4 KiB request at queue depth 1 costs on each part of the emulated

@@ -25,7 +25,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::daemon::{
-    DaemonConfig, DaemonStats, DiskSpec, DiskStats, Ready, CONTROL_FILE, STATS_FILE,
+    DaemonConfig, DaemonStats, DiskSpec, DiskStats, Ready, CONTROL_FILE, OVERDUE_AFTER, STATS_FILE,
 };
 use super::EmulationOptions;
 use crate::rig::loopdev::{FileId, LoopDevice};
@@ -102,6 +102,102 @@ pub struct EmulationRecord {
     pub log_records: u64,
     #[serde(default)]
     pub log_bytes: u64,
+}
+
+impl EmulationRecord {
+    /// Why this trial's times cannot be the model's, when the device daemon stalled on
+    /// one of its disks: answers more than [`OVERDUE_AFTER`] past their deadline, or
+    /// image I/O calls longer than that (docs/devices.md, "Stalls"). One clause per
+    /// stalled disk, naming it, how many and how bad.
+    pub fn stall(&self) -> Option<String> {
+        let bound = OVERDUE_AFTER.as_secs_f64();
+        let clauses: Vec<String> = self
+            .disks
+            .iter()
+            .filter(|d| d.stalled())
+            .map(|d| {
+                let mut what = Vec::new();
+                if d.overdue > 0 {
+                    what.push(format!(
+                        "{} answer(s) more than {bound} s past the model's deadline (worst {:.2} s late, due {:.2} s into the workload)",
+                        d.overdue,
+                        d.worst_late_ms / 1e3,
+                        d.worst_late_at_seconds
+                    ));
+                }
+                if d.slow_io > 0 {
+                    what.push(format!(
+                        "{} image I/O call(s) that blocked the daemon for more than {bound} s (longest {:.2} s)",
+                        d.slow_io,
+                        d.worst_io_ms / 1e3
+                    ));
+                }
+                format!("emulated {} disk ({}): {}", d.name, d.model, what.join(", "))
+            })
+            .collect();
+        (!clauses.is_empty()).then(|| {
+            format!(
+                "the device daemon stalled, so the times are the host's, not the model's: {}",
+                clauses.join("; ")
+            )
+        })
+    }
+}
+
+/// Where an injected stall holds the daemon ([`DeviceDaemon::inject_stall`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StallAt {
+    /// The FUSE thread, before the next disk request's image I/O.
+    Io,
+    /// The completion thread, before the next answer it sends.
+    Answer,
+}
+
+/// A stall to inject into one trial's daemon (`JBENCH_EMU_INJECT_STALL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InjectedStall {
+    /// The trial (its index in the plan) whose daemon stalls.
+    pub trial: usize,
+    pub at: StallAt,
+    pub ms: u64,
+}
+
+/// The environment variable that injects a stall into one trial (a testing aid,
+/// docs/devices.md "Stalls"): `TRIAL:io:MS` or `TRIAL:answer:MS`.
+pub const INJECT_STALL_VAR: &str = "JBENCH_EMU_INJECT_STALL";
+
+impl InjectedStall {
+    /// Parses `TRIAL:io:MS` or `TRIAL:answer:MS`.
+    pub fn parse(text: &str) -> Result<Self> {
+        let parts: Vec<&str> = text.trim().split(':').collect();
+        let usage = || {
+            anyhow::anyhow!(
+                "{INJECT_STALL_VAR}=`{text}`: expected TRIAL:io:MS or TRIAL:answer:MS, e.g. 0:io:3000"
+            )
+        };
+        let [trial, at, ms] = parts.as_slice() else {
+            return Err(usage());
+        };
+        Ok(Self {
+            trial: trial.parse().map_err(|_| usage())?,
+            at: match *at {
+                "io" => StallAt::Io,
+                "answer" => StallAt::Answer,
+                _ => return Err(usage()),
+            },
+            ms: ms.parse().map_err(|_| usage())?,
+        })
+    }
+
+    /// The stall `JBENCH_EMU_INJECT_STALL` asks for in trial `trial`, if any.
+    pub fn for_trial(trial: usize) -> Result<Option<Self>> {
+        match std::env::var(INJECT_STALL_VAR) {
+            Ok(v) if !v.trim().is_empty() => {
+                Ok(Some(Self::parse(&v)?).filter(|s| s.trial == trial))
+            }
+            _ => Ok(None),
+        }
+    }
 }
 
 /// The jbench executable that serves as the daemon: `JBENCH_DAEMON_BIN` if set, else
@@ -416,6 +512,17 @@ impl DeviceDaemon {
         self.control(if on { "timing on" } else { "timing off" })
     }
 
+    /// Makes the daemon stall once (a testing aid, docs/devices.md "Stalls"): the next
+    /// disk request's image I/O waits `ms` first (`StallAt::Io`), or the next answer
+    /// the completion thread sends does (`StallAt::Answer`).
+    pub fn inject_stall(&self, stall: &InjectedStall) -> Result<()> {
+        let at = match stall.at {
+            StallAt::Io => "io",
+            StallAt::Answer => "answer",
+        };
+        self.control(&format!("inject stall {at} {}", stall.ms))
+    }
+
     /// Appends a marker record to the write log.
     pub fn mark(&self, label: &str) -> Result<()> {
         self.control(&format!("marker {label}"))
@@ -694,6 +801,64 @@ pub fn cpu_seconds(pid: u32) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_injected_stall_names_its_trial_place_and_length() {
+        assert_eq!(
+            InjectedStall::parse("3:io:2500").unwrap(),
+            InjectedStall {
+                trial: 3,
+                at: StallAt::Io,
+                ms: 2500
+            }
+        );
+        assert_eq!(
+            InjectedStall::parse(" 0:answer:1200\n").unwrap().at,
+            StallAt::Answer
+        );
+        for bad in ["", "io:2500", "x:io:1", "0:disk:1", "0:io:1s", "0:io:1:2"] {
+            let e = InjectedStall::parse(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(INJECT_STALL_VAR) && e.contains("TRIAL:io:MS"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stall_is_described_per_disk_with_count_and_worst_delay() {
+        let disk = |name: &str| DiskStats {
+            name: name.into(),
+            model: "hdd-7200".into(),
+            writes: 100,
+            ..DiskStats::default()
+        };
+        let mut rec = EmulationRecord {
+            disks: vec![disk("fs"), disk("journal")],
+            ..EmulationRecord::default()
+        };
+        // Late answers below the bound are the `late` warning's, not a stall.
+        rec.disks[0].late = 40;
+        rec.disks[0].worst_late_ms = 900.0;
+        assert_eq!(rec.stall(), None);
+        rec.disks[1].overdue = 2;
+        rec.disks[1].late = 2;
+        rec.disks[1].worst_late_ms = 3_021.0;
+        rec.disks[1].worst_late_at_seconds = 0.412;
+        rec.disks[1].slow_io = 1;
+        rec.disks[1].worst_io_ms = 2_998.0;
+        assert_eq!(
+            rec.stall().unwrap(),
+            "the device daemon stalled, so the times are the host's, not the model's: emulated journal disk (hdd-7200): 2 answer(s) more than 1 s past the model's deadline (worst 3.02 s late, due 0.41 s into the workload), 1 image I/O call(s) that blocked the daemon for more than 1 s (longest 3.00 s)"
+        );
+        rec.disks[0].slow_io = 1;
+        rec.disks[0].worst_io_ms = 1_500.0;
+        let both = rec.stall().unwrap();
+        assert!(
+            both.contains("emulated fs disk (hdd-7200): 1 image I/O call(s) that blocked the daemon for more than 1 s (longest 1.50 s); emulated journal disk"),
+            "{both}"
+        );
+    }
 
     #[test]
     fn cpus_split_into_one_for_the_daemon_and_the_rest_for_the_workload() {

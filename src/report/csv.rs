@@ -21,7 +21,7 @@ impl Exporter for Csv {
     }
 }
 
-pub(crate) const CSV_HEADER: [&str; 37] = [
+pub(crate) const CSV_HEADER: [&str; 38] = [
     "workload",
     "config",
     "phase",
@@ -67,6 +67,9 @@ pub(crate) const CSV_HEADER: [&str; 37] = [
     "vs_baseline_ci_unbounded",
     "family",
     "family_size",
+    // Of the `failed` trials, those failed because the device daemon stalled on an
+    // emulated disk (docs/devices.md, "Stalls").
+    "stalled",
 ];
 
 /// The answer columns of configuration `config`'s row of `phase`: filled on the main
@@ -117,6 +120,7 @@ fn render_csv(a: &Analysis) -> String {
                 let mut row = csv_row(w, c, i, p, cmp.map(|x| &x.phases[i]), is_base, &words);
                 row.extend(answer_cells(&answers, &w.name, &c.label, &p.phase));
                 row.extend(decision_cells(w, cmp.map(|x| &x.phases[i]), is_base));
+                row.push(c.stalled.to_string());
                 out.push_str(&csv_line(row));
             }
         }

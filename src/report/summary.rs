@@ -161,7 +161,13 @@ fn trust_line(s: &WorkloadSummary) -> String {
         (n, true) => format!("{n} suspect phase(s), the main phase among them"),
         (n, false) => format!("{n} suspect phase(s), not the main phase"),
     };
-    format!("Trust: {trials}; {spread}; {suspect}")
+    let stalled = match t.stalled_trials {
+        0 => String::new(),
+        n => {
+            format!("; {n} trial(s) excluded because the device daemon stalled (see the warnings)")
+        }
+    };
+    format!("Trust: {trials}; {spread}; {suspect}{stalled}")
 }
 
 /// A rate with three significant digits at least: 56.3, 1234, 0.512.

@@ -122,9 +122,40 @@ pub struct TrialRecord {
 /// [`TrialRecord::invalid_reason`]); the report lists such trials in a warning.
 pub const EXCLUDED: &str = "invalid record, excluded from the statistics: ";
 
+/// Start of the `error` of a trial failed because the device daemon stalled on one of
+/// its emulated disks (see [`TrialRecord::fail_if_stalled`]); the report names such
+/// trials in a warning of their own.
+pub const STALLED: &str = "stalled: ";
+
 impl TrialRecord {
     pub fn is_ok(&self) -> bool {
         self.status == Status::Ok
+    }
+
+    /// Turns an `ok` record whose emulated disks' daemon stalled (an answer or an image
+    /// I/O call more than `emu::daemon::OVERDUE_AFTER` late, docs/devices.md "Stalls")
+    /// into a failed one whose error says where and how badly, so it is counted and
+    /// shown but never averaged. A crash recording is left as it is: its times are
+    /// never averaged, and its write log is as good as ever. Returns the reason when it
+    /// did.
+    pub fn fail_if_stalled(&mut self) -> Option<String> {
+        if !self.is_ok() || self.crash_recording {
+            return None;
+        }
+        let why = self.emulation.as_ref()?.stall()?;
+        self.status = Status::Failed;
+        self.error = Some(format!("{STALLED}{why}"));
+        Some(why)
+    }
+
+    /// Whether the trial failed because the device daemon stalled
+    /// ([`TrialRecord::fail_if_stalled`]).
+    pub fn is_stalled(&self) -> bool {
+        !self.is_ok()
+            && self
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with(STALLED))
     }
 
     /// Why an `ok` record cannot be a measurement: no phases, or a phase whose time is

@@ -241,6 +241,15 @@ pub fn load_records(dir: &Path) -> Result<Vec<TrialRecord>> {
                 path.display()
             );
         }
+        // `jbench run` fails such a trial itself; a record written otherwise (an
+        // edited or merged file) is failed here, so no reader averages it.
+        if let Some(why) = r.fail_if_stalled() {
+            eprintln!(
+                "jbench: warning: {}:{number}: trial {}: {why}; the trial is excluded from the statistics",
+                path.display(),
+                r.trial
+            );
+        }
         out.push(r);
     }
     Ok(out)
@@ -355,6 +364,50 @@ mod tests {
         assert!(recs[2].error.as_ref().unwrap().contains("seconds = 0"));
         assert!(recs[4].error.as_ref().unwrap().contains("no phases"));
         assert!(recs[..2].iter().all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn a_record_whose_daemon_stalled_is_read_as_failed_with_the_reason() {
+        use crate::emu::daemon::DiskStats;
+        use crate::emu::host::EmulationRecord;
+        let with = |trial, overdue, slow_io| {
+            let mut r = rec(trial, "a", "w", 10.0);
+            r.emulation = Some(EmulationRecord {
+                disks: vec![DiskStats {
+                    name: "fs".into(),
+                    model: "hdd-7200".into(),
+                    overdue,
+                    slow_io,
+                    worst_late_ms: 2_500.0,
+                    ..DiskStats::default()
+                }],
+                ..EmulationRecord::default()
+            });
+            r
+        };
+        let mut recording = with(4, 1, 0);
+        recording.crash_recording = true;
+        let text = line(&with(0, 0, 0))
+            + &line(&with(1, 1, 0))
+            + &line(&with(2, 0, 1))
+            + &line(&recording);
+        let recs = load_records(dir_with(&text).path()).unwrap();
+        assert!(recs[0].is_ok(), "punctual: {:?}", recs[0]);
+        for r in &recs[1..3] {
+            assert!(r.is_stalled() && !r.is_excluded(), "{r:?}");
+            let e = r.error.as_deref().unwrap();
+            assert!(e.starts_with(crate::results::record::STALLED), "{e}");
+            assert!(e.contains("emulated fs disk (hdd-7200)"), "{e}");
+        }
+        assert!(recs[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("worst 2.50 s late"));
+        assert!(
+            recs[3].is_ok(),
+            "a crash recording is never averaged anyway"
+        );
     }
 
     #[test]

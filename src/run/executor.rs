@@ -179,7 +179,10 @@ impl Executor for RigExecutor {
         );
         // The cgroup is made fresh per trial so its peak is this trial's alone.
         let limit = config.memory_limit.map(MemoryLimit::create).transpose();
-        let session = limit.and_then(|limit| EmulatedRun::begin(&rig, &emu).map(|e| (limit, e)));
+        // A testing aid: `JBENCH_EMU_INJECT_STALL` makes this trial's daemon stall once.
+        let stall = host::InjectedStall::for_trial(trial.index);
+        let session = limit
+            .and_then(|limit| EmulatedRun::begin(&rig, &emu, stall?.as_ref()).map(|e| (limit, e)));
         let (mut limit, emulated) = match session {
             Ok(v) => v,
             Err(e) => {
@@ -284,7 +287,11 @@ struct EmulatedRun {
 
 impl EmulatedRun {
     /// `None` when the rig has no emulated disk.
-    fn begin(rig: &rig::Rig, emu: &rig::EmuSetup) -> Result<Option<Self>> {
+    fn begin(
+        rig: &rig::Rig,
+        emu: &rig::EmuSetup,
+        stall: Option<&host::InjectedStall>,
+    ) -> Result<Option<Self>> {
         let Some(daemon) = rig.daemon() else {
             return Ok(None);
         };
@@ -299,6 +306,9 @@ impl EmulatedRun {
             _ => None,
         };
         daemon.set_timing(true)?;
+        if let Some(stall) = stall {
+            daemon.inject_stall(stall)?;
+        }
         let mut restore_cpus = None;
         let mut workload_cpus = Vec::new();
         if !daemon.cpus().is_empty() {

@@ -165,6 +165,9 @@ impl<'a> Run<'a> {
         if let Some(why) = record.exclude_if_invalid() {
             self.progress.say(&format!("trial {}: {why}", trial.index));
         }
+        // A trial whose device daemon stalled measured the host, not the model: failed
+        // with the reason, so it is shown in every report and never averaged.
+        record.fail_if_stalled();
         self.store.append(&record)?;
         self.outcome.ran += 1;
         if record.status == Status::Failed {

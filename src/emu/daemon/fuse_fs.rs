@@ -13,7 +13,7 @@ use fuser::{
     ReplyEntry, ReplyOpen, ReplyWrite, Request as FuseRequest, WriteFlags,
 };
 
-use super::completion::{Answer, LogEntry};
+use super::completion::{Answer, LogEntry, INJECTED};
 use super::state::Inner;
 use super::{CONTROL_FILE, STATS_FILE};
 use crate::emu::model::Request;
@@ -215,6 +215,7 @@ impl Filesystem for EmuFs {
         let Some(i) = self.disk_of(ino) else {
             return reply.error(Errno::EINVAL);
         };
+        INJECTED.io();
         let disk = &self.inner.disks[i];
         let len = (size as u64).min(disk.size.saturating_sub(offset));
         let mut buf = vec![0u8; len as usize];
@@ -253,6 +254,7 @@ impl Filesystem for EmuFs {
         let Some(i) = self.disk_of(ino) else {
             return reply.error(Errno::EINVAL);
         };
+        INJECTED.io();
         let issued = self.issue();
         let disk = &self.inner.disks[i];
         let len = data.len() as u64;
@@ -310,6 +312,7 @@ impl Filesystem for EmuFs {
         let Some(i) = self.disk_of(ino) else {
             return reply.ok();
         };
+        INJECTED.io();
         let issued = self.issue();
         // The image is not made durable: the model, not the host's disk, says when the
         // emulated disk's data is safe, and the write log records the flush.
@@ -343,6 +346,7 @@ impl Filesystem for EmuFs {
             // Plain preallocation: a disk's blocks always exist.
             return reply.ok();
         }
+        INJECTED.io();
         if let Err(e) = disk.zero_range(offset, length, punch) {
             return reply.error(Errno::from(e));
         }

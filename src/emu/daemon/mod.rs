@@ -47,7 +47,7 @@ mod state;
 mod stats;
 
 pub use disk::build_model;
-pub use stats::{DaemonStats, DiskStats};
+pub use stats::{is_overdue, DaemonStats, DiskStats, OVERDUE_AFTER};
 
 /// Name of the file a control command is written to.
 pub const CONTROL_FILE: &str = ".control";

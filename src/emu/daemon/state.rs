@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use super::completion::{Answer, LogEntry, Pending, Queue};
+use super::completion::{Answer, LogEntry, Pending, Queue, INJECTED};
 use super::disk::{build_model, Disk};
 use super::{DaemonStats, DiskStats};
 use crate::emu::model::{Request, Service};
@@ -68,7 +68,11 @@ impl Inner {
         answer: Answer,
         log: Option<LogEntry>,
     ) {
-        if self.log.is_none() && at <= Instant::now() {
+        let now = Instant::now();
+        if self.log.is_none() && at <= now {
+            if let Some(i) = disk {
+                self.answered(i, at, now);
+            }
             answer.send();
             return;
         }
@@ -90,7 +94,7 @@ impl Inner {
         let disk = &self.disks[i];
         let mut st = disk.state.lock().unwrap_or_else(|p| p.into_inner());
         // Requests reach here right after their image I/O, which began on arrival.
-        st.stats.io_seconds += arrived.elapsed().as_secs_f64();
+        st.stats.add_io(arrived.elapsed());
         st.stats.count(&req);
         if !self.timing.load(Ordering::Acquire) {
             return arrived;
@@ -127,7 +131,15 @@ impl Inner {
         Ok(())
     }
 
+    /// The counters, with the answers still waiting far past their deadline counted
+    /// as overdue (see `add_waiting_overdue`).
     pub(super) fn stats(&self) -> DaemonStats {
+        let mut stats = self.counters();
+        self.add_waiting_overdue(&mut stats, Instant::now());
+        stats
+    }
+
+    fn counters(&self) -> DaemonStats {
         let (log_records, log_bytes) = self
             .log
             .as_ref()
@@ -164,6 +176,18 @@ impl Inner {
                 Ok(())
             }),
             _ if text.starts_with("overlay ") => self.overlay_command(&text["overlay ".len()..]),
+            _ if text.starts_with("inject stall ") => {
+                // A testing aid (docs/devices.md, "Stalls"): `inject stall io|answer MS`.
+                let mut words = text["inject stall ".len()..].split_whitespace();
+                match (
+                    words.next(),
+                    words.next().map(str::parse::<u64>),
+                    words.next(),
+                ) {
+                    (Some(at), Some(Ok(ms)), None) => INJECTED.arm(at, ms),
+                    _ => bail!("usage: inject stall io|answer MILLISECONDS, not `{text}`"),
+                }
+            }
             _ => match text.strip_prefix("marker ") {
                 Some(label) => {
                     self.write_log(&LogEntry {

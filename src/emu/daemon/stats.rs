@@ -1,9 +1,37 @@
 //! `.stats`: what the daemon counted for each disk since timing was last turned on.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use super::DiskSpec;
 use crate::emu::model::{below_floor, DeviceModel, Kind, Request, Service, FUSE_FLOOR};
+
+/// A request is *overdue* when its answer goes out more than this after the deadline
+/// its disk's model gave it (arrival + the model's response time, waits behind the
+/// disk's earlier requests included). Measured from the deadline, so it covers the
+/// daemon's image I/O (which starts on arrival) and a late completion thread alike;
+/// an image I/O call that takes longer than this is counted too (`slow_io`), because
+/// while the FUSE thread is blocked the kernel's later requests wait where the daemon
+/// cannot see them. A trial with either is failed as *stalled* (docs/devices.md,
+/// "Stalls"): its times are the host's, not the model's.
+///
+/// Why 1 s: a healthy daemon answers within 1 ms of the deadline (`late` counts the
+/// exceptions, and a busy host's are tens of ms), so 1 s is far outside any scheduling
+/// noise; and it is a flat bound, not a multiple of the model's time, because that
+/// time includes queueing — a deep queue on an `hdd-7200` gives model times of
+/// seconds, and 100 times that would let a stall through that is as long as the
+/// watchdog's 30 s. One stall of a second is already a large part of the short phases
+/// the presets time.
+pub const OVERDUE_AFTER: Duration = Duration::from_secs(1);
+
+/// Answers later than their deadline by more than this are counted as `late`.
+pub const LATE_AFTER: Duration = Duration::from_millis(1);
+
+/// Whether an answer sent `lateness` after its deadline is overdue ([`OVERDUE_AFTER`]).
+pub fn is_overdue(lateness: Duration) -> bool {
+    lateness > OVERDUE_AFTER
+}
 
 /// Counters of one emulated disk since timing was last turned on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -28,6 +56,25 @@ pub struct DiskStats {
     pub transfer_seconds: f64,
     /// Answers sent later than their deadline by more than 1 ms (the host was slow).
     pub late: u64,
+    /// Answers sent more than [`OVERDUE_AFTER`] after their deadline, and answers
+    /// still waiting that long when the counters were read: the daemon stalled.
+    #[serde(default)]
+    pub overdue: u64,
+    /// How far past its deadline the worst answer went out, in ms (only answers more
+    /// than 1 ms late are looked at; 0: none was).
+    #[serde(default)]
+    pub worst_late_ms: f64,
+    /// When that answer's deadline was, in seconds after timing was turned on.
+    #[serde(default)]
+    pub worst_late_at_seconds: f64,
+    /// Image I/O calls (pread, pwrite, fallocate) that took longer than
+    /// [`OVERDUE_AFTER`]: the daemon's FUSE thread was blocked, and requests the
+    /// kernel had for it waited unseen.
+    #[serde(default)]
+    pub slow_io: u64,
+    /// The longest image I/O call, in ms.
+    #[serde(default)]
+    pub worst_io_ms: f64,
     /// Time the daemon spent applying requests to the image (pread, pwrite,
     /// fallocate), inside the model's time when the model is slower.
     #[serde(default)]
@@ -79,6 +126,41 @@ impl DiskStats {
         }
     }
 
+    /// Whether the daemon stalled while serving this disk: an overdue answer or an
+    /// image I/O call longer than [`OVERDUE_AFTER`].
+    pub fn stalled(&self) -> bool {
+        self.overdue > 0 || self.slow_io > 0
+    }
+
+    /// Counts an answer sent `lateness` after its deadline, which fell `at` after
+    /// timing was turned on: `late`, `overdue` and the worst lateness. Answers at most
+    /// [`LATE_AFTER`] late are not counted (the caller need not even lock the state).
+    pub(super) fn answered_late(&mut self, lateness: Duration, at: Duration) {
+        if lateness <= LATE_AFTER {
+            return;
+        }
+        self.late += 1;
+        if is_overdue(lateness) {
+            self.overdue += 1;
+        }
+        let ms = lateness.as_secs_f64() * 1e3;
+        if ms > self.worst_late_ms {
+            self.worst_late_ms = ms;
+            self.worst_late_at_seconds = at.as_secs_f64();
+        }
+    }
+
+    /// Counts an image I/O call (with whatever waited before it on arrival) that took
+    /// `took`.
+    pub(super) fn add_io(&mut self, took: Duration) {
+        self.io_seconds += took.as_secs_f64();
+        let ms = took.as_secs_f64() * 1e3;
+        self.worst_io_ms = self.worst_io_ms.max(ms);
+        if took > OVERDUE_AFTER {
+            self.slow_io += 1;
+        }
+    }
+
     /// Adds the model's answer `svc` to the time counters.
     pub(super) fn add_service(&mut self, svc: &Service) {
         self.cached += svc.cached as u64;
@@ -90,5 +172,69 @@ impl DiskStats {
             self.floor_bound += 1;
             self.floor_excess_seconds += (FUSE_FLOOR - svc.duration).as_secs_f64();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_bound_is_one_second_past_the_deadline() {
+        assert!(!is_overdue(Duration::ZERO));
+        assert!(!is_overdue(ms(999)));
+        assert!(!is_overdue(OVERDUE_AFTER), "at the bound is not past it");
+        assert!(is_overdue(OVERDUE_AFTER + Duration::from_micros(1)));
+        assert!(is_overdue(Duration::from_secs(192)));
+    }
+
+    #[test]
+    fn late_answers_are_counted_and_overdue_ones_make_the_disk_stalled() {
+        let mut d = DiskStats::default();
+        // On time, or within a millisecond: not counted at all.
+        d.answered_late(Duration::ZERO, ms(5));
+        d.answered_late(LATE_AFTER, ms(5));
+        assert_eq!(d, DiskStats::default());
+        // A busy host: late, not overdue.
+        d.answered_late(ms(40), ms(100));
+        assert_eq!((d.late, d.overdue), (1, 0));
+        assert_eq!((d.worst_late_ms, d.worst_late_at_seconds), (40.0, 0.1));
+        assert!(!d.stalled());
+        // A stall: overdue, and the worst, with when it was due.
+        d.answered_late(ms(3_000), ms(2_500));
+        d.answered_late(ms(1_500), ms(4_000));
+        assert_eq!((d.late, d.overdue), (3, 2));
+        assert_eq!((d.worst_late_ms, d.worst_late_at_seconds), (3_000.0, 2.5));
+        assert!(d.stalled());
+    }
+
+    #[test]
+    fn a_long_image_io_call_makes_the_disk_stalled() {
+        let mut d = DiskStats::default();
+        d.add_io(ms(2));
+        d.add_io(OVERDUE_AFTER);
+        assert_eq!(d.slow_io, 0);
+        assert!(!d.stalled());
+        d.add_io(ms(2_500));
+        assert_eq!(d.slow_io, 1);
+        assert_eq!(d.worst_io_ms, 2_500.0);
+        assert!((d.io_seconds - 3.502).abs() < 1e-9, "{}", d.io_seconds);
+        assert!(d.stalled());
+    }
+
+    #[test]
+    fn records_from_before_the_stall_counters_still_read() {
+        let old = r#"{"name": "fs", "model": "hdd-7200", "below_floor": false,
+            "reads": 1, "writes": 2, "flushes": 0, "discards": 0, "read_bytes": 4096,
+            "write_bytes": 8192, "cached": 0, "response_seconds": 0.01,
+            "seek_seconds": 0.0, "rotation_seconds": 0.0, "transfer_seconds": 0.0,
+            "late": 3, "floor_bound": 0, "floor_excess_seconds": 0.0}"#;
+        let d: DiskStats = serde_json::from_str(old).unwrap();
+        assert_eq!((d.late, d.overdue, d.slow_io), (3, 0, 0));
+        assert!(!d.stalled());
     }
 }

@@ -86,6 +86,7 @@ pub fn render_dir(dir: &Path, title: &str, opts: &ReportOptions) -> Result<Strin
 pub fn render_page(page: &Page) -> Result<String> {
     let analysis = report::analyse(page.records, page.opts).with_crash(page.crash);
     let n_failed = page.records.iter().filter(|r| !r.is_ok()).count();
+    let n_stalled = page.records.iter().filter(|r| r.is_stalled()).count();
     let workloads = analysis
         .workloads
         .iter()
@@ -114,6 +115,7 @@ pub fn render_page(page: &Page) -> Result<String> {
             .unwrap_or_default(),
         n_trials: page.records.len(),
         n_failed,
+        n_stalled,
         warnings: page
             .extra_warnings
             .iter()
@@ -157,6 +159,8 @@ struct PageView {
     environment: Vec<(String, String)>,
     n_trials: usize,
     n_failed: usize,
+    /// Of those, failed because the device daemon stalled.
+    n_stalled: usize,
     warnings: Vec<String>,
     verified: Vec<VerifiedView>,
     workloads: Vec<WorkloadView>,
@@ -233,6 +237,8 @@ struct TrialView {
     config: String,
     workload: String,
     failed: bool,
+    /// Failed because the device daemon stalled (docs/devices.md, "Stalls").
+    stalled: bool,
     error: Option<String>,
     wall: String,
     charts: Vec<ChartView>,
@@ -596,6 +602,7 @@ fn trial_views(records: &[TrialRecord], dir: Option<&Path>) -> Result<Vec<TrialV
             config: r.config.label.clone(),
             workload: r.workload.name.clone(),
             failed: !r.is_ok(),
+            stalled: r.is_stalled(),
             error: r.error.clone(),
             wall: format!("{:.1} s", r.wall_seconds),
             charts,

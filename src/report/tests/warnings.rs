@@ -47,6 +47,136 @@ fn emulated_disks_answered_by_the_fuse_floor_are_warned_about() {
     assert!(!w.iter().any(|l| l.contains("fs disk")), "{w:#?}");
 }
 
+/// Two configurations of four trials on an emulated hdd; trial 2 of `same-disk` took
+/// 300 times as long as its siblings, and with `stalled` its daemon said why.
+fn stall_records(stalled: bool) -> Vec<TrialRecord> {
+    use crate::emu::daemon::DiskStats;
+    use crate::emu::host::EmulationRecord;
+    let mut records = Vec::new();
+    for (k, label) in ["same-disk", "ramdisk"].iter().enumerate() {
+        for rep in 1..=4u32 {
+            let trial = k * 4 + rep as usize - 1;
+            let rate = if trial == 2 { 4.0 } else { 1200.0 + rep as f64 };
+            let mut r = rec(trial, rep, label, "small", [rate; 4]);
+            let mut fs = DiskStats {
+                name: "fs".into(),
+                model: "hdd-7200".into(),
+                writes: 1000,
+                ..DiskStats::default()
+            };
+            if stalled && trial == 2 {
+                fs.late = 1;
+                fs.overdue = 1;
+                fs.worst_late_ms = 191_400.0;
+                fs.worst_late_at_seconds = 0.2;
+                fs.slow_io = 1;
+                fs.worst_io_ms = 191_350.0;
+            }
+            r.emulation = Some(EmulationRecord {
+                disks: vec![fs],
+                ..EmulationRecord::default()
+            });
+            records.push(r);
+        }
+    }
+    records
+}
+
+#[test]
+fn a_stalled_trial_is_excluded_and_named_in_every_format() {
+    let mut records = stall_records(true);
+    // What `jbench run` records: the trial failed, with the reason.
+    let why = records[2].fail_if_stalled().expect("a stalled trial");
+    assert!(records[2].is_stalled() && !records[2].is_ok());
+    assert!(why.contains("emulated fs disk (hdd-7200)"), "{why}");
+    let a = analyse(&records, &opts());
+    let c = find(&a, "small", "same-disk");
+    assert_eq!((c.ok, c.failed, c.stalled), (3, 1, 1));
+    // Never averaged: the mean is the three siblings', not dragged down by the stall.
+    let mean = c.phases[0].rate.unwrap().mean;
+    assert!(
+        (mean - (1201.0 + 1202.0 + 1204.0) / 3.0).abs() < 1e-9,
+        "{mean}"
+    );
+    assert_eq!(find(&a, "small", "ramdisk").stalled, 0);
+
+    let w = a.all_warnings();
+    let line = w
+        .iter()
+        .find(|l| l.contains("STALLED"))
+        .unwrap_or_else(|| panic!("{w:#?}"));
+    assert_eq!(
+        line,
+        "small/same-disk: STALLED trial 2 (rep 3), excluded from the statistics: the device daemon stalled, so the times are the host's, not the model's: emulated fs disk (hdd-7200): 1 answer(s) more than 1 s past the model's deadline (worst 191.40 s late, due 0.20 s into the workload), 1 image I/O call(s) that blocked the daemon for more than 1 s (longest 191.35 s)"
+    );
+    assert!(
+        w.contains(&"small/same-disk: 1 of 4 trials failed and are excluded from the statistics (1 because the device daemon stalled, below)".to_string()),
+        "{w:#?}"
+    );
+
+    let text = render(&records, &opts(), Format::Table);
+    assert!(text.contains("STALLED trial 2 (rep 3)"), "{text}");
+    assert!(
+        text.contains("; 1 trial(s) excluded because the device daemon stalled (see the warnings)"),
+        "the Trust line says so: {text}"
+    );
+    let md = render(&records, &opts(), Format::Markdown);
+    assert!(md.contains("STALLED trial 2 (rep 3)"), "{md}");
+
+    let csv = render(&records, &opts(), Format::Csv);
+    let rows = csv_rows(&csv);
+    let col = CSV_HEADER.iter().position(|h| *h == "stalled").unwrap();
+    let config = CSV_HEADER.iter().position(|h| *h == "config").unwrap();
+    for row in &rows[1..] {
+        let want = if row[config] == "same-disk" { "1" } else { "0" };
+        assert_eq!(row[col], want, "{row:?}");
+    }
+
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&records, &opts(), Format::Json)).unwrap();
+    let configs = &json["workloads"][0]["configs"];
+    assert_eq!(configs[0]["label"], "same-disk");
+    assert_eq!(configs[0]["stalled"], 1);
+    assert_eq!(configs[1]["stalled"], 0);
+    assert_eq!(
+        json["workloads"][0]["summary"]["trust"]["stalled_trials"],
+        1
+    );
+}
+
+#[test]
+fn a_stalled_record_is_never_averaged_even_if_written_ok() {
+    // A record the runner did not fail (an older or edited file): the analysis does.
+    let records = stall_records(true);
+    assert!(records[2].is_ok());
+    let a = analyse(&records, &opts());
+    let c = find(&a, "small", "same-disk");
+    assert_eq!((c.ok, c.failed, c.stalled), (3, 1, 1));
+    assert!(a
+        .all_warnings()
+        .iter()
+        .any(|l| l.contains("STALLED trial 2")));
+}
+
+#[test]
+fn without_a_stall_the_slow_trial_is_an_ordinary_measurement() {
+    // The counterpart: the same 300-times-slower trial, its daemon punctual. Nothing
+    // flags it (only the spread shows), which is why the daemon must say when it stalled.
+    let mut records = stall_records(false);
+    assert_eq!(records[2].fail_if_stalled(), None);
+    let a = analyse(&records, &opts());
+    let c = find(&a, "small", "same-disk");
+    assert_eq!((c.ok, c.failed, c.stalled), (4, 0, 0));
+    let w = a.all_warnings();
+    assert!(
+        !w.iter()
+            .any(|l| l.contains("stalled") || l.contains("STALLED")),
+        "{w:#?}"
+    );
+    let text = render(&records, &opts(), Format::Table);
+    assert!(!text.contains("stalled"), "{text}");
+}
+
 #[test]
 fn suspect_phases_are_marked() {
     let mut recs = Vec::new();
@@ -184,7 +314,10 @@ fn a_single_trial_has_no_spread_and_no_interval_in_any_format() {
         row.starts_with("small,same-disk,dir_create,1,0,600,,dir creates/s,1000,,"),
         "{row}"
     );
-    assert!(row.ends_with(",,"), "no interval: {row}");
+    // The last column is `stalled`; the decision columns before it are empty.
+    let (head, stalled) = row.rsplit_once(',').unwrap();
+    assert_eq!(stalled, "0", "{row}");
+    assert!(head.ends_with(",,"), "no interval: {row}");
     let a = analyse(&recs, &opts());
     let c = comparison(&a, "small", "ramdisk", "dir_create");
     assert_eq!(

@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod daemon;
 pub mod floor;
 pub mod host;
+pub mod inject;
 pub mod model;
 pub mod stress;
 pub mod writelog;

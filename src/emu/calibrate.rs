@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use super::aligned::Aligned;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::model::{
@@ -89,24 +90,6 @@ fn warm(image: &Path, bytes: u64) -> Result<()> {
     let mut f = std::fs::File::open(image)?.take(bytes);
     std::io::copy(&mut f, &mut std::io::sink())?;
     Ok(())
-}
-
-/// A 4 KiB-aligned buffer for O_DIRECT.
-struct Aligned {
-    buf: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl Aligned {
-    fn new(len: usize) -> Self {
-        let buf = vec![0x5au8; len + 4096];
-        let start = buf.as_ptr().align_offset(4096);
-        Self { buf, start, len }
-    }
-    fn get(&mut self, n: usize) -> &mut [u8] {
-        &mut self.buf[self.start..self.start + n.min(self.len)]
-    }
 }
 
 /// Sends `stream` to `dev` one request at a time; returns the elapsed time.

@@ -26,6 +26,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use super::aligned::Aligned;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::EmulationOptions;
@@ -104,23 +105,6 @@ pub struct Floor {
     pub daemon_io_us: [[f64; 2]; 2],
 }
 
-/// A 4 KiB-aligned buffer for O_DIRECT.
-struct Aligned {
-    buf: Vec<u8>,
-    start: usize,
-}
-
-impl Aligned {
-    fn new() -> Self {
-        let buf = vec![0x5au8; 2 * BS];
-        let start = buf.as_ptr().align_offset(BS);
-        Self { buf, start }
-    }
-    fn get(&mut self) -> &mut [u8] {
-        &mut self.buf[self.start..self.start + BS]
-    }
-}
-
 /// A small deterministic generator of block offsets within `SPAN`.
 struct Offsets(u64);
 
@@ -137,15 +121,15 @@ impl Iterator for Offsets {
 
 /// Times `n` random 4 KiB reads (or writes), one at a time, on `f`.
 fn time_one(f: &File, n: u64, write: bool, offs: &mut Offsets) -> Result<Lat> {
-    let mut buf = Aligned::new();
+    let mut buf = Aligned::new(BS);
     let mut ns = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let off = offs.next().unwrap_or(0);
         let t = Instant::now();
         if write {
-            f.write_all_at(buf.get(), off)?;
+            f.write_all_at(buf.get(BS), off)?;
         } else {
-            f.read_exact_at(buf.get(), off)?;
+            f.read_exact_at(buf.get(BS), off)?;
         }
         ns.push(t.elapsed().as_nanos() as u64);
     }

@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
+use super::aligned::Aligned;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::EmulationOptions;
@@ -115,15 +116,13 @@ fn writer(dev: &Path, base: u64, span: u64, seed: u64, stop: &AtomicBool) -> See
             .open(dev)
             .with_context(|| format!("cannot open {} with O_DIRECT", dev.display()))?;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        // A 4 KiB-aligned buffer for O_DIRECT.
-        let raw = vec![0xa5u8; SIZES[SIZES.len() - 1] as usize + 4096];
-        let start = raw.as_ptr().align_offset(4096);
+        let mut buf = Aligned::new(SIZES[SIZES.len() - 1] as usize);
         while !stop.load(Ordering::Relaxed) {
             let len = SIZES[rng.gen_range(0..SIZES.len())].min(span);
             let slots = (span - len) / 4096 + 1;
             let offset = base + rng.gen_range(0..slots) * 4096;
             let t = Instant::now();
-            f.write_all_at(&raw[start..start + len as usize], offset)
+            f.write_all_at(buf.get(len as usize), offset)
                 .with_context(|| format!("write of {len} bytes at {offset}"))?;
             seen.latencies_us
                 .push(t.elapsed().as_micros().min(u32::MAX as u128) as u32);
@@ -224,7 +223,10 @@ pub fn stress(
     }
     drop(image);
     let (seen, stats, aborted) = result?;
-    let mut all: Vec<u32> = seen.iter().flat_map(|s| s.latencies_us.clone()).collect();
+    let mut all: Vec<u32> = seen
+        .iter()
+        .flat_map(|s| s.latencies_us.iter().copied())
+        .collect();
     all.sort_unstable();
     let errors: Vec<String> = seen.iter().filter_map(|s| s.error.clone()).collect();
     // Stats that cannot be read after the run mean the daemon is gone: an error below.

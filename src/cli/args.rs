@@ -420,8 +420,9 @@ pub enum DeviceCmd {
     Models,
     /// Measure a model through the whole emulation path (loop device, FUSE, daemon):
     /// QD1 random 4K reads and writes, sequential 1 MiB, fsync'ed 4K appends, each
-    /// beside what the model predicts for the same requests plus the measured FUSE
-    /// floor (root).
+    /// beside what the model predicts for the same requests, every request taking at
+    /// least the path's measured floor. Ends with a verdict; exits with status 4 when
+    /// a pattern is more than 10% off (root).
     Calibrate(CalibrateArgs),
     /// Summarise a write log (docs/write-log.md): records per kind, markers.
     Log {
@@ -435,8 +436,13 @@ pub enum DeviceCmd {
 
 #[derive(Args)]
 pub struct CalibrateArgs {
-    /// hdd-7200, raid6, ssd-sata, nvme, nvram or ram.
+    /// hdd-7200, raid6, ssd-sata, nvme, nvram or ram; with --spec, also the name of
+    /// one of the experiment file's [models] entries.
     pub model: String,
+    /// Take MODEL from this experiment file's [models] table (e.g. --spec
+    /// presets/study4-hdd.toml raid6-bbu); --set overrides its parameters further.
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
     /// Override a model parameter, e.g. --set write_cache=false (repeatable; the value
     /// is TOML).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -476,7 +482,8 @@ pub enum SelftestCmd {
         #[arg(long, value_parser = crate::units::cli::adaptive_min)]
         min: Option<u32>,
     },
-    /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio.
+    /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio;
+    /// exits with status 4 when the engine is below its target (0.95 x raw) in a phase.
     Overhead {
         /// Directory on tmpfs to build the trees in.
         #[arg(long, default_value = "/dev/shm")]

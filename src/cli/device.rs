@@ -35,7 +35,10 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             preflight::require_root("jbench device calibrate")?;
             // Its images are attached and served like a run's: the same trust rules.
             crate::trust::create_trusted_dir(&a.work_dir)?;
-            let mut params = toml::Table::new();
+            let (model, mut params) = match &a.spec {
+                Some(file) => spec_model(file, &a.model)?,
+                None => (a.model.clone(), toml::Table::new()),
+            };
             for kv in &a.set {
                 let (k, v) = kv
                     .split_once('=')
@@ -47,11 +50,13 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                     .unwrap_or_else(|| toml::Value::String(v.to_string()));
                 set_param(&mut params, k.trim(), value);
             }
-            crate::emu::model_by_name(&a.model, Some(&params))?;
+            crate::emu::model_by_name(&model, Some(&params))?;
             let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
             let opts = calibrate::CalibrateOptions {
-                model: a.model,
+                name: a.model,
+                model,
                 params,
+                spec: a.spec,
                 size,
                 work_dir: a.work_dir,
                 seconds_per_pattern: a.seconds,
@@ -63,6 +68,9 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                 outln!("{}", serde_json::to_string_pretty(&c)?);
             } else {
                 out!("{}", calibrate::render(&c));
+            }
+            if !c.within_tolerance {
+                return Ok(ExitCode::from(OUT_OF_TOLERANCE));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -112,6 +120,33 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Exit status of a calibration (or `selftest overhead`) that measured, but outside
+/// its tolerance.
+pub const OUT_OF_TOLERANCE: u8 = 4;
+
+/// The built-in model and parameters `name` stands for in the experiment file `file`:
+/// one of its `[models]` entries, or a built-in model.
+fn spec_model(file: &std::path::Path, name: &str) -> Result<(String, toml::Table)> {
+    let spec = crate::experiment::spec::load(file)?;
+    if let Some(m) = spec.models.get(name) {
+        return Ok((m.model.clone(), m.params.clone()));
+    }
+    if crate::emu::MODEL_NAMES.contains(&name) {
+        return Ok((name.to_string(), toml::Table::new()));
+    }
+    let entries: Vec<&str> = spec.models.keys().map(String::as_str).collect();
+    anyhow::bail!(
+        "{} has no [models.{name}] entry ({}); built-in models: {}",
+        file.display(),
+        if entries.is_empty() {
+            "it has no [models] table".to_string()
+        } else {
+            format!("its entries: {}", entries.join(", "))
+        },
+        crate::emu::MODEL_NAMES.join(", ")
+    )
 }
 
 /// `--set KEY=VALUE`; a dotted key (`spindle.rpm=5400`) sets one key of a nested

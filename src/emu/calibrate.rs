@@ -3,10 +3,12 @@
 //! emulated disk through the whole path — loop device, FUSE, daemon — and prints what
 //! was measured beside what the model predicts for exactly the same stream.
 //!
-//! The FUSE path itself costs a little per request (the floor). It is measured first
-//! on a `ram` disk (which adds nothing), and the prediction a run is judged against is
-//! the model's time plus that floor per request. A benchmark, not a test: it prints
-//! figures and ratios; the 10% target is shown, not enforced.
+//! The path itself costs something per request. Right after attaching the loop device
+//! the path is measured (`DeviceDaemon::measure_path`, as a trial does) and the daemon
+//! takes it off every answer, so a request takes the model's time; one the model
+//! answers faster than the path can takes the path's (the floor). A run is judged
+//! against the model with each request taking at least the floor, within
+//! [`TOLERANCE`]; the verdict says which patterns were outside it.
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
@@ -17,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::daemon::DiskSpec;
+use super::daemon::{DiskSpec, PathCost};
 use super::host::{self, DeviceDaemon};
 use super::model::{
     model_by_name, predicted, spans_disk, CalibrationRun, Kind, Pattern, Prediction, Request,
@@ -30,8 +32,13 @@ use crate::rig::session::SessionDir;
 /// What to calibrate and how.
 #[derive(Debug, Clone)]
 pub struct CalibrateOptions {
+    /// The model's name as shown: a built-in model, or a `[models]` entry of `spec`.
+    pub name: String,
+    /// The built-in model it is made from.
     pub model: String,
     pub params: toml::Table,
+    /// The experiment file that defines `name`, when it is a `[models]` entry.
+    pub spec: Option<PathBuf>,
     /// Size of the emulated disk (its geometry spans it).
     pub size: u64,
     /// Directory for the session (images, mount point).
@@ -41,6 +48,9 @@ pub struct CalibrateOptions {
     /// Also run every pattern with the write log on, to show its cost.
     pub write_log: bool,
 }
+
+/// How far a pattern's measured rate may be from its expectation (10%).
+pub const TOLERANCE: f64 = 0.10;
 
 /// One pattern's figures.
 #[derive(Debug, Clone, Serialize)]
@@ -52,16 +62,24 @@ pub struct Row {
     /// The model alone (no host cost).
     pub model_iops: f64,
     pub model_mb_per_s: f64,
-    /// The path's own cost per request of this pattern, measured on a `ram` disk.
-    pub path_us: f64,
-    /// The part of it spent applying the request to the image, which the daemon
-    /// overlaps with the model's time.
-    pub image_io_us: f64,
-    /// Per request: the model's time or the image I/O, whichever is longer, plus the
-    /// rest of the path's cost: what the run is judged against.
+    /// What the run is judged against: the model, each request taking at least the
+    /// path's measured floor for its size.
     pub expected_iops: f64,
     /// measured / expected.
     pub ratio: f64,
+    /// measured / the model alone.
+    pub model_ratio: f64,
+    /// Whether the ratio is within [`TOLERANCE`] of 1.
+    pub within_tolerance: bool,
+    /// The floor, not the model, sets the expectation (by more than 1%): the model
+    /// answers this pattern's requests faster than the path can.
+    pub path_bound: bool,
+    /// Requests the daemon received for the stream (the kernel may split one, and
+    /// flushes count).
+    pub daemon_requests: u64,
+    /// The daemon's image I/O per read or write it received, which it overlaps with
+    /// the model's time.
+    pub image_io_us: f64,
     /// With `write_log`: the same stream with the write log on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub with_log_iops: Option<f64>,
@@ -69,19 +87,31 @@ pub struct Row {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Calibration {
+    /// The name calibrated: a built-in model or a `[models]` entry.
     pub model: String,
+    /// The built-in model it is made from, and the parameters it overrides.
+    pub base_model: String,
+    pub params: toml::Table,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec: Option<PathBuf>,
     pub size: u64,
-    /// Mean time of a 4 KiB request through the FUSE path with no model delay.
+    /// The path's cost as measured through the loop device, which the daemon takes
+    /// off every answer (floor and image I/O of 4 KiB and 1 MiB reads).
+    pub path: PathCost,
+    /// The floor: median round trip of a 4 KiB read through the path with no model
+    /// delay (`path.floor_4k_us`).
     pub floor_us: f64,
     /// The model's fastest 4 KiB answer.
     pub model_min_us: f64,
     pub rows: Vec<Row>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_bytes: Option<u64>,
+    pub tolerance: f64,
+    /// Every pattern within the tolerance.
+    pub within_tolerance: bool,
+    /// The closing line: what the run says of the emulation.
+    pub verdict: String,
 }
-
-/// Size of the `ram` disk the path's own cost is measured on.
-const FLOOR_DISK: u64 = 256 << 20;
 
 /// Reads the first `bytes` of `image` through the host's page cache.
 fn warm(image: &Path, bytes: u64) -> Result<()> {
@@ -89,24 +119,6 @@ fn warm(image: &Path, bytes: u64) -> Result<()> {
     let mut f = std::fs::File::open(image)?.take(bytes);
     std::io::copy(&mut f, &mut std::io::sink())?;
     Ok(())
-}
-
-/// A 4 KiB-aligned buffer for O_DIRECT.
-struct Aligned {
-    buf: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl Aligned {
-    fn new(len: usize) -> Self {
-        let buf = vec![0x5au8; len + 4096];
-        let start = buf.as_ptr().align_offset(4096);
-        Self { buf, start, len }
-    }
-    fn get(&mut self, n: usize) -> &mut [u8] {
-        &mut self.buf[self.start..self.start + n.min(self.len)]
-    }
 }
 
 /// Sends `stream` to `dev` one request at a time; returns the elapsed time.
@@ -117,7 +129,9 @@ fn execute(dev: &Path, stream: &[Request]) -> Result<Duration> {
         .custom_flags(libc::O_DIRECT)
         .open(dev)
         .with_context(|| format!("cannot open {} with O_DIRECT", dev.display()))?;
-    let mut buf = Aligned::new(1 << 20);
+    // Physically contiguous where the kernel allows, so that a 1 MiB request reaches
+    // the daemon as one request, as the model is asked about it.
+    let mut buf = host::DirectBuf::new(1 << 20)?;
     let started = Instant::now();
     for r in stream {
         match r.kind {
@@ -156,34 +170,25 @@ fn with_capacity(opts: &CalibrateOptions) -> toml::Table {
 
 struct Bench {
     daemon: DeviceDaemon,
-    floor: LoopDevice,
     dut: LoopDevice,
+    path: PathCost,
 }
 
 impl Bench {
     fn start(
         session: &SessionDir,
-        images: &[PathBuf; 2],
-        ids: [FileId; 2],
+        image: &Path,
+        id: FileId,
         opts: &CalibrateOptions,
         log: bool,
     ) -> Result<Self> {
-        let disks = [
-            DiskSpec {
-                name: "floor".into(),
-                image: images[0].clone(),
-                model: "ram".into(),
-                params: toml::Table::new(),
-                image_id: Some(ids[0]),
-            },
-            DiskSpec {
-                name: "dut".into(),
-                image: images[1].clone(),
-                model: opts.model.clone(),
-                params: opts.params.clone(),
-                image_id: Some(ids[1]),
-            },
-        ];
+        let disks = [DiskSpec {
+            name: "dut".into(),
+            image: image.to_path_buf(),
+            model: opts.model.clone(),
+            params: opts.params.clone(),
+            image_id: Some(id),
+        }];
         let cpus = host::split_cpus(&host::allowed_cpus())
             .map(|(d, _)| d)
             .unwrap_or_default();
@@ -195,14 +200,14 @@ impl Bench {
             cpus,
             log_path,
         )?;
-        let floor = daemon.attach_disk("floor", 0, None)?;
         let dut = daemon.attach_disk("dut", 0, None)?;
-        Ok(Self { daemon, floor, dut })
+        // As a trial does: the path measured right after the attach, timing off.
+        let path = daemon.measure_path("dut", &dut)?;
+        Ok(Self { daemon, dut, path })
     }
 
     fn stop(mut self) -> Result<()> {
         self.dut.release()?;
-        self.floor.release()?;
         self.daemon.release()
     }
 }
@@ -215,10 +220,9 @@ pub fn calibrate(
 ) -> Result<Calibration> {
     let probe = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
     let session = SessionDir::create(&opts.work_dir)?;
-    let floor_img = ImageFile::create(&session, "floor.img", FLOOR_DISK)?;
     let dut_img = ImageFile::create(&session, "dut.img", opts.size)?;
-    let images = [floor_img.path().to_path_buf(), dut_img.path().to_path_buf()];
-    let ids = [FileId::of(floor_img.file())?, FileId::of(dut_img.file())?];
+    let image = dut_img.path().to_path_buf();
+    let id = FileId::of(dut_img.file())?;
 
     // Pin this thread away from the daemon, as a trial's workload is.
     let restore = match host::split_cpus(&host::allowed_cpus()) {
@@ -226,21 +230,15 @@ pub fn calibrate(
         None => None,
     };
     let result = (|| {
-        let bench = Bench::start(&session, &images, ids, opts, false)?;
-        bench.daemon.set_timing(true)?;
-        // Holes of a sparse image are slow to read the first time (the host fills its
-        // page cache with zeros); a real disk has no such first-read cost.
-        warm(&images[0], FLOOR_DISK)?;
-        let floor_w = CalibrationRun {
-            requests: 2000,
-            ..CalibrationRun::new(Pattern::RandomRead4k, FLOOR_DISK)
-        };
-        let t = execute(bench.floor.path(), &floor_w.stream())?;
-        let floor = t / floor_w.requests as u32;
+        let bench = Bench::start(&session, &image, id, opts, false)?;
+        let path = bench.path;
         progress(&format!(
-            "FUSE floor: {:.0} µs per 4 KiB request (ram disk, {} requests)",
-            floor.as_secs_f64() * 1e6,
-            floor_w.requests
+            "path: {:.1} µs per 4 KiB read, {:.0} µs per {} read answered at once; {:.1} and {:.0} µs added to a deadline",
+            path.floor_4k_us,
+            path.floor_big_us,
+            crate::units::format_size(path.big_len),
+            path.transport_4k_us,
+            path.transport_big_us
         ));
         let mut rows = Vec::new();
         for pattern in Pattern::ALL {
@@ -250,37 +248,31 @@ pub fn calibrate(
             let w = sized(pattern, opts.size, opts)?;
             let stream = w.stream();
             if matches!(pattern, Pattern::SequentialRead1m) {
-                warm(&images[1], w.requests * w.request_len())?;
+                warm(&image, w.requests * w.request_len())?;
             }
-            // The path's own cost for requests of this pattern: the same kind of
-            // stream on the ram disk, split into the image I/O (which the daemon
-            // overlaps with a slower model's time) and the rest (which it cannot).
-            let floor_stream = CalibrationRun {
-                requests: w.requests.min(500),
-                ..CalibrationRun::new(pattern, FLOOR_DISK)
-            }
-            .stream();
-            bench.daemon.set_timing(true)?;
-            let n = floor_stream.len() as u32;
-            let overhead = execute(bench.floor.path(), &floor_stream)? / n;
-            let io_secs = bench.daemon.stats()?.disks[0].io_seconds;
-            let host_io = Duration::from_secs_f64(io_secs) / n;
-            let transport = overhead.saturating_sub(host_io);
             let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
             let model_only = predicted(fresh.as_mut(), &w);
-            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
-            let expected = predicted(
-                fresh.as_mut(),
-                &CalibrationRun {
-                    host_overhead: transport,
-                    host_io,
-                    ..w
-                },
-            );
             // Fresh models in the daemon too: the same stream from the same state.
             bench.daemon.set_timing(true)?;
             let t = execute(bench.dut.path(), &stream)?;
             let measured = rate(&w, t);
+            let stats = bench.daemon.stats()?;
+            let d = stats.disks.first().context("the daemon lists no disk")?;
+            let daemon_requests = d.reads + d.writes + d.flushes + d.discards;
+            // What the path alone costs each request of this run: the measured floor
+            // with this run's image I/O (a write costs the image more than the
+            // probe's cached reads; a flush nothing) in place of the probe's.
+            let io = d.io_seconds / (d.reads + d.writes).max(1) as f64;
+            let floor = |r: &Request| {
+                let run_io = match r.kind {
+                    Kind::Read | Kind::Write => Duration::from_secs_f64(io),
+                    Kind::Flush | Kind::Discard => Duration::ZERO,
+                };
+                path.floor(r).saturating_sub(path.io(r)) + run_io
+            };
+            let mut fresh = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
+            let expected = rate(&w, expected_elapsed(fresh.as_mut(), &stream, floor));
+            let ratio = measured.iops / expected.iops;
             let row = Row {
                 pattern: pattern.label().to_string(),
                 requests: w.requests,
@@ -288,15 +280,22 @@ pub fn calibrate(
                 measured_mb_per_s: measured.mb_per_s,
                 model_iops: model_only.iops,
                 model_mb_per_s: model_only.mb_per_s,
-                path_us: overhead.as_secs_f64() * 1e6,
-                image_io_us: host_io.as_secs_f64() * 1e6,
                 expected_iops: expected.iops,
-                ratio: measured.iops / expected.iops,
+                ratio,
+                model_ratio: measured.iops / model_only.iops,
+                within_tolerance: (ratio - 1.0).abs() <= TOLERANCE,
+                path_bound: expected.iops < model_only.iops * 0.99,
+                daemon_requests,
+                image_io_us: io * 1e6,
                 with_log_iops: None,
             };
             progress(&format!(
-                "{}: {:.1} IOPS measured, {:.1} expected ({:.3})",
-                row.pattern, row.measured_iops, row.expected_iops, row.ratio
+                "{}: {:.1} IOPS measured, {:.1} expected ({:.3}){}",
+                row.pattern,
+                row.measured_iops,
+                row.expected_iops,
+                row.ratio,
+                if row.path_bound { ", path-bound" } else { "" }
             ));
             rows.push(row);
         }
@@ -304,7 +303,7 @@ pub fn calibrate(
 
         let mut log_bytes = None;
         if opts.write_log {
-            let bench = Bench::start(&session, &images, ids, opts, true)?;
+            let bench = Bench::start(&session, &image, id, opts, true)?;
             for (pattern, row) in Pattern::ALL.into_iter().zip(rows.iter_mut()) {
                 let w = CalibrationRun {
                     requests: row.requests,
@@ -317,21 +316,91 @@ pub fn calibrate(
             log_bytes = Some(bench.daemon.stats()?.log_bytes);
             bench.stop()?;
         }
-        Ok(Calibration {
-            model: opts.model.clone(),
+        let within_tolerance = rows.iter().all(|r| r.within_tolerance);
+        let mut c = Calibration {
+            model: opts.name.clone(),
+            base_model: opts.model.clone(),
+            params: opts.params.clone(),
+            spec: opts.spec.clone(),
             size: opts.size,
-            floor_us: floor.as_secs_f64() * 1e6,
+            path,
+            floor_us: path.floor_4k_us,
             model_min_us: probe.min_service().as_secs_f64() * 1e6,
             rows,
             log_bytes,
-        })
+            tolerance: TOLERANCE,
+            within_tolerance,
+            verdict: String::new(),
+        };
+        c.verdict = verdict(&c);
+        Ok(c)
     })();
     if let Some(cpus) = restore {
         let _ = host::pin_current_thread(&cpus);
     }
-    drop(floor_img);
     drop(dut_img);
     result
+}
+
+/// The closing line: every pattern within the tolerance or which were not, and which
+/// were judged against the path's floor rather than the model.
+pub fn verdict(c: &Calibration) -> String {
+    let pct = (c.tolerance * 100.0).round();
+    let bound: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| r.path_bound)
+        .map(|r| r.pattern.as_str())
+        .collect();
+    let bound_note = if bound.is_empty() {
+        String::new()
+    } else if bound.len() == c.rows.len() {
+        format!(
+            "; every pattern is path-bound: the model is faster than the path, so these figures are the path's ({:.1} µs per 4 KiB request), not the model's",
+            c.floor_us
+        )
+    } else {
+        format!(
+            "; path-bound, so judged against the path's floor ({:.1} µs per 4 KiB request), not the model: {}",
+            c.floor_us,
+            bound.join(", ")
+        )
+    };
+    let out: Vec<String> = c
+        .rows
+        .iter()
+        .filter(|r| !r.within_tolerance)
+        .map(|r| format!("{} ({:.3})", r.pattern, r.ratio))
+        .collect();
+    if out.is_empty() {
+        format!(
+            "verdict: {} within {pct}% on all {} patterns{bound_note}",
+            c.model,
+            c.rows.len()
+        )
+    } else {
+        format!(
+            "verdict: {} OUTSIDE {pct}% on {} of {} patterns: {}{bound_note}",
+            c.model,
+            out.len(),
+            c.rows.len(),
+            out.join(", ")
+        )
+    }
+}
+
+/// The time `model` (fresh) gives `stream` sent at queue depth 1, each request taking
+/// at least `floor` of it.
+fn expected_elapsed(
+    model: &mut dyn crate::emu::model::DeviceModel,
+    stream: &[Request],
+    floor: impl Fn(&Request) -> Duration,
+) -> Duration {
+    let mut now = Duration::ZERO;
+    for r in stream {
+        now += model.service(r, now).duration.max(floor(r));
+    }
+    now
 }
 
 fn rate(w: &CalibrationRun, t: Duration) -> Prediction {
@@ -346,13 +415,38 @@ fn rate(w: &CalibrationRun, t: Duration) -> Prediction {
     }
 }
 
-/// The calibration as a table with a verdict per row.
+/// The calibration as a table with a verdict per row and a closing verdict.
 pub fn render(c: &Calibration) -> String {
+    let what = if c.model == c.base_model && c.params.is_empty() {
+        c.model.clone()
+    } else {
+        let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        format!(
+            "{} ({}{}{})",
+            c.model,
+            c.base_model,
+            if params.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", params.join(", "))
+            },
+            c.spec
+                .as_ref()
+                .map(|s| format!("; from {}", s.display()))
+                .unwrap_or_default()
+        )
+    };
+    let p = &c.path;
     let mut out = format!(
-        "device model {} on a {} emulated disk\nFUSE floor {:.0} µs per request; the model's fastest 4 KiB answer {:.1} µs{}\n\n",
-        c.model,
+        "device model {what} on a {} emulated disk\n\
+         path, measured through the loop device: {:.1} µs per 4 KiB read, {:.0} µs per {} read answered at once (the floor); {:.1} and {:.0} µs added to an answer's deadline, which the daemon takes off every deadline\n\
+         the model's fastest 4 KiB answer: {:.1} µs{}\n\n",
         crate::units::format_size(c.size),
-        c.floor_us,
+        p.floor_4k_us,
+        p.floor_big_us,
+        crate::units::format_size(p.big_len),
+        p.transport_4k_us,
+        p.transport_big_us,
         c.model_min_us,
         if c.model_min_us < c.floor_us {
             " (below the floor: such requests take the path's time, and trials flag them)"
@@ -362,16 +456,16 @@ pub fn render(c: &Calibration) -> String {
     );
     let log_col = c.rows.iter().any(|r| r.with_log_iops.is_some());
     out.push_str(&format!(
-        "{:<22} {:>8} {:>11} {:>9} {:>11} {:>8} {:>11} {:>7}  {}{}\n",
+        "{:<22} {:>8} {:>11} {:>9} {:>11} {:>11} {:>7}  {:<10} {:>8}{}\n",
         "pattern",
         "requests",
         "IOPS",
         "MB/s",
         "model IOPS",
-        "path µs",
-        "+path IOPS",
+        "expected",
         "ratio",
-        "within 10%",
+        format!("within {:.0}%", c.tolerance * 100.0),
+        "image µs",
         if log_col {
             "   IOPS with write log"
         } else {
@@ -379,18 +473,23 @@ pub fn render(c: &Calibration) -> String {
         }
     ));
     for r in &c.rows {
-        let ok = (r.ratio - 1.0).abs() <= 0.10;
+        let ok = match (r.within_tolerance, r.path_bound) {
+            (true, false) => "yes",
+            (true, true) => "yes, path",
+            (false, false) => "NO",
+            (false, true) => "NO, path",
+        };
         out.push_str(&format!(
-            "{:<22} {:>8} {:>11.1} {:>9.1} {:>11.1} {:>8.0} {:>11.1} {:>7.3}  {}{}\n",
+            "{:<22} {:>8} {:>11.1} {:>9.1} {:>11.1} {:>11.1} {:>7.3}  {:<10} {:>8.1}{}\n",
             r.pattern,
             r.requests,
             r.measured_iops,
             r.measured_mb_per_s,
             r.model_iops,
-            r.path_us,
             r.expected_iops,
             r.ratio,
-            if ok { "yes" } else { "NO" },
+            ok,
+            r.image_io_us,
             r.with_log_iops
                 .map(|l| format!(
                     "   {:>8.1} ({:+.1}%)",
@@ -406,5 +505,6 @@ pub fn render(c: &Calibration) -> String {
             crate::units::format_size(b)
         ));
     }
+    out.push_str(&format!("\n{}\n", c.verdict));
     out
 }

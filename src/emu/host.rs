@@ -25,7 +25,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::daemon::{
-    DaemonConfig, DaemonStats, DiskSpec, DiskStats, Ready, CONTROL_FILE, STATS_FILE,
+    DaemonConfig, DaemonStats, DiskSpec, DiskStats, PathCost, Ready, CONTROL_FILE, STATS_FILE,
 };
 use super::EmulationOptions;
 use crate::rig::loopdev::{FileId, LoopDevice};
@@ -160,6 +160,120 @@ pub fn split_cpus(allowed: &[usize]) -> Option<(Vec<usize>, Vec<usize>)> {
     Some((vec![last], rest.to_vec()))
 }
 
+/// The kernel's CPU latency request (PM QoS): while a process holds it open with a
+/// value written, idle CPUs stay in states that wake within that many µs.
+const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+
+/// Asks that idle CPUs wake at once (0 µs) for as long as the returned file is open;
+/// `None` where that cannot be asked (not root, no such device). On a virtual machine
+/// a halted vCPU takes tens of µs to come back, and the emulation path wakes one at
+/// least twice per request (the daemon's CPU when the request arrives, the workload's
+/// when it is answered): measured on the development VM (2 vCPUs, halt polling off),
+/// a 4 KiB QD1 round trip with no model delay took 25-30 µs with this held and about
+/// 100 µs without it on an idle machine, but 20-50 µs on a busy one, whose vCPUs seldom
+/// halt. The path's cost, which the daemon takes off every answer, must not depend on
+/// how busy the machine happens to be. The kernel drops the request when the file is
+/// closed, or when jbench dies: nothing to restore.
+pub fn hold_cpu_latency() -> Option<File> {
+    let mut f = OpenOptions::new().write(true).open(CPU_DMA_LATENCY).ok()?;
+    f.write_all(&0i32.to_ne_bytes()).ok()?;
+    Some(f)
+}
+
+/// Timed requests of each phase of the path probe: 4 KiB, and 1 MiB ([`PROBE_BIG`]);
+/// the warm-up requests before each phase.
+const PROBE_SMALL: usize = 300;
+const PROBE_LARGE: usize = 40;
+const PROBE_WARM: usize = 5;
+const PROBE_BIG: usize = 1 << 20;
+/// The deadlines of the transport phases: longer than the image I/O of the request
+/// (a few µs for 4 KiB, about 100 µs for 1 MiB), which runs inside them.
+const PROBE_DELAY_SMALL: Duration = Duration::from_micros(250);
+const PROBE_DELAY_BIG: Duration = Duration::from_micros(1500);
+/// The share of the slowest round trips a probe phase leaves out of its mean.
+const PROBE_TRIM: f64 = 0.02;
+
+/// The mean of `v` without its slowest `trim` share: what a request costs on average,
+/// a rare host hiccup (a preempted thread, a stolen vCPU) left out.
+fn trimmed_mean(v: &mut [f64], trim: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let keep = ((v.len() as f64 * (1.0 - trim)).ceil() as usize).min(v.len());
+    if keep == 0 {
+        return 0.0;
+    }
+    v[..keep].iter().sum::<f64>() / keep as f64
+}
+
+/// A buffer for `O_DIRECT` requests of up to `len` bytes, in one transparent huge
+/// page when the kernel gives one (2 MiB-aligned, `MADV_HUGEPAGE`): physically
+/// contiguous, so a 1 MiB request is a few block segments and the loop device passes
+/// it on whole. From scattered 4 KiB pages it would be 256 segments, more than a loop
+/// device takes (128), and the daemon would see two 512 KiB requests instead.
+pub struct DirectBuf {
+    ptr: *mut u8,
+    map_len: usize,
+    start: usize,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by the buffer alone and freed once, on drop.
+unsafe impl Send for DirectBuf {}
+
+impl DirectBuf {
+    const HUGE: usize = 2 << 20;
+
+    pub fn new(len: usize) -> Result<Self> {
+        let map_len = len.div_ceil(Self::HUGE) * Self::HUGE + Self::HUGE;
+        // SAFETY: an anonymous private mapping; the pointer is checked below.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error()).context("cannot map an I/O buffer");
+        }
+        let ptr = ptr as *mut u8;
+        let start = ptr.align_offset(Self::HUGE);
+        // SAFETY: the range lies inside the mapping. Without huge pages the buffer is
+        // still page-aligned, which is all O_DIRECT needs.
+        unsafe {
+            libc::madvise(
+                ptr.add(start) as *mut libc::c_void,
+                map_len - start,
+                libc::MADV_HUGEPAGE,
+            );
+            std::ptr::write_bytes(ptr.add(start), 0x5a, len);
+        }
+        Ok(Self {
+            ptr,
+            map_len,
+            start,
+            len,
+        })
+    }
+
+    /// The first `n` bytes (at most the buffer's length).
+    pub fn get(&mut self, n: usize) -> &mut [u8] {
+        // SAFETY: inside the mapping, which lives as long as `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(self.start), n.min(self.len)) }
+    }
+}
+
+impl Drop for DirectBuf {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe {
+            libc::munmap(self.ptr as *mut libc::c_void, self.map_len);
+        }
+    }
+}
+
 #[derive(Default)]
 struct WatchState {
     /// Set when the watchdog aborted the connection, with why.
@@ -182,6 +296,8 @@ pub struct DeviceDaemon {
     pid_file: PathBuf,
     cpus: Vec<usize>,
     write_log: Option<PathBuf>,
+    /// Held open while the daemon serves: see [`hold_cpu_latency`].
+    cpu_latency: Option<File>,
     released: bool,
 }
 
@@ -252,6 +368,7 @@ impl DeviceDaemon {
         let pid_file = session.join(PID_FILE);
         fresh_file(session, PID_FILE)?.write_all(format!("{pid}\n").as_bytes())?;
         let mut d = DeviceDaemon {
+            cpu_latency: hold_cpu_latency(),
             child: Some(child),
             pid,
             mountpoint,
@@ -378,6 +495,128 @@ impl DeviceDaemon {
             );
         }
         LoopDevice::attach_with(&file, &path, offset, size, true)
+    }
+
+    /// Measures what the path costs disk `name`'s requests through `dev` (a loop
+    /// device over it, just attached, nothing else using it) and tells the daemon,
+    /// which takes that cost off every deadline from then on (see [`PathCost`]).
+    /// Timing must be off: the probe's reads must cost no model time. The probe reads
+    /// (never writes, so the image and the write log are untouched) the device's first
+    /// 4 KiB and first MiB at queue depth 1 with `O_DIRECT`, from the workload's CPUs
+    /// when the daemon is pinned, as a trial's workload does: first answered at once
+    /// (the mean round trip is the floor), then each answered a fixed delay after its
+    /// arrival through the daemon's completion thread, as a timed answer is (the mean
+    /// round trip minus the delay is the transport). Each mean leaves out the slowest
+    /// 2% (host hiccups, which no constant can compensate).
+    pub fn measure_path(&self, name: &str, dev: &LoopDevice) -> Result<PathCost> {
+        let others: Vec<usize> = allowed_cpus()
+            .into_iter()
+            .filter(|c| !self.cpus.contains(c))
+            .collect();
+        let restore = if !self.cpus.is_empty() && !others.is_empty() {
+            Some(pin_current_thread(&others)?)
+        } else {
+            None
+        };
+        let cost = self.probe_path(name, dev.path());
+        let off = self.control(&format!("path {name} delay off"));
+        if let Some(cpus) = restore {
+            let _ = pin_current_thread(&cpus);
+        }
+        let cost = cost.and_then(|c| off.map(|_| c)).with_context(|| {
+            format!(
+                "cannot measure the emulation path of disk `{name}` through {}",
+                dev.path().display()
+            )
+        })?;
+        let json = serde_json::to_string(&cost)?;
+        self.control(&format!("path {name} {json}"))
+            .with_context(|| format!("the device daemon refused the path cost of `{name}`"))?;
+        Ok(cost)
+    }
+
+    fn probe_path(&self, name: &str, dev: &Path) -> Result<PathCost> {
+        use std::os::unix::fs::FileExt;
+        let mut f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(dev)
+            .with_context(|| format!("cannot open {} with O_DIRECT", dev.display()))?;
+        let size = f.seek(std::io::SeekFrom::End(0))?;
+        let big_len = (PROBE_BIG as u64).min(size / 4096 * 4096);
+        if big_len < 4096 {
+            bail!("the device is smaller than 4 KiB");
+        }
+        let mut buf = DirectBuf::new(big_len as usize)?;
+        // The disk's read count and image I/O seconds so far.
+        let counters = || -> Result<(u64, f64)> {
+            let s = self.stats()?;
+            if s.timing {
+                bail!("model timing is on; the path is measured with it off");
+            }
+            let d = s
+                .disks
+                .iter()
+                .find(|d| d.name == name)
+                .with_context(|| format!("the daemon serves no disk `{name}`"))?;
+            Ok((d.reads, d.io_seconds))
+        };
+        // Reads of `len` bytes at offset 0, each answered `delay` after it arrives: the
+        // trimmed mean round trip minus the delay, the daemon's image I/O per read
+        // (µs), and how many requests the daemon saw per read.
+        let mut phase = |len: usize, timed: usize, delay: Option<Duration>| {
+            let setting = match delay {
+                Some(d) => d.as_nanos().to_string(),
+                None => "off".into(),
+            };
+            self.control(&format!("path {name} delay {setting}"))?;
+            for _ in 0..PROBE_WARM {
+                f.read_exact_at(buf.get(len), 0)?;
+            }
+            let (reads, io) = counters()?;
+            let mut times = Vec::with_capacity(timed);
+            for _ in 0..timed {
+                let t = Instant::now();
+                f.read_exact_at(buf.get(len), 0)?;
+                times.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+            let (reads_after, io_after) = counters()?;
+            let n = timed as f64;
+            anyhow::Ok((
+                trimmed_mean(&mut times, PROBE_TRIM)
+                    - delay.unwrap_or_default().as_secs_f64() * 1e6,
+                (io_after - io).max(0.0) * 1e6 / n,
+                reads_after.saturating_sub(reads) as f64 / n,
+            ))
+        };
+        let small = 4096;
+        let (floor_4k_us, io_4k_us, _) = phase(small, PROBE_SMALL, None)?;
+        let (transport_4k_us, _, _) = phase(small, PROBE_SMALL, Some(PROBE_DELAY_SMALL))?;
+        // The big figures are for one request as the daemon sees it: a size the kernel
+        // splits (the buffer got no huge page) is halved until it arrives whole. udev
+        // may read the new device meanwhile: a few extra requests are not a split.
+        let mut big_len = big_len;
+        let (floor_big_us, io_big_us, transport_big_us) = loop {
+            let big = big_len as usize;
+            let (floor, io, per_read) = phase(big, PROBE_LARGE, None)?;
+            if per_read > 1.25 && big_len > 64 << 10 {
+                big_len /= 2;
+                continue;
+            }
+            let (transport, _, _) = phase(big, PROBE_LARGE, Some(PROBE_DELAY_BIG))?;
+            break (floor, io, transport);
+        };
+        let cost = PathCost {
+            floor_4k_us,
+            transport_4k_us: transport_4k_us.max(0.0),
+            io_4k_us: io_4k_us.min(floor_4k_us),
+            floor_big_us,
+            transport_big_us: transport_big_us.max(0.0),
+            io_big_us: io_big_us.min(floor_big_us),
+            big_len,
+        };
+        cost.check()?;
+        Ok(cost)
     }
 
     /// The file under the mount point that serves disk `name`.
@@ -534,6 +773,7 @@ impl DeviceDaemon {
         let _ = release_fusectl();
         let _ = std::fs::remove_dir(&self.mountpoint);
         let _ = std::fs::remove_file(&self.pid_file);
+        self.cpu_latency = None;
         self.released = true;
         Ok(())
     }

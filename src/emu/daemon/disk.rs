@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::overlay::Overlay;
-use super::{DiskSpec, DiskStats};
+use super::{DiskSpec, DiskStats, PathCost};
 use crate::emu::model::{model_by_name, spans_disk, DeviceModel};
 use crate::rig::loopdev::FileId;
 
@@ -20,6 +20,13 @@ pub(super) struct DiskState {
     /// Model time zero.
     pub(super) start: Instant,
     pub(super) stats: DiskStats,
+    /// The path's measured cost (the `path` control command): taken off every
+    /// deadline, and the floor the counters flag requests against. Kept across
+    /// `timing on`.
+    pub(super) path: Option<PathCost>,
+    /// While the path is measured (timing off): answer every request this long after
+    /// its arrival, through the completion thread as a timed answer goes.
+    pub(super) probe_delay: Option<std::time::Duration>,
 }
 
 pub(super) struct Disk {
@@ -60,7 +67,7 @@ impl Disk {
             );
         }
         let model = build_model(spec, size)?;
-        let stats = DiskStats::fresh(spec, model.as_ref());
+        let stats = DiskStats::fresh(spec, model.as_ref(), None);
         Ok(Self {
             spec: spec.clone(),
             image,
@@ -69,6 +76,8 @@ impl Disk {
                 model,
                 start: Instant::now(),
                 stats,
+                path: None,
+                probe_delay: None,
             }),
             overlay: overlay.then(|| Mutex::new(Overlay::default())),
         })

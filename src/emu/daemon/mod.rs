@@ -46,7 +46,7 @@ mod state;
 mod stats;
 
 pub use disk::build_model;
-pub use stats::{DaemonStats, DiskStats};
+pub use stats::{DaemonStats, DiskStats, PathCost};
 
 /// Name of the file a control command is written to.
 pub const CONTROL_FILE: &str = ".control";

@@ -1,17 +1,105 @@
 //! `.stats`: what the daemon counted for each disk since timing was last turned on.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use super::DiskSpec;
 use crate::emu::model::{below_floor, DeviceModel, Kind, Request, Service, FUSE_FLOOR};
+
+/// What the path between the workload and the daemon costs one request of a disk, as
+/// measured through its loop device with timing off (`DeviceDaemon::measure_path`,
+/// handed over with the `path` control command): QD1 reads of 4 KiB and of 1 MiB,
+/// each figure a mean without the slowest 2%.
+///
+/// A request's *floor* is its whole round trip when the daemon answers it at once: no
+/// request can be faster. Its *transport* is what the round trip adds to the daemon's
+/// deadline when the answer waits for one (the loop device, FUSE, the daemon receiving
+/// the request and its completion thread sending the answer): measured with every
+/// answer held to arrival + a fixed delay longer than the image I/O, it is the round
+/// trip minus that delay. The daemon takes the transport off every deadline; the image
+/// I/O runs inside what is left.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PathCost {
+    /// Round trip of a 4 KiB read answered at once: the floor.
+    pub floor_4k_us: f64,
+    /// Round trip of a 4 KiB read answered at a deadline, minus the deadline.
+    pub transport_4k_us: f64,
+    /// The daemon's image I/O in each 4 KiB read of the floor (a cached page's).
+    #[serde(default)]
+    pub io_4k_us: f64,
+    /// The same for reads of `big_len` bytes (1 MiB, or less if the device is smaller
+    /// or the kernel split 1 MiB reads).
+    pub floor_big_us: f64,
+    pub transport_big_us: f64,
+    #[serde(default)]
+    pub io_big_us: f64,
+    pub big_len: u64,
+}
+
+impl PathCost {
+    /// `small` at 4 KiB, `big` at `big_len`, linear between, clamped outside. Only
+    /// reads and writes carry data; a flush or discard costs what 4 KiB does.
+    fn at(&self, req: &Request, small: f64, big: f64) -> Duration {
+        let len = match req.kind {
+            Kind::Read | Kind::Write => req.len,
+            Kind::Flush | Kind::Discard => 0,
+        };
+        let (lo, hi) = (4096.0, (self.big_len as f64).max(4096.0));
+        let x = (len as f64).clamp(lo, hi);
+        let us = if hi > lo {
+            small + (big - small) * (x - lo) / (hi - lo)
+        } else {
+            small
+        };
+        Duration::from_secs_f64(us.max(0.0) / 1e6)
+    }
+
+    /// The round trip of `req` with no model delay: what it cannot beat.
+    pub fn floor(&self, req: &Request) -> Duration {
+        self.at(req, self.floor_4k_us, self.floor_big_us)
+    }
+
+    /// The part of `req`'s round trip the daemon does not overlap with the model's
+    /// time: what it takes off the deadline.
+    pub fn transport(&self, req: &Request) -> Duration {
+        self.at(req, self.transport_4k_us, self.transport_big_us)
+    }
+
+    /// The image I/O in the floor of `req` (as measured: reads of a cached page).
+    pub fn io(&self, req: &Request) -> Duration {
+        self.at(req, self.io_4k_us, self.io_big_us)
+    }
+
+    /// Refuses figures that are not a measurement.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let all = [
+            self.floor_4k_us,
+            self.transport_4k_us,
+            self.io_4k_us,
+            self.floor_big_us,
+            self.transport_big_us,
+            self.io_big_us,
+        ];
+        if all
+            .iter()
+            .any(|v| !(v.is_finite() && *v >= 0.0 && *v < 1e6))
+        {
+            anyhow::bail!("path cost figures must be µs from 0 to 1 s: {self:?}");
+        }
+        Ok(())
+    }
+}
 
 /// Counters of one emulated disk since timing was last turned on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiskStats {
     pub name: String,
     pub model: String,
-    /// The model answers some requests faster than the FUSE path can (see
-    /// `emu::FUSE_FLOOR`): those requests take the path's time, not the model's.
+    /// The model answers some requests faster than the FUSE path can (its fastest
+    /// 4 KiB request is below the measured floor, `path.floor_4k_us`, or below
+    /// `emu::FUSE_FLOOR` when the path was not measured): those requests take the
+    /// path's time, not the model's.
     pub below_floor: bool,
     pub reads: u64,
     pub writes: u64,
@@ -32,12 +120,16 @@ pub struct DiskStats {
     /// fallocate), inside the model's time when the model is slower.
     #[serde(default)]
     pub io_seconds: f64,
-    /// Requests the model answered faster than the FUSE path can (`emu::FUSE_FLOOR`):
-    /// they took the path's time instead.
+    /// Requests the model answered faster than the FUSE path can (the measured floor
+    /// for their size, else `emu::FUSE_FLOOR`): they took the path's time instead.
     pub floor_bound: u64,
     /// How much longer than the model said those requests took, at least (the floor
     /// minus the model's time, summed).
     pub floor_excess_seconds: f64,
+    /// The path's measured cost, which the daemon takes off every deadline; `None`:
+    /// never measured (no compensation, `emu::FUSE_FLOOR` assumed for the flags).
+    #[serde(default)]
+    pub path: Option<PathCost>,
 }
 
 /// `.stats`: what the daemon did.
@@ -53,12 +145,13 @@ pub struct DaemonStats {
 }
 
 impl DiskStats {
-    /// Zeroed counters of disk `spec`, served by `model`.
-    pub(super) fn fresh(spec: &DiskSpec, model: &dyn DeviceModel) -> Self {
+    /// Zeroed counters of disk `spec`, served by `model` over a path that costs `path`.
+    pub(super) fn fresh(spec: &DiskSpec, model: &dyn DeviceModel, path: Option<PathCost>) -> Self {
         DiskStats {
             name: spec.name.clone(),
             model: spec.model.clone(),
-            below_floor: below_floor(model),
+            below_floor: below_floor(model, floor_4k(path)),
+            path,
             ..DiskStats::default()
         }
     }
@@ -79,16 +172,110 @@ impl DiskStats {
         }
     }
 
-    /// Adds the model's answer `svc` to the time counters.
-    pub(super) fn add_service(&mut self, svc: &Service) {
+    /// Adds the model's answer `svc` to `req` to the time counters; `floor` is what
+    /// the path alone costs `req`.
+    pub(super) fn add_service(&mut self, svc: &Service, floor: Duration) {
         self.cached += svc.cached as u64;
         self.response_seconds += svc.duration.as_secs_f64();
         self.seek_seconds += svc.seek.as_secs_f64();
         self.rotation_seconds += svc.rotation.as_secs_f64();
         self.transfer_seconds += svc.transfer.as_secs_f64();
-        if svc.duration < FUSE_FLOOR {
+        if svc.duration < floor {
             self.floor_bound += 1;
-            self.floor_excess_seconds += (FUSE_FLOOR - svc.duration).as_secs_f64();
+            self.floor_excess_seconds += (floor - svc.duration).as_secs_f64();
         }
+    }
+}
+
+/// The 4 KiB floor of `path`, else the assumed one.
+pub(super) fn floor_4k(path: Option<PathCost>) -> Duration {
+    path.map_or(FUSE_FLOOR, |p| p.floor(&Request::read(0, 4096)))
+}
+
+/// What the path alone costs `req`: its measured floor, else the assumed one.
+pub(super) fn floor_of(path: Option<PathCost>, req: &Request) -> Duration {
+    path.map_or(FUSE_FLOOR, |p| p.floor(req))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_cost_is_interpolated_by_the_bytes_a_request_carries() {
+        let p = PathCost {
+            floor_4k_us: 30.0,
+            transport_4k_us: 25.0,
+            io_4k_us: 3.0,
+            floor_big_us: 430.0,
+            transport_big_us: 325.0,
+            io_big_us: 90.0,
+            big_len: 1 << 20,
+        };
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        assert!((us(p.floor(&Request::read(0, 4096))) - 30.0).abs() < 1e-6);
+        assert!((us(p.transport(&Request::read(0, 4096))) - 25.0).abs() < 1e-6);
+        assert!((us(p.floor(&Request::write(0, 1 << 20))) - 430.0).abs() < 1e-6);
+        assert!((us(p.transport(&Request::write(0, 1 << 20))) - 325.0).abs() < 1e-6);
+        // Halfway in bytes, halfway in cost.
+        let mid = (4096 + (1 << 20)) / 2;
+        assert!((us(p.floor(&Request::read(0, mid))) - 230.0).abs() < 1e-6);
+        // No data: the 4 KiB figure, however long a discard's range.
+        assert_eq!(p.floor(&Request::flush()), p.floor(&Request::read(0, 4096)));
+        assert_eq!(
+            p.transport(&Request::discard(0, 1 << 30)),
+            p.transport(&Request::read(0, 4096))
+        );
+        // Beyond the measured sizes: clamped, not extrapolated.
+        assert_eq!(
+            p.floor(&Request::read(0, 512)),
+            p.floor(&Request::read(0, 4096))
+        );
+        assert_eq!(
+            p.floor(&Request::write(0, 4 << 20)),
+            p.floor(&Request::write(0, 1 << 20))
+        );
+        assert!(p.check().is_ok());
+        assert!(PathCost {
+            floor_4k_us: f64::NAN,
+            ..p
+        }
+        .check()
+        .is_err());
+    }
+
+    #[test]
+    fn the_measured_floor_decides_what_is_floor_bound() {
+        let spec = DiskSpec {
+            name: "fs".into(),
+            image: "/nonexistent".into(),
+            model: "ssd-sata".into(),
+            params: toml::Table::new(),
+            image_id: None,
+        };
+        let model = crate::emu::model_by_name("ssd-sata", None).unwrap();
+        // Unmeasured: the 100 µs assumption flags the 68 µs buffered write.
+        assert!(DiskStats::fresh(&spec, model.as_ref(), None).below_floor);
+        let fast = PathCost {
+            floor_4k_us: 30.0,
+            transport_4k_us: 25.0,
+            io_4k_us: 3.0,
+            floor_big_us: 400.0,
+            transport_big_us: 300.0,
+            io_big_us: 90.0,
+            big_len: 1 << 20,
+        };
+        let mut s = DiskStats::fresh(&spec, model.as_ref(), Some(fast));
+        assert!(!s.below_floor);
+        assert_eq!(s.path, Some(fast));
+        let req = Request::read(0, 4096);
+        let svc = |us: u64| Service {
+            duration: Duration::from_micros(us),
+            ..Service::default()
+        };
+        s.add_service(&svc(20), floor_of(s.path, &req));
+        s.add_service(&svc(100), floor_of(s.path, &req));
+        assert_eq!(s.floor_bound, 1);
+        assert!((s.floor_excess_seconds - 10e-6).abs() < 1e-9);
     }
 }

@@ -36,6 +36,9 @@ pub(super) struct Disk {
     pub(super) state: Mutex<DiskState>,
     /// Serving crash states: every write goes to this overlay, never to the image.
     pub(super) overlay: Option<Mutex<Overlay>>,
+    /// The rig is measuring the path on this disk (`path NAME probe on`): its requests
+    /// (reads, writes of the bytes just read, flushes) stay out of the write log.
+    pub(super) probing: std::sync::atomic::AtomicBool,
 }
 
 impl Disk {
@@ -80,6 +83,7 @@ impl Disk {
                 probe_delay: None,
             }),
             overlay: overlay.then(|| Mutex::new(Overlay::default())),
+            probing: std::sync::atomic::AtomicBool::new(false),
         })
     }
 

@@ -69,6 +69,12 @@ impl Inner {
         answer: Answer,
         log: Option<LogEntry>,
     ) {
+        // The path probe's requests change nothing (it writes back what it read) and
+        // are no part of the disk's history.
+        let log = match disk {
+            Some(i) if self.disks[i].probing.load(Ordering::Acquire) => None,
+            _ => log,
+        };
         if self.log.is_none() && at <= Instant::now() {
             answer.send();
             return;
@@ -115,11 +121,24 @@ impl Inner {
     /// rig through its loop device; `path NAME none` forgets it (no compensation).
     /// `path NAME delay NS` (timing off only): answer each of its requests NS ns after
     /// arrival, as a timed answer is sent, so the rig can measure what the path adds
-    /// to a deadline; `path NAME delay off` ends that.
+    /// to a deadline; `path NAME delay off` ends that. `path NAME probe on|off`: the
+    /// rig's probe requests begin or end; they stay out of the write log.
     fn set_path(&self, rest: &str) -> Result<()> {
         let Some((name, value)) = rest.split_once(' ') else {
-            bail!("usage: path NAME JSON|none|delay NS|delay off");
+            bail!("usage: path NAME JSON|none|delay NS|delay off|probe on|probe off");
         };
+        if let Some(on) = value.trim().strip_prefix("probe ") {
+            let on = match on.trim() {
+                "on" => true,
+                "off" => false,
+                other => bail!("path {name} probe: expected on or off, got `{other}`"),
+            };
+            let Some(d) = self.disks.iter().find(|d| d.spec.name == name) else {
+                bail!("no disk named `{name}`");
+            };
+            d.probing.store(on, Ordering::Release);
+            return Ok(());
+        }
         if let Some(delay) = value.trim().strip_prefix("delay ") {
             let delay = match delay.trim() {
                 "off" => None,

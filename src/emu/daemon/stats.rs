@@ -35,6 +35,18 @@ pub struct PathCost {
     #[serde(default)]
     pub io_big_us: f64,
     pub big_len: u64,
+    /// Round trip of a 4 KiB write (of the bytes the probe had just read) answered at
+    /// once, and its image I/O; 0: not measured (a write costs what a read does).
+    #[serde(default)]
+    pub floor_write_4k_us: f64,
+    #[serde(default)]
+    pub io_write_4k_us: f64,
+    /// Round trip of a flush answered at once, and what it adds to a deadline; 0: not
+    /// measured (a flush costs what a 4 KiB read does).
+    #[serde(default)]
+    pub floor_flush_us: f64,
+    #[serde(default)]
+    pub transport_flush_us: f64,
 }
 
 impl PathCost {
@@ -57,18 +69,41 @@ impl PathCost {
 
     /// The round trip of `req` with no model delay: what it cannot beat.
     pub fn floor(&self, req: &Request) -> Duration {
-        self.at(req, self.floor_4k_us, self.floor_big_us)
+        match req.kind {
+            Kind::Flush if self.floor_flush_us > 0.0 => us(self.floor_flush_us),
+            // A write's extra over a read of its size, as measured at 4 KiB.
+            Kind::Write if self.floor_write_4k_us > 0.0 => us(self
+                .at(req, self.floor_4k_us, self.floor_big_us)
+                .as_secs_f64()
+                * 1e6
+                + self.floor_write_4k_us
+                - self.floor_4k_us),
+            _ => self.at(req, self.floor_4k_us, self.floor_big_us),
+        }
     }
 
     /// The part of `req`'s round trip the daemon does not overlap with the model's
     /// time: what it takes off the deadline.
     pub fn transport(&self, req: &Request) -> Duration {
-        self.at(req, self.transport_4k_us, self.transport_big_us)
+        match req.kind {
+            Kind::Flush if self.transport_flush_us > 0.0 => us(self.transport_flush_us),
+            _ => self.at(req, self.transport_4k_us, self.transport_big_us),
+        }
     }
 
-    /// The image I/O in the floor of `req` (as measured: reads of a cached page).
+    /// The image I/O in the floor of `req` (as measured: a cached page's, none for a
+    /// flush).
     pub fn io(&self, req: &Request) -> Duration {
-        self.at(req, self.io_4k_us, self.io_big_us)
+        match req.kind {
+            Kind::Flush => Duration::ZERO,
+            Kind::Write if self.floor_write_4k_us > 0.0 => us(self
+                .at(req, self.io_4k_us, self.io_big_us)
+                .as_secs_f64()
+                * 1e6
+                + self.io_write_4k_us
+                - self.io_4k_us),
+            _ => self.at(req, self.io_4k_us, self.io_big_us),
+        }
     }
 
     /// Refuses figures that are not a measurement.
@@ -80,6 +115,10 @@ impl PathCost {
             self.floor_big_us,
             self.transport_big_us,
             self.io_big_us,
+            self.floor_write_4k_us,
+            self.io_write_4k_us,
+            self.floor_flush_us,
+            self.transport_flush_us,
         ];
         if all
             .iter()
@@ -187,6 +226,11 @@ impl DiskStats {
     }
 }
 
+/// `v` µs, never negative.
+fn us(v: f64) -> Duration {
+    Duration::from_secs_f64(v.max(0.0) / 1e6)
+}
+
 /// The 4 KiB floor of `path`, else the assumed one.
 pub(super) fn floor_4k(path: Option<PathCost>) -> Duration {
     path.map_or(FUSE_FLOOR, |p| p.floor(&Request::read(0, 4096)))
@@ -211,6 +255,7 @@ mod tests {
             transport_big_us: 325.0,
             io_big_us: 90.0,
             big_len: 1 << 20,
+            ..PathCost::default()
         };
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         assert!((us(p.floor(&Request::read(0, 4096))) - 30.0).abs() < 1e-6);
@@ -236,6 +281,25 @@ mod tests {
             p.floor(&Request::write(0, 1 << 20))
         );
         assert!(p.check().is_ok());
+        // Measured writes and flushes: their own figures.
+        let q = PathCost {
+            floor_write_4k_us: 40.0,
+            io_write_4k_us: 9.0,
+            floor_flush_us: 35.0,
+            transport_flush_us: 33.0,
+            ..p
+        };
+        assert!((us(q.floor(&Request::write(0, 4096))) - 40.0).abs() < 1e-6);
+        assert!((us(q.floor(&Request::write(0, 1 << 20))) - 440.0).abs() < 1e-6);
+        assert!((us(q.io(&Request::write(0, 4096))) - 9.0).abs() < 1e-6);
+        assert!((us(q.floor(&Request::read(0, 4096))) - 30.0).abs() < 1e-6);
+        assert!((us(q.floor(&Request::flush())) - 35.0).abs() < 1e-6);
+        assert!((us(q.transport(&Request::flush())) - 33.0).abs() < 1e-6);
+        assert_eq!(q.io(&Request::flush()), Duration::ZERO);
+        assert_eq!(
+            q.transport(&Request::write(0, 4096)),
+            q.transport(&Request::read(0, 4096))
+        );
         assert!(PathCost {
             floor_4k_us: f64::NAN,
             ..p
@@ -264,6 +328,7 @@ mod tests {
             transport_big_us: 300.0,
             io_big_us: 90.0,
             big_len: 1 << 20,
+            ..PathCost::default()
         };
         let mut s = DiskStats::fresh(&spec, model.as_ref(), Some(fast));
         assert!(!s.below_floor);

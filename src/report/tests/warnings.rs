@@ -25,6 +25,7 @@ fn emulated_disks_answered_by_the_fuse_floor_are_warned_about() {
             transport_big_us: 280.0,
             io_big_us: 90.0,
             big_len: 1 << 20,
+            ..Default::default()
         })
     };
     let mut records = Vec::new();

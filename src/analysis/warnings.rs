@@ -107,6 +107,8 @@ fn emulation_warnings(at: &str, recs: &[&TrialRecord]) -> Vec<String> {
         excess: f64,
         response: f64,
         late: u64,
+        /// The path's 4 KiB floor measured in each trial, µs.
+        floors: Vec<f64>,
     }
     let mut disks: BTreeMap<String, Sum> = BTreeMap::new();
     for r in recs {
@@ -118,14 +120,29 @@ fn emulation_warnings(at: &str, recs: &[&TrialRecord]) -> Vec<String> {
             s.excess += d.floor_excess_seconds;
             s.response += d.response_seconds;
             s.late += d.late;
+            if let Some(p) = &d.path {
+                s.floors.push(p.floor_4k_us);
+            }
         }
     }
     let mut out = Vec::new();
     for (name, s) in disks {
         let share = s.excess / (s.excess + s.response).max(f64::MIN_POSITIVE);
         if s.floor_bound > 0 && share > 0.10 {
+            let lo = s.floors.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = s.floors.iter().copied().fold(0.0, f64::max);
+            let floor = if s.floors.is_empty() {
+                format!(
+                    "not measured, {} µs assumed",
+                    crate::emu::FUSE_FLOOR.as_micros()
+                )
+            } else if hi - lo < 0.5 {
+                format!("{lo:.0} µs per 4 KiB request, measured")
+            } else {
+                format!("{lo:.0}-{hi:.0} µs per 4 KiB request, measured in each trial")
+            };
             out.push(format!(
-                "{at}: the emulated {name} disk ({}) answered {:.0}% of its requests faster than the FUSE path can; at least {:.0}% of its service time is the path's, not the model's (docs/devices.md)",
+                "{at}: the emulated {name} disk ({}) answered {:.0}% of its requests faster than the FUSE path can (its floor: {floor}); at least {:.0}% of its service time is the path's, not the model's (docs/devices.md)",
                 s.model,
                 100.0 * s.floor_bound as f64 / s.requests.max(1) as f64,
                 100.0 * share

@@ -420,8 +420,9 @@ pub enum DeviceCmd {
     Models,
     /// Measure a model through the whole emulation path (loop device, FUSE, daemon):
     /// QD1 random 4K reads and writes, sequential 1 MiB, fsync'ed 4K appends, each
-    /// beside what the model predicts for the same requests plus the measured FUSE
-    /// floor (root).
+    /// beside what the model predicts for the same requests, every request taking at
+    /// least the path's measured floor. Ends with a verdict; exits with status 4 when
+    /// a pattern is more than 10% off (root).
     Calibrate(CalibrateArgs),
     /// Many concurrent writers (4 KiB to 4 MiB, with flushes) on emulated disks, to show
     /// the daemon never stalls: fails (exit 1) on a watchdog abort, an I/O error, an
@@ -444,8 +445,13 @@ pub enum DeviceCmd {
 
 #[derive(Args)]
 pub struct CalibrateArgs {
-    /// hdd-7200, raid6, ssd-sata, nvme, nvram or ram.
+    /// hdd-7200, raid6, ssd-sata, nvme, nvram or ram; with --spec, also the name of
+    /// one of the experiment file's [models] entries.
     pub model: String,
+    /// Take MODEL from this experiment file's [models] table (e.g. --spec
+    /// presets/study4-hdd.toml raid6-bbu); --set overrides its parameters further.
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
     /// Override a model parameter, e.g. --set write_cache=false (repeatable; the value
     /// is TOML).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -453,9 +459,14 @@ pub struct CalibrateArgs {
     /// Size of the emulated disk; an hdd's geometry spans it.
     #[arg(long, default_value = "8G", value_parser = crate::units::cli::disk_size)]
     pub size: String,
-    /// Where the (sparse) images and the session directory go.
+    /// Where the session directory (mount point, daemon files) goes.
     #[arg(long, default_value = "/var/tmp/jbench")]
     pub work_dir: PathBuf,
+    /// Where the (sparse) image of the emulated disk goes, as a trial's `[emulation]
+    /// image_dir`: on tmpfs, the image's own writes cost least and never wait for
+    /// writeback.
+    #[arg(long, default_value = crate::emu::DEFAULT_IMAGE_DIR)]
+    pub image_dir: PathBuf,
     /// Predicted seconds each pattern may take; request counts are cut to fit.
     #[arg(long, default_value_t = 8.0, value_parser = crate::units::cli::pattern_seconds)]
     pub seconds: f64,
@@ -533,7 +544,8 @@ pub enum SelftestCmd {
         #[arg(long, value_parser = crate::units::cli::adaptive_min)]
         min: Option<u32>,
     },
-    /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio.
+    /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio;
+    /// exits with status 4 when the engine is below its target (0.95 x raw) in a phase.
     Overhead {
         /// Directory on tmpfs to build the trees in.
         #[arg(long, default_value = "/dev/shm")]

@@ -35,14 +35,24 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             preflight::require_root("jbench device calibrate")?;
             // Its images are attached and served like a run's: the same trust rules.
             crate::trust::create_trusted_dir(&a.work_dir)?;
-            let params = parse_set(&a.set)?;
-            crate::emu::model_by_name(&a.model, Some(&params))?;
+            crate::trust::create_trusted_dir(&a.image_dir)?;
+            let (model, mut params) = match &a.spec {
+                Some(file) => spec_model(file, &a.model)?,
+                None => (a.model.clone(), toml::Table::new()),
+            };
+            // --set overrides the experiment file's parameters, key by key (a dotted
+            // key one key of a nested table).
+            apply_set(&mut params, &a.set)?;
+            crate::emu::model_by_name(&model, Some(&params))?;
             let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
             let opts = calibrate::CalibrateOptions {
-                model: a.model,
+                name: a.model,
+                model,
                 params,
+                spec: a.spec,
                 size,
                 work_dir: a.work_dir,
+                image_dir: a.image_dir,
                 seconds_per_pattern: a.seconds,
                 write_log: a.write_log,
             };
@@ -52,6 +62,9 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                 outln!("{}", serde_json::to_string_pretty(&c)?);
             } else {
                 out!("{}", calibrate::render(&c));
+            }
+            if !c.within_tolerance {
+                return Ok(ExitCode::from(OUT_OF_TOLERANCE));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -125,6 +138,12 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
 /// `--set KEY=VALUE ...` as a parameter table.
 fn parse_set(set: &[String]) -> Result<toml::Table> {
     let mut params = toml::Table::new();
+    apply_set(&mut params, set)?;
+    Ok(params)
+}
+
+/// Sets each `--set KEY=VALUE` in `params`, over what is there.
+fn apply_set(params: &mut toml::Table, set: &[String]) -> Result<()> {
     for kv in set {
         let (k, v) = kv
             .split_once('=')
@@ -134,9 +153,9 @@ fn parse_set(set: &[String]) -> Result<toml::Table> {
             .ok()
             .and_then(|mut t| t.remove("v"))
             .unwrap_or_else(|| toml::Value::String(v.to_string()));
-        set_param(&mut params, k.trim(), value);
+        set_param(params, k.trim(), value);
     }
-    Ok(params)
+    Ok(())
 }
 
 /// `jbench device stress`: exit 1 when any model's run failed.
@@ -194,6 +213,33 @@ fn stress(a: crate::cli::args::StressArgs) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Exit status of a calibration (or `selftest overhead`) that measured, but outside
+/// its tolerance.
+pub const OUT_OF_TOLERANCE: u8 = 4;
+
+/// The built-in model and parameters `name` stands for in the experiment file `file`:
+/// one of its `[models]` entries, or a built-in model.
+fn spec_model(file: &std::path::Path, name: &str) -> Result<(String, toml::Table)> {
+    let spec = crate::experiment::spec::load(file)?;
+    if let Some(m) = spec.models.get(name) {
+        return Ok((m.model.clone(), m.params.clone()));
+    }
+    if crate::emu::MODEL_NAMES.contains(&name) {
+        return Ok((name.to_string(), toml::Table::new()));
+    }
+    let entries: Vec<&str> = spec.models.keys().map(String::as_str).collect();
+    anyhow::bail!(
+        "{} has no [models.{name}] entry ({}); built-in models: {}",
+        file.display(),
+        if entries.is_empty() {
+            "it has no [models] table".to_string()
+        } else {
+            format!("its entries: {}", entries.join(", "))
+        },
+        crate::emu::MODEL_NAMES.join(", ")
+    )
 }
 
 /// `--set KEY=VALUE`; a dotted key (`spindle.rpm=5400`) sets one key of a nested

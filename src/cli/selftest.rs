@@ -41,6 +41,9 @@ pub fn selftest(cmd: SelftestCmd) -> Result<ExitCode> {
             t.levels = levels.unwrap_or(t.levels);
             let report = selftest::run_overhead(&opts)?;
             out!("{report}");
+            if !report.target_met() {
+                return Ok(ExitCode::from(crate::cli::device::OUT_OF_TOLERANCE));
+            }
             Ok(ExitCode::SUCCESS)
         }
         SelftestCmd::Monitor {

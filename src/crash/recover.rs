@@ -220,7 +220,15 @@ impl RecoveryRig {
             &self.specs,
             &opts,
         )?);
-        self.attached = Some(self.attach()?);
+        let att = self.attach()?;
+        // Timed recoveries take the model's time: the path's cost, measured now
+        // (timing off, the overlay empty, nothing mounted), comes off each answer.
+        let d = self.daemon();
+        d.measure_path(&self.fs.disk, &att.fs)?;
+        if let (Some(j), Some(dev)) = (&self.journal, &att.journal) {
+            d.measure_path(&j.disk, dev)?;
+        }
+        self.attached = Some(att);
         Ok(())
     }
 

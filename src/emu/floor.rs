@@ -26,7 +26,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::aligned::Aligned;
+use super::aligned::DirectBuf;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::EmulationOptions;
@@ -121,7 +121,7 @@ impl Iterator for Offsets {
 
 /// Times `n` random 4 KiB reads (or writes), one at a time, on `f`.
 fn time_one(f: &File, n: u64, write: bool, offs: &mut Offsets) -> Result<Lat> {
-    let mut buf = Aligned::new(BS);
+    let mut buf = DirectBuf::new(BS)?;
     let mut ns = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let off = offs.next().unwrap_or(0);

@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::aligned::Aligned;
+use super::aligned::DirectBuf;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::EmulationOptions;
@@ -116,7 +116,7 @@ fn writer(dev: &Path, base: u64, span: u64, seed: u64, stop: &AtomicBool) -> See
             .open(dev)
             .with_context(|| format!("cannot open {} with O_DIRECT", dev.display()))?;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let mut buf = Aligned::new(SIZES[SIZES.len() - 1] as usize);
+        let mut buf = DirectBuf::new(SIZES[SIZES.len() - 1] as usize)?;
         while !stop.load(Ordering::Relaxed) {
             let len = SIZES[rng.gen_range(0..SIZES.len())].min(span);
             let slots = (span - len) / 4096 + 1;

@@ -537,7 +537,8 @@ fn prepare_journal_device(
 
 /// Starts the device daemon when any image is an emulated disk, then attaches a loop
 /// device to every region: over the daemon's file (direct I/O, 4 KiB sectors) for an
-/// emulated disk, over the image itself otherwise.
+/// emulated disk, whose path cost is then measured (`DeviceDaemon::measure_path`),
+/// over the image itself otherwise.
 fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSetup) -> Result<()> {
     let emulated: Vec<&ImageDisk> = disks.images.iter().filter(|d| d.model.is_some()).collect();
     if !emulated.is_empty() {
@@ -579,7 +580,14 @@ fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSet
     for r in &disks.regions {
         let disk = &disks.images[r.disk];
         let lo = match (&disk.model, rig.daemon()) {
-            (Some(_), Some(d)) => d.attach_disk(disk.name, r.offset, Some(r.size))?,
+            (Some(_), Some(d)) => {
+                let lo = d.attach_disk(disk.name, r.offset, Some(r.size))?;
+                // What the path costs, measured now (timing is off, nothing uses the
+                // device yet): the daemon takes it off each deadline, and the trial
+                // records it with the disk's counters.
+                d.measure_path(disk.name, &lo)?;
+                lo
+            }
             _ => LoopDevice::attach(&disk.file, &disk.path, r.offset, Some(r.size))?,
         };
         let dev = lo.path().to_path_buf();

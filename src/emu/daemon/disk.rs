@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::overlay::Overlay;
-use super::{DiskSpec, DiskStats};
+use super::{DiskSpec, DiskStats, PathCost};
 use crate::emu::model::{model_by_name, spans_disk, DeviceModel};
 use crate::rig::loopdev::FileId;
 
@@ -20,6 +20,13 @@ pub(super) struct DiskState {
     /// Model time zero.
     pub(super) start: Instant,
     pub(super) stats: DiskStats,
+    /// The path's measured cost (the `path` control command): taken off every
+    /// deadline, and the floor the counters flag requests against. Kept across
+    /// `timing on`.
+    pub(super) path: Option<PathCost>,
+    /// While the path is measured (timing off): answer every request this long after
+    /// its arrival, through the completion thread as a timed answer goes.
+    pub(super) probe_delay: Option<std::time::Duration>,
 }
 
 pub(super) struct Disk {
@@ -29,6 +36,9 @@ pub(super) struct Disk {
     pub(super) state: Mutex<DiskState>,
     /// Serving crash states: every write goes to this overlay, never to the image.
     pub(super) overlay: Option<Mutex<Overlay>>,
+    /// The rig is measuring the path on this disk (`path NAME probe on`): its requests
+    /// (reads, writes of the bytes just read, flushes) stay out of the write log.
+    pub(super) probing: std::sync::atomic::AtomicBool,
 }
 
 impl Disk {
@@ -60,7 +70,7 @@ impl Disk {
             );
         }
         let model = build_model(spec, size)?;
-        let stats = DiskStats::fresh(spec, model.as_ref());
+        let stats = DiskStats::fresh(spec, model.as_ref(), None);
         Ok(Self {
             spec: spec.clone(),
             image,
@@ -69,8 +79,11 @@ impl Disk {
                 model,
                 start: Instant::now(),
                 stats,
+                path: None,
+                probe_delay: None,
             }),
             overlay: overlay.then(|| Mutex::new(Overlay::default())),
+            probing: std::sync::atomic::AtomicBool::new(false),
         })
     }
 

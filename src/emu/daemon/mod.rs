@@ -42,11 +42,13 @@ mod completion;
 mod disk;
 mod fuse_fs;
 mod overlay;
+mod path;
 mod priority;
 mod state;
 mod stats;
 
 pub use disk::build_model;
+pub use path::PathCost;
 pub use stats::{is_overdue, DaemonStats, DiskStats, OVERDUE_AFTER};
 
 /// Name of the file a control command is written to.

@@ -11,7 +11,8 @@ use anyhow::{bail, Result};
 
 use super::completion::{Answer, LogEntry, Pending, Queue, INJECTED};
 use super::disk::{build_model, Disk};
-use super::{DaemonStats, DiskStats};
+use super::path::floor_of;
+use super::{DaemonStats, DiskStats, PathCost};
 use crate::emu::model::{Request, Service};
 use crate::emu::writelog::{LogWriter, RecordKind, Stamp, NO_DISK};
 
@@ -68,6 +69,12 @@ impl Inner {
         answer: Answer,
         log: Option<LogEntry>,
     ) {
+        // The path probe's requests change nothing (it writes back what it read) and
+        // are no part of the disk's history.
+        let log = match disk {
+            Some(i) if self.disks[i].probing.load(Ordering::Acquire) => None,
+            _ => log,
+        };
         let now = Instant::now();
         if self.log.is_none() && at <= now {
             if let Some(i) = disk {
@@ -90,6 +97,13 @@ impl Inner {
     }
 
     /// Runs `req` through disk `i`'s model (when timing is on); returns when to answer.
+    ///
+    /// The workload sees a request complete the path's transport (loop device, FUSE,
+    /// this daemon's receiving and answering; measured, see [`PathCost`]) after the
+    /// answer's deadline, so the deadline is the model's time minus that transport:
+    /// the workload then sees the model's time. Never before arrival: a request the
+    /// model serves faster than the path can takes the path's time (and is counted
+    /// `floor_bound`). The image I/O, done before this call, runs inside that time.
     pub(super) fn schedule(&self, i: usize, req: Request, arrived: Instant) -> Instant {
         let disk = &self.disks[i];
         let mut st = disk.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -97,12 +111,80 @@ impl Inner {
         st.stats.add_io(arrived.elapsed());
         st.stats.count(&req);
         if !self.timing.load(Ordering::Acquire) {
-            return arrived;
+            return arrived + st.probe_delay.unwrap_or_default();
         }
         let now = arrived.saturating_duration_since(st.start);
         let svc: Service = st.model.service(&req, now);
-        st.stats.add_service(&svc);
-        arrived + svc.duration
+        let path = st.path;
+        st.stats.add_service(&svc, floor_of(path, &req));
+        let transport = path.map(|p| p.transport(&req)).unwrap_or_default();
+        arrived + svc.duration.saturating_sub(transport)
+    }
+
+    /// `path NAME JSON`: disk NAME's path costs [`PathCost`] (JSON), measured by the
+    /// rig through its loop device; `path NAME none` forgets it (no compensation).
+    /// `path NAME delay NS` (timing off only): answer each of its requests NS ns after
+    /// arrival, as a timed answer is sent, so the rig can measure what the path adds
+    /// to a deadline; `path NAME delay off` ends that. `path NAME probe on|off`: the
+    /// rig's probe requests begin or end; they stay out of the write log.
+    fn set_path(&self, rest: &str) -> Result<()> {
+        let Some((name, value)) = rest.split_once(' ') else {
+            bail!("usage: path NAME JSON|none|delay NS|delay off|probe on|probe off");
+        };
+        if let Some(on) = value.trim().strip_prefix("probe ") {
+            let on = match on.trim() {
+                "on" => true,
+                "off" => false,
+                other => bail!("path {name} probe: expected on or off, got `{other}`"),
+            };
+            let Some(d) = self.disks.iter().find(|d| d.spec.name == name) else {
+                bail!("no disk named `{name}`");
+            };
+            d.probing.store(on, Ordering::Release);
+            return Ok(());
+        }
+        if let Some(delay) = value.trim().strip_prefix("delay ") {
+            let delay = match delay.trim() {
+                "off" => None,
+                ns => match ns.parse::<u64>() {
+                    Ok(ns) if ns <= 1_000_000_000 => Some(std::time::Duration::from_nanos(ns)),
+                    _ => bail!(
+                        "path {name} delay: expected nanoseconds up to 1 s or `off`, got `{ns}`"
+                    ),
+                },
+            };
+            let Some(d) = self.disks.iter().find(|d| d.spec.name == name) else {
+                bail!("no disk named `{name}`");
+            };
+            d.state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .probe_delay = delay;
+            return Ok(());
+        }
+        let path = match value.trim() {
+            "none" => None,
+            json => {
+                let p: PathCost = serde_json::from_str(json)
+                    .map_err(|e| anyhow::anyhow!("path {name}: not a path cost: {e}"))?;
+                p.check()?;
+                Some(p)
+            }
+        };
+        let Some(d) = self.disks.iter().find(|d| d.spec.name == name) else {
+            bail!("no disk named `{name}`");
+        };
+        let mut st = d.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.path = path;
+        st.stats = DiskStats {
+            below_floor: crate::emu::model::below_floor(
+                st.model.as_ref(),
+                super::path::floor_4k(path),
+            ),
+            path,
+            ..st.stats.clone()
+        };
+        Ok(())
     }
 
     pub(super) fn set_timing(&self, on: bool) -> Result<()> {
@@ -111,9 +193,10 @@ impl Inner {
             // A fresh model per measurement: the same seed and request stream give the
             // same answers in every trial.
             let model = build_model(&d.spec, d.size)?;
-            st.stats = DiskStats::fresh(&d.spec, model.as_ref());
+            st.stats = DiskStats::fresh(&d.spec, model.as_ref(), st.path);
             st.model = model;
             st.start = Instant::now();
+            st.probe_delay = None;
         }
         self.timing.store(on, Ordering::Release);
         self.write_log(&LogEntry {
@@ -188,6 +271,7 @@ impl Inner {
                     _ => bail!("usage: inject stall io|answer MILLISECONDS, not `{text}`"),
                 }
             }
+            _ if text.starts_with("path ") => self.set_path(&text["path ".len()..]),
             _ => match text.strip_prefix("marker ") {
                 Some(label) => {
                     self.write_log(&LogEntry {

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::path::{floor_4k, PathCost};
 use super::DiskSpec;
-use crate::emu::model::{below_floor, DeviceModel, Kind, Request, Service, FUSE_FLOOR};
+use crate::emu::model::{below_floor, DeviceModel, Kind, Request, Service};
 
 /// A request is *overdue* when its answer goes out more than this after the deadline
 /// its disk's model gave it (arrival + the model's response time, waits behind the
@@ -38,8 +39,10 @@ pub fn is_overdue(lateness: Duration) -> bool {
 pub struct DiskStats {
     pub name: String,
     pub model: String,
-    /// The model answers some requests faster than the FUSE path can (see
-    /// `emu::FUSE_FLOOR`): those requests take the path's time, not the model's.
+    /// The model answers some requests faster than the FUSE path can (its fastest
+    /// 4 KiB request is below the measured floor, `path.floor_4k_us`, or below
+    /// `emu::FUSE_FLOOR` when the path was not measured): those requests take the
+    /// path's time, not the model's.
     pub below_floor: bool,
     pub reads: u64,
     pub writes: u64,
@@ -79,12 +82,16 @@ pub struct DiskStats {
     /// fallocate), inside the model's time when the model is slower.
     #[serde(default)]
     pub io_seconds: f64,
-    /// Requests the model answered faster than the FUSE path can (`emu::FUSE_FLOOR`):
-    /// they took the path's time instead.
+    /// Requests the model answered faster than the FUSE path can (the measured floor
+    /// for their size, else `emu::FUSE_FLOOR`): they took the path's time instead.
     pub floor_bound: u64,
     /// How much longer than the model said those requests took, at least (the floor
     /// minus the model's time, summed).
     pub floor_excess_seconds: f64,
+    /// The path's measured cost, which the daemon takes off every deadline; `None`:
+    /// never measured (no compensation, `emu::FUSE_FLOOR` assumed for the flags).
+    #[serde(default)]
+    pub path: Option<PathCost>,
 }
 
 /// `.stats`: what the daemon did.
@@ -100,12 +107,13 @@ pub struct DaemonStats {
 }
 
 impl DiskStats {
-    /// Zeroed counters of disk `spec`, served by `model`.
-    pub(super) fn fresh(spec: &DiskSpec, model: &dyn DeviceModel) -> Self {
+    /// Zeroed counters of disk `spec`, served by `model` over a path that costs `path`.
+    pub(super) fn fresh(spec: &DiskSpec, model: &dyn DeviceModel, path: Option<PathCost>) -> Self {
         DiskStats {
             name: spec.name.clone(),
             model: spec.model.clone(),
-            below_floor: below_floor(model),
+            below_floor: below_floor(model, floor_4k(path)),
+            path,
             ..DiskStats::default()
         }
     }
@@ -161,16 +169,17 @@ impl DiskStats {
         }
     }
 
-    /// Adds the model's answer `svc` to the time counters.
-    pub(super) fn add_service(&mut self, svc: &Service) {
+    /// Adds the model's answer `svc` to `req` to the time counters; `floor` is what
+    /// the path alone costs `req`.
+    pub(super) fn add_service(&mut self, svc: &Service, floor: Duration) {
         self.cached += svc.cached as u64;
         self.response_seconds += svc.duration.as_secs_f64();
         self.seek_seconds += svc.seek.as_secs_f64();
         self.rotation_seconds += svc.rotation.as_secs_f64();
         self.transfer_seconds += svc.transfer.as_secs_f64();
-        if svc.duration < FUSE_FLOOR {
+        if svc.duration < floor {
             self.floor_bound += 1;
-            self.floor_excess_seconds += (FUSE_FLOOR - svc.duration).as_secs_f64();
+            self.floor_excess_seconds += (floor - svc.duration).as_secs_f64();
         }
     }
 }

@@ -17,8 +17,9 @@
 //!   daemon, not the model, refuses I/O beyond the backing image.
 //! - 1 MB = 10^6 bytes in every `*_mb_per_s` parameter, as in drive data sheets.
 //!
-//! The FUSE path itself costs about [`FUSE_FLOOR`] per request on the development
-//! machine (issue 4), so a model whose [`DeviceModel::min_service`] is below it cannot be
+//! The FUSE path itself costs something per request (the floor: measured when a loop
+//! device is attached, see `emu::host::DeviceDaemon::measure_path`; [`FUSE_FLOOR`] when
+//! it was not), so a model whose [`DeviceModel::min_service`] is below it cannot be
 //! emulated faithfully for its fastest requests; [`below_floor`] lets the daemon flag it.
 //!
 //! This file holds what every model shares (the request, the answer, the trait); each
@@ -44,8 +45,10 @@ pub use raid::{RaidModel, RaidParams};
 pub use ram::{RamModel, RamParams};
 pub use registry::{default_params, model_by_name, spans_disk};
 
-/// What one request costs in the FUSE + loop path before any model delay (issue 4:
-/// about 9k QD1 4 KiB IOPS with no injected latency, i.e. ~100 µs per request).
+/// What one request is assumed to cost in the FUSE + loop path before any model delay
+/// when the path was not measured (issue 4: about 9k QD1 4 KiB IOPS with no injected
+/// latency, i.e. ~100 µs per request). A trial and `jbench device calibrate` measure
+/// it instead (`PathCost`); this figure is only the fallback for a daemon never told.
 pub const FUSE_FLOOR: Duration = Duration::from_micros(100);
 
 /// Names accepted by [`model_by_name`].
@@ -148,7 +151,7 @@ pub trait DeviceModel: Send {
     /// Serve `req`, which the daemon hands over at `now`; see the module notes.
     fn service(&mut self, req: &Request, now: Duration) -> Service;
     /// The shortest service this model gives a non-empty request of 4 KiB (its
-    /// fastest case: a cache hit, a sequential read). Compare with [`FUSE_FLOOR`].
+    /// fastest case: a cache hit, a sequential read). Compare with the path's floor.
     fn min_service(&self) -> Duration;
     /// Capacity the model's geometry is laid over; `None` when position is irrelevant.
     fn capacity_bytes(&self) -> Option<u64> {
@@ -165,10 +168,11 @@ pub trait DeviceModel: Send {
     }
 }
 
-/// True when some requests of `model` should complete faster than the FUSE path can
-/// answer at all, so measured times would be the floor's, not the model's.
-pub fn below_floor(model: &dyn DeviceModel) -> bool {
-    model.min_service() < FUSE_FLOOR
+/// True when some requests of `model` should complete faster than a FUSE path whose
+/// 4 KiB round trip is `floor` can answer at all, so measured times would be the
+/// floor's, not the model's.
+pub fn below_floor(model: &dyn DeviceModel, floor: Duration) -> bool {
+    model.min_service() < floor
 }
 
 /// Seconds to a `Duration`, never panicking: negative or NaN give zero, huge saturate.

@@ -168,6 +168,9 @@ pub struct Spec {
     pub baseline: Option<String>,
     pub configs: Vec<Config>,
     pub workloads: Vec<WorkloadSpec>,
+    /// The `[models]` table: each entry a built-in model with parameters overridden,
+    /// by name (`jbench device calibrate --spec FILE NAME` calibrates one).
+    pub models: BTreeMap<String, DeviceModelSpec>,
     /// How emulated disks (`device_model`) are served: the `[emulation]` table.
     pub emulation: EmulationOptions,
     /// The `[crash]` table: what the crash lab builds and checks; its presence
@@ -441,6 +444,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         baseline,
         configs,
         workloads,
+        models,
         emulation,
         crash,
         resolved: String::new(),

@@ -16,15 +16,31 @@ fn emulated_disks_answered_by_the_fuse_floor_are_warned_about() {
         late,
         ..DiskStats::default()
     };
+    let measured = |floor_4k_us| {
+        Some(crate::emu::daemon::PathCost {
+            floor_4k_us,
+            transport_4k_us: 20.0,
+            io_4k_us: 3.0,
+            floor_big_us: 300.0,
+            transport_big_us: 280.0,
+            io_big_us: 90.0,
+            big_len: 1 << 20,
+            ..Default::default()
+        })
+    };
     let mut records = Vec::new();
     for rep in 1..=2 {
+        let journal = DiskStats {
+            path: measured(20.0 + rep as f64 * 5.0),
+            ..disk("journal", "ram", 1000, 0.05, 0.0, 50)
+        };
         let mut r = rec(rep as usize, rep, "ramdisk", "w", [10.0, 20.0, 30.0, 40.0]);
         r.emulation = Some(EmulationRecord {
             disks: vec![
                 // An hdd whose cached writes beat the floor: a sliver of its time.
                 disk("fs", "hdd-7200", 300, 0.02, 5.0, 0),
                 // A RAM disk: all of it is the path's.
-                disk("journal", "ram", 1000, 0.05, 0.0, 50),
+                journal.clone(),
             ],
             ..EmulationRecord::default()
         });
@@ -36,6 +52,12 @@ fn emulated_disks_answered_by_the_fuse_floor_are_warned_about() {
     assert_eq!(floor.len(), 1, "{w:#?}");
     assert!(
         floor[0].contains("journal disk (ram)") && floor[0].contains("100%"),
+        "{}",
+        floor[0]
+    );
+    // The floor each trial measured, not a constant.
+    assert!(
+        floor[0].contains("25-30 µs per 4 KiB request, measured in each trial"),
         "{}",
         floor[0]
     );

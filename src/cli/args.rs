@@ -433,6 +433,13 @@ pub enum DeviceCmd {
     /// What a 4 KiB request at queue depth 1 costs on each part of the emulated
     /// disk's path: image I/O, loop device, FUSE round trip (root).
     Floor(FloorArgs),
+    /// Is the device under DIR fit to hold a journal or a log? Measures, at queue
+    /// depth 1 in a scratch directory under DIR that is removed afterwards: fdatasync
+    /// after small appends (p50/p99/p99.9, against etcd's 10 ms), write+flush latency
+    /// for 4 KiB to 1 MiB, random 4 KiB and sequential 1 MiB reads and writes, and
+    /// whether a flush drains a volatile cache. Nothing outside the scratch directory
+    /// is touched (docs/devices.md, "Qualifying a device").
+    Qualify(QualifyArgs),
     /// Summarise a write log (docs/write-log.md): records per kind, markers.
     Log {
         /// A `.wlog` file from a results directory's write-logs/.
@@ -474,6 +481,24 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub write_log: bool,
     /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct QualifyArgs {
+    /// A directory on the device to measure (it must exist, be writable and be one
+    /// jbench can trust: owned by root and not writable by others, or sticky).
+    pub dir: PathBuf,
+    /// About how long the whole measurement takes, in seconds (the scratch file is
+    /// written whole first, whatever this says).
+    #[arg(long, default_value_t = 60.0)]
+    pub seconds: f64,
+    /// Size of the scratch file the random and sequential patterns span; bigger
+    /// spreads the random requests further (a disk's seeks, an SSD's mapping).
+    #[arg(long, default_value = "1G", value_parser = crate::units::cli::disk_size)]
+    pub size: String,
+    /// Print JSON instead of the table and findings.
     #[arg(long)]
     pub json: bool,
 }

@@ -69,6 +69,7 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         DeviceCmd::Stress(a) => stress(a),
+        DeviceCmd::Qualify(a) => qualify(a),
         DeviceCmd::Floor(a) => {
             preflight::require_root("jbench device floor")?;
             crate::trust::create_trusted_dir(&a.work_dir)?;
@@ -156,6 +157,29 @@ fn apply_set(params: &mut toml::Table, set: &[String]) -> Result<()> {
         set_param(params, k.trim(), value);
     }
     Ok(())
+}
+
+/// `jbench device qualify DIR`.
+fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
+    if !(a.seconds > 0.0 && a.seconds <= 86400.0) {
+        anyhow::bail!("--seconds {}: give 0 < seconds <= 86400", a.seconds);
+    }
+    let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
+    let ctl = interrupt::install()?;
+    let opts = crate::qualify::QualifyOptions {
+        dir: a.dir,
+        size,
+        seconds: a.seconds,
+    };
+    let q = crate::qualify::qualify(&opts, &|| ctl.stop_requested(), &mut |l| {
+        eprintln!("jbench: {l}")
+    })?;
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&q)?);
+    } else {
+        out!("{}", crate::qualify::render(&q));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `jbench device stress`: exit 1 when any model's run failed.

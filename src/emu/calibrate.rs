@@ -11,22 +11,19 @@
 //! marked path-bound, with what the path allows beside it. The verdict says which
 //! patterns were outside the tolerance and why.
 
-use std::fs::OpenOptions;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::aligned::DirectBuf;
 use super::daemon::{DiskSpec, PathCost};
 use super::host::{self, DeviceDaemon};
 use super::model::{
     model_by_name, predicted, spans_disk, CalibrationRun, Kind, Pattern, Prediction, Request,
 };
 use super::EmulationOptions;
+use crate::measure::{Direct, Target};
 use crate::rig::image::ImageFile;
 use crate::rig::loopdev::{FileId, LoopDevice};
 use crate::rig::session::SessionDir;
@@ -134,27 +131,12 @@ fn warm(image: &Path, bytes: u64) -> Result<()> {
     Ok(())
 }
 
-/// Sends `stream` to `dev` one request at a time; returns the elapsed time.
+/// Sends `stream` to `dev` one request at a time, through the measuring engine
+/// `device qualify` uses; returns the elapsed time.
 fn execute(dev: &Path, stream: &[Request]) -> Result<Duration> {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(dev)
-        .with_context(|| format!("cannot open {} with O_DIRECT", dev.display()))?;
-    // Physically contiguous where the kernel allows, so that a 1 MiB request reaches
-    // the daemon as one request, as the model is asked about it.
-    let mut buf = DirectBuf::new(1 << 20)?;
-    let started = Instant::now();
-    for r in stream {
-        match r.kind {
-            Kind::Read => f.read_exact_at(buf.get(r.len as usize), r.offset)?,
-            Kind::Write => f.write_all_at(buf.get(r.len as usize), r.offset)?,
-            Kind::Flush => nix::unistd::fdatasync(f.as_raw_fd())?,
-            Kind::Discard => {}
-        }
-    }
-    Ok(started.elapsed())
+    // The engine's buffer is physically contiguous where the kernel allows, so that a
+    // 1 MiB request reaches the daemon as one request, as the model is asked about it.
+    Target::open(dev, Direct::Required)?.run(stream, None)
 }
 
 /// Requests of `pattern` that fit `seconds` of predicted time (at least 20).

@@ -26,10 +26,10 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::aligned::DirectBuf;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::EmulationOptions;
+use crate::measure::DirectBuf;
 use crate::rig::image::ImageFile;
 use crate::rig::loopdev::{FileId, LoopDevice};
 use crate::rig::session::SessionDir;

@@ -21,10 +21,10 @@ use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::aligned::DirectBuf;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::EmulationOptions;
+use crate::measure::DirectBuf;
 use crate::rig::image::ImageFile;
 use crate::rig::loopdev::FileId;
 use crate::rig::session::SessionDir;

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::{allowed_cpus, pin_current_thread, DeviceDaemon};
-use crate::emu::aligned::DirectBuf;
 use crate::emu::daemon::PathCost;
+use crate::measure::DirectBuf;
 use crate::rig::loopdev::LoopDevice;
 
 /// Timed requests of each phase of the path probe: 4 KiB, and 1 MiB ([`PROBE_BIG`]);

@@ -1,5 +1,5 @@
-//! The buffer every O_DIRECT request to an emulated disk's loop device is made from
-//! (calibrate, floor, stress, the path probe).
+//! The buffer every O_DIRECT request is made from: the measuring engine's (qualify,
+//! calibrate), `device floor`'s, `device stress`'s and the path probe's.
 
 use anyhow::{Context, Result};
 

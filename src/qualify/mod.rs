@@ -1,0 +1,303 @@
+//! `jbench device qualify DIR`: is the device under DIR fit to hold a journal or a
+//! log? Measured at queue depth 1 in a scratch directory that is removed afterwards:
+//! write+flush latency by size (FreeBSD's `diskinfo -wS` pattern), `fdatasync` after
+//! small appends (etcd's and PostgreSQL's), random 4 KiB and sequential 1 MiB reads
+//! and writes, and what a flush costs beside a write.
+
+mod scratch;
+mod words;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+pub use words::{findings, render};
+
+use crate::emu::model::Request;
+use crate::measure::{Direct, Latency, Target, MAX_REQUEST};
+use scratch::Scratch;
+
+/// Bytes of one append before each `fdatasync`: etcd's write-ahead-log recipe for fio
+/// (`--fdatasync=1 --bs=2300 --size=22m`), the figure its documentation compares with
+/// 10 ms at the 99th percentile.
+pub const APPEND_BYTES: u64 = 2300;
+/// At most this many bytes of appends (the recipe's 22 MiB, about 10,000 of them).
+pub const APPEND_TOTAL: u64 = 22 << 20;
+/// Sizes of the write+flush pattern.
+pub const WRITE_FLUSH_SIZES: [u64; 5] = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20];
+/// The p99 `fdatasync` a log device should stay under (etcd's rule of thumb).
+pub const FDATASYNC_P99_LIMIT_MS: f64 = 10.0;
+
+pub struct QualifyOptions {
+    /// A directory on the device to measure.
+    pub dir: PathBuf,
+    /// Size of the scratch file the random and sequential patterns span.
+    pub size: u64,
+    /// About how long the whole measurement takes.
+    pub seconds: f64,
+}
+
+/// Rate and latency of one pattern.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    pub requests: u64,
+    pub seconds: f64,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    pub latency: Latency,
+}
+
+impl Rate {
+    fn of(times: &[Duration], bytes_each: u64, elapsed: Duration) -> Self {
+        let s = elapsed.as_secs_f64().max(1e-9);
+        let n = times.len() as u64;
+        Rate {
+            requests: n,
+            seconds: s,
+            iops: n as f64 / s,
+            mb_per_s: (n * bytes_each) as f64 / 1e6 / s,
+            latency: Latency::of(times),
+        }
+    }
+}
+
+/// A write of `bytes` and the flush after it, timed apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WriteFlush {
+    pub bytes: u64,
+    pub write: Latency,
+    pub flush: Latency,
+    /// Write and flush together, as `diskinfo -wS` reports them.
+    pub write_flush: Latency,
+}
+
+/// What a flush costs beside a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlushShape {
+    /// About what the write costs: power-loss protection, a write-through cache, or a
+    /// disk that ignores flushes.
+    Cheap,
+    /// Much more than the write: a volatile write cache being drained.
+    DrainsCache,
+}
+
+/// What `qualify` measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Qualification {
+    /// The directory measured in.
+    pub target: String,
+    pub filesystem: String,
+    /// The block device under it, when there is one.
+    pub device: String,
+    /// sysfs: `queue/rotational` and `queue/write_cache` of that device.
+    pub rotational: Option<bool>,
+    pub write_cache: String,
+    /// The directory is in memory (tmpfs, ramfs): the figures are memory's.
+    pub memory: bool,
+    /// Reads and writes bypassed the page cache (`O_DIRECT`).
+    pub direct_io: bool,
+    pub size: u64,
+    pub seconds: f64,
+    pub sequential_write_1m: Rate,
+    pub sequential_read_1m: Rate,
+    pub random_read_4k: Rate,
+    /// Random 4 KiB writes, then one flush, counted in the time.
+    pub random_write_4k: Rate,
+    pub write_flush: Vec<WriteFlush>,
+    /// `fdatasync` after each [`APPEND_BYTES`]-byte append through the page cache.
+    pub fdatasync: Latency,
+    pub append_bytes: u64,
+    pub flush_shape: FlushShape,
+    /// The random reads look like a rotating disk's (milliseconds of seek).
+    pub looks_rotational: bool,
+    /// What it says, in words.
+    pub findings: Vec<String>,
+}
+
+/// Measures the device under `opts.dir`; `progress` gets a line per step; stops with
+/// an error when `stop` says so.
+pub fn qualify(
+    opts: &QualifyOptions,
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Qualification> {
+    let scratch = Scratch::create(&opts.dir, opts.size)?;
+    let loc = crate::results::envinfo::storage::location("qualify", &opts.dir);
+    let memory = matches!(loc.filesystem.as_str(), "tmpfs" | "ramfs");
+    let data = scratch.file("data", opts.size)?;
+    let mut t = Target::open(&data, Direct::Preferred)?;
+    let budget = |share: f64| Duration::from_secs_f64((opts.seconds * share).max(0.2));
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let blocks = opts.size / 4096;
+
+    progress(&format!(
+        "writing the {} scratch file in 1 MiB requests",
+        crate::units::format_size(opts.size)
+    ));
+    let mut times = Vec::new();
+    let started = Instant::now();
+    let mut off = 0;
+    while off < opts.size {
+        check(stop)?;
+        let len = (opts.size - off).min(MAX_REQUEST as u64);
+        t.run(&[Request::write(off, len)], Some(&mut times))?;
+        off += len;
+    }
+    t.run(&[Request::flush()], None)?;
+    let sequential_write_1m = Rate::of(&times, MAX_REQUEST as u64, started.elapsed());
+
+    progress("sequential 1 MiB reads");
+    let sequential_read_1m = timed(&mut t, budget(0.10), stop, MAX_REQUEST as u64, |i| {
+        vec![Request::read(
+            i * MAX_REQUEST as u64
+                % (opts.size / MAX_REQUEST as u64 * MAX_REQUEST as u64).max(MAX_REQUEST as u64),
+            MAX_REQUEST as u64,
+        )]
+    })?;
+    progress("random 4 KiB reads");
+    let random_read_4k = timed(&mut t, budget(0.15), stop, 4096, |_| {
+        vec![Request::read(rng.gen_range(0..blocks) * 4096, 4096)]
+    })?;
+    progress("random 4 KiB writes");
+    let mut rng2 = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+    let mut random_write_4k = timed(&mut t, budget(0.15), stop, 4096, |_| {
+        vec![Request::write(rng2.gen_range(0..blocks) * 4096, 4096)]
+    })?;
+    // The writes are paid for when they are durable: the flush after them counts.
+    let flush = t.run(&[Request::flush()], None)?;
+    random_write_4k.seconds += flush.as_secs_f64();
+    random_write_4k.iops = random_write_4k.requests as f64 / random_write_4k.seconds;
+    random_write_4k.mb_per_s = random_write_4k.iops * 4096.0 / 1e6;
+
+    let mut write_flush = Vec::new();
+    let mut rng3 = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    for bytes in WRITE_FLUSH_SIZES {
+        progress(&format!(
+            "{} writes, each followed by a flush",
+            crate::units::format_size(bytes)
+        ));
+        let slots = (opts.size / bytes).max(1);
+        let until = Instant::now() + budget(0.25 / WRITE_FLUSH_SIZES.len() as f64);
+        let (mut w, mut f, mut both) = (Vec::new(), Vec::new(), Vec::new());
+        while Instant::now() < until || w.len() < 3 {
+            check(stop)?;
+            let mut pair = Vec::with_capacity(2);
+            let off = rng3.gen_range(0..slots) * bytes;
+            t.run(
+                &[Request::write(off, bytes), Request::flush()],
+                Some(&mut pair),
+            )?;
+            w.push(pair[0]);
+            f.push(pair[1]);
+            both.push(pair[0] + pair[1]);
+        }
+        write_flush.push(WriteFlush {
+            bytes,
+            write: Latency::of(&w),
+            flush: Latency::of(&f),
+            write_flush: Latency::of(&both),
+        });
+    }
+    drop(t);
+
+    progress(&format!(
+        "{APPEND_BYTES}-byte appends, each followed by fdatasync"
+    ));
+    let log = scratch.file("log", 0)?;
+    // Laid out first, as etcd's and PostgreSQL's logs are (and fio's file): each
+    // fdatasync then commits an extent conversion, not a growing file.
+    scratch::preallocate(&log, APPEND_TOTAL)?;
+    let mut l = Target::open(&log, Direct::Never)?;
+    let until = Instant::now() + budget(0.25);
+    let mut syncs = Vec::new();
+    let mut off = 0;
+    while (Instant::now() < until || syncs.len() < 10) && off + APPEND_BYTES <= APPEND_TOTAL {
+        check(stop)?;
+        let mut pair = Vec::with_capacity(2);
+        l.run(
+            &[Request::write(off, APPEND_BYTES), Request::flush()],
+            Some(&mut pair),
+        )?;
+        syncs.push(pair[1]);
+        off += APPEND_BYTES;
+    }
+    drop(l);
+    let fdatasync = Latency::of(&syncs);
+
+    let small = write_flush[0];
+    let flush_shape = shape(&small);
+    let looks_rotational = random_read_4k.latency.p50_us > 2000.0;
+    let mut q = Qualification {
+        target: opts.dir.display().to_string(),
+        filesystem: loc.filesystem.clone(),
+        device: loc.device.clone(),
+        rotational: loc.queue.as_ref().and_then(|q| q.rotational),
+        write_cache: loc
+            .queue
+            .as_ref()
+            .map(|q| q.write_cache.clone())
+            .unwrap_or_default(),
+        memory,
+        direct_io: scratch_direct(&data)?,
+        size: opts.size,
+        seconds: opts.seconds,
+        sequential_write_1m,
+        sequential_read_1m,
+        random_read_4k,
+        random_write_4k,
+        write_flush,
+        fdatasync,
+        append_bytes: APPEND_BYTES,
+        flush_shape,
+        looks_rotational,
+        findings: Vec::new(),
+    };
+    q.findings = findings(&q);
+    drop(scratch);
+    Ok(q)
+}
+
+/// Whether the scratch file takes `O_DIRECT`.
+fn scratch_direct(path: &Path) -> Result<bool> {
+    Ok(Target::open(path, Direct::Preferred)?.direct())
+}
+
+/// A flush is cheap when it costs no more than the write before it and 100 µs
+/// together (a drive's command overhead), however long the write took.
+fn shape(small: &WriteFlush) -> FlushShape {
+    if small.flush.p50_us <= (small.write.p50_us + 100.0).max(small.write.p50_us * 1.5) {
+        FlushShape::Cheap
+    } else {
+        FlushShape::DrainsCache
+    }
+}
+
+fn check(stop: &dyn Fn() -> bool) -> Result<()> {
+    if stop() {
+        bail!("interrupted");
+    }
+    Ok(())
+}
+
+/// Sends `next(i)` for i = 0, 1, ... until `budget` is spent (at least 3 times).
+fn timed(
+    t: &mut Target,
+    budget: Duration,
+    stop: &dyn Fn() -> bool,
+    bytes_each: u64,
+    mut next: impl FnMut(u64) -> Vec<Request>,
+) -> Result<Rate> {
+    let mut times = Vec::new();
+    let started = Instant::now();
+    let mut i = 0;
+    while started.elapsed() < budget || i < 3 {
+        check(stop)?;
+        t.run(&next(i), Some(&mut times))?;
+        i += 1;
+    }
+    Ok(Rate::of(&times, bytes_each, started.elapsed()))
+}

@@ -1,0 +1,275 @@
+//! `jbench device qualify DIR`: measures in a scratch directory it removes, says what
+//! the device is as a log device, and refuses what it must not measure in, clearly.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+fn qualify(dir: &Path, extra: &[&str]) -> Output {
+    jbench()
+        .args(["device", "qualify"])
+        .arg(dir)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Nothing of qualify's is left in `dir`.
+fn assert_nothing_left(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".jbench-qualify-"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        dir.display()
+    );
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "qualify failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn f(v: &Value, path: &[&str]) -> f64 {
+    let mut at = v;
+    for k in path {
+        at = &at[*k];
+    }
+    at.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number in {v}"))
+}
+
+#[test]
+fn a_disk_directory_is_measured_and_left_as_it_was() {
+    let tmp = scratch("qualify-disk-");
+    let q = json_of(&qualify(
+        tmp.path(),
+        &["--seconds", "3", "--size", "32M", "--json"],
+    ));
+    assert_eq!(q["memory"], false, "{q}");
+    assert_eq!(q["direct_io"], true, "{q}");
+    assert_eq!(q["size"], 32u64 << 20);
+    // The whole scratch file was written in 1 MiB requests.
+    assert_eq!(q["sequential_write_1m"]["requests"], 32, "{q}");
+    for p in ["sequential_read_1m", "random_read_4k", "random_write_4k"] {
+        assert!(f(&q, &[p, "iops"]) > 0.0, "{p}: {q}");
+        let l = &q[p]["latency"];
+        assert!(
+            f(l, &["p50_us"]) > 0.0 && f(l, &["p50_us"]) <= f(l, &["p99_us"]),
+            "{p}: {q}"
+        );
+    }
+    let wf = q["write_flush"].as_array().unwrap();
+    let sizes: Vec<u64> = wf.iter().map(|w| w["bytes"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, [4096, 16384, 65536, 262144, 1048576]);
+    for w in wf {
+        assert!(
+            f(w, &["write_flush", "p50_us"]) >= f(w, &["write", "p50_us"]),
+            "{w}"
+        );
+    }
+    assert_eq!(q["append_bytes"], 2300);
+    let fs = &q["fdatasync"];
+    assert!(f(fs, &["count"]) >= 10.0, "{q}");
+    assert!(
+        f(fs, &["p50_us"]) <= f(fs, &["p99_us"]) && f(fs, &["p99_us"]) <= f(fs, &["p999_us"]),
+        "{q}"
+    );
+    assert!(
+        ["cheap", "drains-cache"].contains(&q["flush_shape"].as_str().unwrap()),
+        "{q}"
+    );
+    let findings: Vec<&str> = q["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        findings
+            .iter()
+            .any(|l| l.contains("the 10 ms a log device should stay under")),
+        "{findings:?}"
+    );
+    assert!(
+        findings
+            .iter()
+            .any(|l| l.contains("times per second with the journal here")),
+        "{findings:?}"
+    );
+    assert!(
+        !findings.iter().any(|l| l.contains("memory's")),
+        "{findings:?}"
+    );
+    assert_nothing_left(tmp.path());
+    // The table and its findings, without --json.
+    let out = qualify(tmp.path(), &["--seconds", "1", "--size", "32M"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("append, then fdatasync")
+            && text.contains("- fdatasync after 2300-byte appends"),
+        "{text}"
+    );
+    assert_nothing_left(tmp.path());
+}
+
+#[test]
+fn a_tmpfs_directory_is_measured_but_called_memory() {
+    let tmp = tempfile::Builder::new()
+        .prefix("jbench-tests-qualify-")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let q = json_of(&qualify(
+        tmp.path(),
+        &["--seconds", "1", "--size", "32M", "--json"],
+    ));
+    assert_eq!(q["memory"], true, "{q}");
+    assert_eq!(q["filesystem"], "tmpfs", "{q}");
+    // Whether tmpfs takes O_DIRECT depends on the kernel (6.6 and later do); either
+    // way the figures are said to be memory's.
+    let first = q["findings"][0].as_str().unwrap();
+    assert!(first.contains("memory's, not a disk's"), "{first}");
+    assert_nothing_left(tmp.path());
+}
+
+/// A tmpfs mounted on `dir` with `options`, unmounted on drop.
+struct Mounted<'a>(&'a Path);
+
+impl<'a> Mounted<'a> {
+    fn tmpfs(dir: &'a Path, options: &str) -> Self {
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "jbench-test"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(
+            st.success(),
+            "mount tmpfs -o {options} on {}",
+            dir.display()
+        );
+        Mounted(dir)
+    }
+}
+
+impl Drop for Mounted<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0).status();
+    }
+}
+
+#[test]
+fn what_it_must_not_or_cannot_measure_in_is_refused_clearly() {
+    let test = "what_it_must_not_or_cannot_measure_in_is_refused_clearly";
+    if !need_root(test) {
+        return;
+    }
+    let tmp = scratch("qualify-bad-");
+    let err = |out: Output| {
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+
+    // No such directory; a file, not a directory.
+    let e = err(qualify(&tmp.path().join("nope"), &["--seconds", "1"]));
+    assert!(e.contains("does not exist"), "{e}");
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let e = err(qualify(&file, &["--seconds", "1"]));
+    assert!(e.contains("is not a directory"), "{e}");
+
+    // A directory others may write in (not sticky): refused, nothing made in it.
+    let open = tmp.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::os::unix::fs::chown(&open, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let e = err(qualify(&open, &["--seconds", "1", "--size", "32M"]));
+    assert!(
+        e.contains("refusing to measure in") && e.contains("trust"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_dir(&open).unwrap().count(), 0);
+
+    // Read-only.
+    let ro = tmp.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    {
+        let _m = Mounted::tmpfs(&ro, "ro,size=256m,mode=0755");
+        let e = err(qualify(&ro, &["--seconds", "1", "--size", "32M"]));
+        assert!(e.contains("read-only"), "{e}");
+    }
+
+    // Too small for the scratch file: refused before anything is written.
+    let small = tmp.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    {
+        let _m = Mounted::tmpfs(&small, "size=24m,mode=0755");
+        let e = err(qualify(&small, &["--seconds", "1", "--size", "32M"]));
+        assert!(e.contains("free") && e.contains("--size"), "{e}");
+        assert_nothing_left(&small);
+    }
+
+    // Bad options.
+    let e = err(qualify(tmp.path(), &["--seconds", "0"]));
+    assert!(e.contains("--seconds"), "{e}");
+    let out = qualify(tmp.path(), &["--size", "1M"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--size"));
+    assert!(common::mounts_under(tmp.path()).is_empty());
+}
+
+#[test]
+fn ctrl_c_stops_it_and_leaves_no_scratch_file() {
+    let tmp = scratch("qualify-int-");
+    let child = jbench()
+        .args(["device", "qualify"])
+        .arg(tmp.path())
+        .args(["--seconds", "60", "--size", "32M"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until it measures (its scratch directory exists), then interrupt it.
+    let until = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir(tmp.path()).unwrap().count() == 0 {
+        assert!(
+            Instant::now() < until,
+            "qualify never made its scratch directory"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_nothing_left(tmp.path());
+}

@@ -58,7 +58,7 @@ fn a_disk_directory_is_measured_and_left_as_it_was() {
     let tmp = scratch("qualify-disk-");
     let q = json_of(&qualify(
         tmp.path(),
-        &["--seconds", "3", "--size", "32M", "--json"],
+        &["--seconds", "3", "--size", "32M", "--json", "--fit", "mine"],
     ));
     assert_eq!(q["memory"], false, "{q}");
     assert_eq!(q["direct_io"], true, "{q}");
@@ -83,6 +83,19 @@ fn a_disk_directory_is_measured_and_left_as_it_was() {
         );
     }
     assert_eq!(q["append_bytes"], 2300);
+    // A fitted model an experiment file can use, and what each figure came from.
+    assert_eq!(q["fit"]["name"], "mine", "{q}");
+    assert!(
+        ["hdd-7200", "ssd-sata"].contains(&q["fit"]["model"].as_str().unwrap()),
+        "{q}"
+    );
+    assert!(!q["fit"]["basis"].as_array().unwrap().is_empty(), "{q}");
+    jbench::emu::model_by_name(
+        q["fit"]["model"].as_str().unwrap(),
+        Some(&serde_json::from_value::<toml::Table>(q["fit"]["params"].clone()).unwrap()),
+    )
+    .unwrap_or_else(|e| panic!("the fitted entry is not a model: {e}; {q}"));
+    assert!(f(&q, &["rewrite_flush", "count"]) >= 5.0, "{q}");
     let fs = &q["fdatasync"];
     assert!(f(fs, &["count"]) >= 10.0, "{q}");
     assert!(

@@ -450,6 +450,19 @@ pub enum DeviceCmd {
     },
 }
 
+/// Where a device tool puts the emulated disks it serves.
+#[derive(Args)]
+pub struct EmulatedDirs {
+    /// Where the session directory (mount point, daemon files) goes.
+    #[arg(long, default_value = "/var/tmp/jbench")]
+    pub work_dir: PathBuf,
+    /// Where the (sparse) image of each emulated disk goes, as a trial's `[emulation]
+    /// image_dir`: on tmpfs the image's own writes cost least and never wait for
+    /// writeback.
+    #[arg(long, default_value = crate::emu::DEFAULT_IMAGE_DIR)]
+    pub image_dir: PathBuf,
+}
+
 #[derive(Args)]
 pub struct CalibrateArgs {
     /// hdd-7200, raid6, ssd-sata, nvme, nvram or ram; with --spec, also the name of
@@ -466,14 +479,8 @@ pub struct CalibrateArgs {
     /// Size of the emulated disk; an hdd's geometry spans it.
     #[arg(long, default_value = "8G", value_parser = crate::units::cli::disk_size)]
     pub size: String,
-    /// Where the session directory (mount point, daemon files) goes.
-    #[arg(long, default_value = "/var/tmp/jbench")]
-    pub work_dir: PathBuf,
-    /// Where the (sparse) image of the emulated disk goes, as a trial's `[emulation]
-    /// image_dir`: on tmpfs, the image's own writes cost least and never wait for
-    /// writeback.
-    #[arg(long, default_value = crate::emu::DEFAULT_IMAGE_DIR)]
-    pub image_dir: PathBuf,
+    #[command(flatten)]
+    pub dirs: EmulatedDirs,
     /// Predicted seconds each pattern may take; request counts are cut to fit.
     #[arg(long, default_value_t = 8.0, value_parser = crate::units::cli::pattern_seconds)]
     pub seconds: f64,
@@ -489,15 +496,32 @@ pub struct CalibrateArgs {
 pub struct QualifyArgs {
     /// A directory on the device to measure (it must exist, be writable and be one
     /// jbench can trust: owned by root and not writable by others, or sticky).
-    pub dir: PathBuf,
+    #[arg(required_unless_present = "model", conflicts_with = "model")]
+    pub dir: Option<PathBuf>,
+    /// Measure an emulated disk of this model instead (root): a built-in model, or with
+    /// --spec one of that experiment file's [models] entries.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// The experiment file whose [models] table defines --model.
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub spec: Option<PathBuf>,
+    /// Override a parameter of --model, e.g. --set write_cache=false (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "model")]
+    pub set: Vec<String>,
     /// About how long the whole measurement takes, in seconds (the scratch file is
     /// written whole first, whatever this says).
     #[arg(long, default_value_t = 60.0)]
     pub seconds: f64,
-    /// Size of the scratch file the random and sequential patterns span; bigger
-    /// spreads the random requests further (a disk's seeks, an SSD's mapping).
+    /// Size of the scratch file the random and sequential patterns span (of the
+    /// emulated disk with --model); bigger spreads the random requests further.
     #[arg(long, default_value = "1G", value_parser = crate::units::cli::disk_size)]
     pub size: String,
+    /// Also print a [models.NAME] entry fitted to the measurement, for an experiment
+    /// file's device_model.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "fitted")]
+    pub fit: Option<String>,
+    #[command(flatten)]
+    pub dirs: EmulatedDirs,
     /// Print JSON instead of the table and findings.
     #[arg(long)]
     pub json: bool,
@@ -520,12 +544,8 @@ pub struct StressArgs {
     /// Size of each emulated disk.
     #[arg(long, default_value = "2G", value_parser = crate::units::cli::disk_size)]
     pub size: String,
-    /// Where the session directory goes.
-    #[arg(long, default_value = "/var/tmp/jbench")]
-    pub work_dir: PathBuf,
-    /// Where the image goes (as `[emulation] image_dir`).
-    #[arg(long, default_value = crate::emu::DEFAULT_IMAGE_DIR)]
-    pub image_dir: PathBuf,
+    #[command(flatten)]
+    pub dirs: EmulatedDirs,
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -34,8 +34,8 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
         DeviceCmd::Calibrate(a) => {
             preflight::require_root("jbench device calibrate")?;
             // Its images are attached and served like a run's: the same trust rules.
-            crate::trust::create_trusted_dir(&a.work_dir)?;
-            crate::trust::create_trusted_dir(&a.image_dir)?;
+            crate::trust::create_trusted_dir(&a.dirs.work_dir)?;
+            crate::trust::create_trusted_dir(&a.dirs.image_dir)?;
             let (model, mut params) = match &a.spec {
                 Some(file) => spec_model(file, &a.model)?,
                 None => (a.model.clone(), toml::Table::new()),
@@ -51,8 +51,8 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                 params,
                 spec: a.spec,
                 size,
-                work_dir: a.work_dir,
-                image_dir: a.image_dir,
+                work_dir: a.dirs.work_dir,
+                image_dir: a.dirs.image_dir,
                 seconds_per_pattern: a.seconds,
                 write_log: a.write_log,
             };
@@ -159,25 +159,59 @@ fn apply_set(params: &mut toml::Table, set: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `jbench device qualify DIR`.
+/// `jbench device qualify DIR`, or `--model NAME`.
 fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
+    use crate::qualify;
     if !(a.seconds > 0.0 && a.seconds <= 86400.0) {
         anyhow::bail!("--seconds {}: give 0 < seconds <= 86400", a.seconds);
     }
     let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
     let ctl = interrupt::install()?;
-    let opts = crate::qualify::QualifyOptions {
-        dir: a.dir,
-        size,
-        seconds: a.seconds,
+    let stop = || ctl.stop_requested();
+    let mut progress = |l: &str| eprintln!("jbench: {l}");
+    let q = match (&a.dir, &a.model) {
+        (_, Some(name)) => {
+            preflight::require_root("jbench device qualify --model")?;
+            crate::trust::create_trusted_dir(&a.dirs.work_dir)?;
+            crate::trust::create_trusted_dir(&a.dirs.image_dir)?;
+            let (model, mut params) = match &a.spec {
+                Some(file) => spec_model(file, name)?,
+                None => (name.clone(), toml::Table::new()),
+            };
+            apply_set(&mut params, &a.set)?;
+            let opts = qualify::ModelOptions {
+                name: name.clone(),
+                model,
+                params,
+                size,
+                seconds: a.seconds,
+                work_dir: a.dirs.work_dir.clone(),
+                image_dir: a.dirs.image_dir.clone(),
+            };
+            qualify::qualify_model(&opts, &stop, &mut progress)?
+        }
+        (Some(dir), None) => {
+            let opts = qualify::QualifyOptions {
+                dir: dir.clone(),
+                size,
+                seconds: a.seconds,
+            };
+            qualify::qualify(&opts, &stop, &mut progress)?
+        }
+        (None, None) => anyhow::bail!("give a directory to measure in, or --model NAME"),
     };
-    let q = crate::qualify::qualify(&opts, &|| ctl.stop_requested(), &mut |l| {
-        eprintln!("jbench: {l}")
-    })?;
+    let fit = a.fit.as_ref().map(|name| qualify::fit(&q, name));
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&q)?);
+        let mut v = serde_json::to_value(&q)?;
+        if let Some(f) = &fit {
+            v["fit"] = serde_json::to_value(f)?;
+        }
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        out!("{}", crate::qualify::render(&q));
+        out!("{}", qualify::render(&q));
+        if let Some(f) = &fit {
+            out!("\n{}", qualify::render_fit(f));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -186,8 +220,8 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
 fn stress(a: crate::cli::args::StressArgs) -> Result<ExitCode> {
     use crate::emu::stress;
     preflight::require_root("jbench device stress")?;
-    crate::trust::create_trusted_dir(&a.work_dir)?;
-    crate::trust::create_trusted_dir(&a.image_dir)?;
+    crate::trust::create_trusted_dir(&a.dirs.work_dir)?;
+    crate::trust::create_trusted_dir(&a.dirs.image_dir)?;
     if !(a.seconds > 0.0 && a.seconds <= 86400.0) {
         anyhow::bail!("--seconds {}: give 0 < seconds <= 86400", a.seconds);
     }
@@ -214,8 +248,8 @@ fn stress(a: crate::cli::args::StressArgs) -> Result<ExitCode> {
             model,
             params,
             size,
-            work_dir: a.work_dir.clone(),
-            image_dir: a.image_dir.clone(),
+            work_dir: a.dirs.work_dir.clone(),
+            image_dir: a.dirs.image_dir.clone(),
             writers: a.writers as usize,
             seconds: a.seconds,
             seed: 1,

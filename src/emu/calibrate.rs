@@ -17,16 +17,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::daemon::{DiskSpec, PathCost};
-use super::host::{self, DeviceDaemon};
+use super::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
+use super::daemon::PathCost;
 use super::model::{
     model_by_name, predicted, spans_disk, CalibrationRun, Kind, Pattern, Prediction, Request,
 };
-use super::EmulationOptions;
 use crate::measure::{Direct, Target};
-use crate::rig::image::ImageFile;
-use crate::rig::loopdev::{FileId, LoopDevice};
-use crate::rig::session::SessionDir;
 
 /// What to calibrate and how.
 #[derive(Debug, Clone)]
@@ -166,50 +162,6 @@ fn with_capacity(opts: &CalibrateOptions) -> toml::Table {
     p
 }
 
-struct Bench {
-    daemon: DeviceDaemon,
-    dut: LoopDevice,
-    path: PathCost,
-}
-
-impl Bench {
-    fn start(
-        session: &SessionDir,
-        image: &Path,
-        id: FileId,
-        opts: &CalibrateOptions,
-        log: bool,
-    ) -> Result<Self> {
-        let disks = [DiskSpec {
-            name: "dut".into(),
-            image: image.to_path_buf(),
-            model: opts.model.clone(),
-            params: opts.params.clone(),
-            image_id: Some(id),
-        }];
-        let cpus = host::split_cpus(&host::allowed_cpus())
-            .map(|(d, _)| d)
-            .unwrap_or_default();
-        let log_path = log.then(|| session.join("calibrate.wlog"));
-        let daemon = DeviceDaemon::start(
-            session,
-            &disks,
-            &EmulationOptions::default(),
-            cpus,
-            log_path,
-        )?;
-        let dut = daemon.attach_disk("dut", 0, None)?;
-        // As a trial does: the path measured right after the attach, timing off.
-        let path = daemon.measure_path("dut", &dut)?;
-        Ok(Self { daemon, dut, path })
-    }
-
-    fn stop(mut self) -> Result<()> {
-        self.dut.release()?;
-        self.daemon.release()
-    }
-}
-
 /// Runs the calibration and returns its figures; `progress` gets a line per step.
 pub fn calibrate(
     opts: &CalibrateOptions,
@@ -217,21 +169,18 @@ pub fn calibrate(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Calibration> {
     let probe = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
-    let session = SessionDir::create(&opts.work_dir)?;
-    // The image where a trial's would be (tmpfs by default): its writes cost what
-    // they cost in a trial.
-    let image_session = SessionDir::create(&opts.image_dir)?;
-    let dut_img = ImageFile::create(&image_session, "dut.img", opts.size)?;
-    let image = dut_img.path().to_path_buf();
-    let id = FileId::of(dut_img.file())?;
-
-    // Pin this thread away from the daemon, as a trial's workload is.
-    let restore = match host::split_cpus(&host::allowed_cpus()) {
-        Some((_, mine)) => Some(host::pin_current_thread(&mine)?),
-        None => None,
+    let disk = DiskOptions {
+        model: opts.model.clone(),
+        params: opts.params.clone(),
+        size: opts.size,
+        work_dir: opts.work_dir.clone(),
+        image_dir: opts.image_dir.clone(),
     };
+    let backing = Backing::create(&disk)?;
+    let image = backing.image().to_path_buf();
+    let restore = pin_away_from_daemon()?;
     let result = (|| {
-        let bench = Bench::start(&session, &image, id, opts, false)?;
+        let bench = Served::start(&backing, &disk, None)?;
         let path = bench.path;
         progress(&format!(
             "path: {:.1} µs per 4 KiB read, {:.1} per 4 KiB write, {:.1} per flush, {:.0} per {} read answered at once; {:.1}, {:.1} and {:.0} µs added to a deadline",
@@ -258,7 +207,7 @@ pub fn calibrate(
             let model_only = predicted(fresh.as_mut(), &w);
             // Fresh models in the daemon too: the same stream from the same state.
             bench.daemon.set_timing(true)?;
-            let t = execute(bench.dut.path(), &stream)?;
+            let t = execute(bench.device.path(), &stream)?;
             let measured = rate(&w, t);
             let stats = bench.daemon.stats()?;
             let d = stats.disks.first().context("the daemon lists no disk")?;
@@ -314,14 +263,18 @@ pub fn calibrate(
 
         let mut log_bytes = None;
         if opts.write_log {
-            let bench = Bench::start(&session, &image, id, opts, true)?;
+            let bench = Served::start(
+                &backing,
+                &disk,
+                Some(backing.session().join("calibrate.wlog")),
+            )?;
             for (pattern, row) in Pattern::ALL.into_iter().zip(rows.iter_mut()) {
                 let w = CalibrationRun {
                     requests: row.requests,
                     ..CalibrationRun::new(pattern, opts.size)
                 };
                 bench.daemon.set_timing(true)?;
-                let t = execute(bench.dut.path(), &w.stream())?;
+                let t = execute(bench.device.path(), &w.stream())?;
                 row.with_log_iops = Some(rate(&w, t).iops);
             }
             log_bytes = Some(bench.daemon.stats()?.log_bytes);
@@ -346,10 +299,8 @@ pub fn calibrate(
         c.verdict = verdict(&c);
         Ok(c)
     })();
-    if let Some(cpus) = restore {
-        let _ = host::pin_current_thread(&cpus);
-    }
-    drop(dut_img);
+    unpin(restore);
+    drop(backing);
     result
 }
 

@@ -2,6 +2,7 @@
 //! SATA and NVMe SSDs, NVRAM, RAM — that say how long each request should take, and
 //! the user-space daemon that serves image files as block devices with that timing.
 
+pub mod bench;
 pub mod calibrate;
 pub mod daemon;
 pub mod floor;

@@ -4,6 +4,8 @@
 //! small appends (etcd's and PostgreSQL's), random 4 KiB and sequential 1 MiB reads
 //! and writes, and what a flush costs beside a write.
 
+mod emulated;
+mod fit;
 mod scratch;
 mod words;
 
@@ -14,6 +16,8 @@ use anyhow::{bail, Result};
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+pub use emulated::{qualify_model, ModelOptions};
+pub use fit::{fit, render_fit, Fit};
 pub use words::{findings, render};
 
 use crate::emu::model::Request;
@@ -104,18 +108,36 @@ pub struct Qualification {
     pub seconds: f64,
     pub sequential_write_1m: Rate,
     pub sequential_read_1m: Rate,
+    /// The same over the last 5% of the span (a rotating disk's inner zone).
+    #[serde(default)]
+    pub sequential_read_1m_end: Rate,
     pub random_read_4k: Rate,
     /// Random 4 KiB writes, then one flush, counted in the time.
     pub random_write_4k: Rate,
     pub write_flush: Vec<WriteFlush>,
+    /// One 4 KiB block rewritten in place, each time followed by a flush (write and
+    /// flush together): a log's last block at every commit.
+    #[serde(default)]
+    pub rewrite_flush: Latency,
     /// `fdatasync` after each [`APPEND_BYTES`]-byte append through the page cache.
     pub fdatasync: Latency,
     pub append_bytes: u64,
     pub flush_shape: FlushShape,
     /// The random reads look like a rotating disk's (milliseconds of seek).
     pub looks_rotational: bool,
+    /// The emulated model measured (`--model`), with its parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
     /// What it says, in words.
     pub findings: Vec<String>,
+}
+
+/// An emulated disk's model: a built-in model, or a `[models]` entry of a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRef {
+    pub name: String,
+    pub base_model: String,
+    pub params: toml::Table,
 }
 
 /// Measures the device under `opts.dir`; `progress` gets a line per step; stops with
@@ -127,36 +149,125 @@ pub fn qualify(
 ) -> Result<Qualification> {
     let scratch = Scratch::create(&opts.dir, opts.size)?;
     let loc = crate::results::envinfo::storage::location("qualify", &opts.dir);
-    let memory = matches!(loc.filesystem.as_str(), "tmpfs" | "ramfs");
     let data = scratch.file("data", opts.size)?;
-    let mut t = Target::open(&data, Direct::Preferred)?;
-    let budget = |share: f64| Duration::from_secs_f64((opts.seconds * share).max(0.2));
+    let log = scratch.file("log", 0)?;
+    // Laid out first, as etcd's and PostgreSQL's logs are (and fio's file): each
+    // fdatasync then commits an extent conversion, not a growing file.
+    scratch::preallocate(&log, APPEND_TOTAL)?;
+    let place = Place {
+        data: &data,
+        span: opts.size,
+        log: &log,
+        log_base: 0,
+    };
+    let m = measure(&place, opts.seconds, stop, progress)?;
+    let q = Qualification {
+        target: opts.dir.display().to_string(),
+        filesystem: loc.filesystem.clone(),
+        device: loc.device.clone(),
+        rotational: loc.queue.as_ref().and_then(|q| q.rotational),
+        write_cache: loc
+            .queue
+            .as_ref()
+            .map(|q| q.write_cache.clone())
+            .unwrap_or_default(),
+        memory: matches!(loc.filesystem.as_str(), "tmpfs" | "ramfs"),
+        size: opts.size,
+        seconds: opts.seconds,
+        model: None,
+        ..m
+    };
+    drop(scratch);
+    Ok(with_findings(q))
+}
+
+/// Measures a block device the caller may overwrite whole (an emulated disk's loop
+/// device): the data patterns over all but its last [`APPEND_TOTAL`] bytes, the
+/// appends there.
+pub fn qualify_device(
+    dev: &Path,
+    size: u64,
+    seconds: f64,
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Qualification> {
+    if size < APPEND_TOTAL + (16 << 20) {
+        bail!(
+            "{} holds {}; qualify needs at least {}",
+            dev.display(),
+            crate::units::format_size(size),
+            crate::units::format_size(APPEND_TOTAL + (16 << 20))
+        );
+    }
+    let span = (size - APPEND_TOTAL) / MAX_REQUEST as u64 * MAX_REQUEST as u64;
+    let place = Place {
+        data: dev,
+        span,
+        log: dev,
+        log_base: size - APPEND_TOTAL,
+    };
+    let m = measure(&place, seconds, stop, progress)?;
+    Ok(with_findings(Qualification {
+        target: dev.display().to_string(),
+        device: dev.display().to_string(),
+        size,
+        seconds,
+        ..m
+    }))
+}
+
+fn with_findings(mut q: Qualification) -> Qualification {
+    q.findings = findings(&q);
+    q
+}
+
+/// Where the patterns go: the data patterns in `data`'s first `span` bytes, the
+/// appends in `log` from `log_base`.
+struct Place<'a> {
+    data: &'a Path,
+    span: u64,
+    log: &'a Path,
+    log_base: u64,
+}
+
+/// Runs every pattern; the figures about the place itself are left empty.
+fn measure(
+    place: &Place,
+    seconds: f64,
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Qualification> {
+    let mut t = Target::open(place.data, Direct::Preferred)?;
+    let budget = |share: f64| Duration::from_secs_f64((seconds * share).max(0.2));
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let blocks = opts.size / 4096;
+    let blocks = place.span / 4096;
+    let big = MAX_REQUEST as u64;
 
     progress(&format!(
-        "writing the {} scratch file in 1 MiB requests",
-        crate::units::format_size(opts.size)
+        "writing {} in 1 MiB requests",
+        crate::units::format_size(place.span)
     ));
     let mut times = Vec::new();
     let started = Instant::now();
     let mut off = 0;
-    while off < opts.size {
+    while off < place.span {
         check(stop)?;
-        let len = (opts.size - off).min(MAX_REQUEST as u64);
+        let len = (place.span - off).min(big);
         t.run(&[Request::write(off, len)], Some(&mut times))?;
         off += len;
     }
     t.run(&[Request::flush()], None)?;
-    let sequential_write_1m = Rate::of(&times, MAX_REQUEST as u64, started.elapsed());
+    let sequential_write_1m = Rate::of(&times, big, started.elapsed());
 
-    progress("sequential 1 MiB reads");
-    let sequential_read_1m = timed(&mut t, budget(0.10), stop, MAX_REQUEST as u64, |i| {
-        vec![Request::read(
-            i * MAX_REQUEST as u64
-                % (opts.size / MAX_REQUEST as u64 * MAX_REQUEST as u64).max(MAX_REQUEST as u64),
-            MAX_REQUEST as u64,
-        )]
+    progress("sequential 1 MiB reads, at the start and at the end");
+    let whole = (place.span / big).max(1);
+    let sequential_read_1m = timed(&mut t, budget(0.05), stop, big, |i| {
+        vec![Request::read(i % whole * big, big)]
+    })?;
+    // A rotating disk's outer zone is at the start, its inner zone at the end.
+    let tail = (whole / 20).max(1);
+    let sequential_read_1m_end = timed(&mut t, budget(0.05), stop, big, |i| {
+        vec![Request::read((whole - tail + i % tail) * big, big)]
     })?;
     progress("random 4 KiB reads");
     let random_read_4k = timed(&mut t, budget(0.15), stop, 4096, |_| {
@@ -180,7 +291,7 @@ pub fn qualify(
             "{} writes, each followed by a flush",
             crate::units::format_size(bytes)
         ));
-        let slots = (opts.size / bytes).max(1);
+        let slots = (place.span / bytes).max(1);
         let until = Instant::now() + budget(0.25 / WRITE_FLUSH_SIZES.len() as f64);
         let (mut w, mut f, mut both) = (Vec::new(), Vec::new(), Vec::new());
         while Instant::now() < until || w.len() < 3 {
@@ -202,24 +313,39 @@ pub fn qualify(
             write_flush: Latency::of(&both),
         });
     }
+    // A log rewrites its last, partly filled block at every commit: on a rotating
+    // disk the sector has just passed under the head, so each costs a revolution.
+    progress("one 4 KiB block rewritten in place, each time followed by a flush");
+    let until = Instant::now() + budget(0.05);
+    let mut rewrites = Vec::new();
+    while Instant::now() < until || rewrites.len() < 5 {
+        check(stop)?;
+        let mut pair = Vec::with_capacity(2);
+        t.run(
+            &[Request::write(0, 4096), Request::flush()],
+            Some(&mut pair),
+        )?;
+        rewrites.push(pair[0] + pair[1]);
+    }
+    let rewrite_flush = Latency::of(&rewrites);
+    let direct_io = t.direct();
     drop(t);
 
     progress(&format!(
         "{APPEND_BYTES}-byte appends, each followed by fdatasync"
     ));
-    let log = scratch.file("log", 0)?;
-    // Laid out first, as etcd's and PostgreSQL's logs are (and fio's file): each
-    // fdatasync then commits an extent conversion, not a growing file.
-    scratch::preallocate(&log, APPEND_TOTAL)?;
-    let mut l = Target::open(&log, Direct::Never)?;
-    let until = Instant::now() + budget(0.25);
+    let mut l = Target::open(place.log, Direct::Never)?;
+    let until = Instant::now() + budget(0.20);
     let mut syncs = Vec::new();
     let mut off = 0;
     while (Instant::now() < until || syncs.len() < 10) && off + APPEND_BYTES <= APPEND_TOTAL {
         check(stop)?;
         let mut pair = Vec::with_capacity(2);
         l.run(
-            &[Request::write(off, APPEND_BYTES), Request::flush()],
+            &[
+                Request::write(place.log_base + off, APPEND_BYTES),
+                Request::flush(),
+            ],
             Some(&mut pair),
         )?;
         syncs.push(pair[1]);
@@ -228,42 +354,32 @@ pub fn qualify(
     drop(l);
     let fdatasync = Latency::of(&syncs);
 
-    let small = write_flush[0];
-    let flush_shape = shape(&small);
+    let flush_shape = shape(&write_flush[0]);
     let looks_rotational = random_read_4k.latency.p50_us > 2000.0;
-    let mut q = Qualification {
-        target: opts.dir.display().to_string(),
-        filesystem: loc.filesystem.clone(),
-        device: loc.device.clone(),
-        rotational: loc.queue.as_ref().and_then(|q| q.rotational),
-        write_cache: loc
-            .queue
-            .as_ref()
-            .map(|q| q.write_cache.clone())
-            .unwrap_or_default(),
-        memory,
-        direct_io: scratch_direct(&data)?,
-        size: opts.size,
-        seconds: opts.seconds,
+    Ok(Qualification {
+        target: String::new(),
+        filesystem: String::new(),
+        device: String::new(),
+        rotational: None,
+        write_cache: String::new(),
+        memory: false,
+        direct_io,
+        size: place.span,
+        seconds,
+        model: None,
         sequential_write_1m,
         sequential_read_1m,
+        sequential_read_1m_end,
         random_read_4k,
         random_write_4k,
         write_flush,
+        rewrite_flush,
         fdatasync,
         append_bytes: APPEND_BYTES,
         flush_shape,
         looks_rotational,
         findings: Vec::new(),
-    };
-    q.findings = findings(&q);
-    drop(scratch);
-    Ok(q)
-}
-
-/// Whether the scratch file takes `O_DIRECT`.
-fn scratch_direct(path: &Path) -> Result<bool> {
-    Ok(Target::open(path, Direct::Preferred)?.direct())
+    })
 }
 
 /// A flush is cheap when it costs no more than the write before it and 100 µs

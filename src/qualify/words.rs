@@ -105,6 +105,7 @@ pub fn render(q: &Qualification) -> String {
     };
     row("sequential write 1M".into(), &q.sequential_write_1m);
     row("sequential read 1M".into(), &q.sequential_read_1m);
+    row("  the same, at the end".into(), &q.sequential_read_1m_end);
     row("random read 4K".into(), &q.random_read_4k);
     row("random write 4K (+flush)".into(), &q.random_write_4k);
     s.push_str(&format!(
@@ -122,6 +123,15 @@ pub fn render(q: &Qualification) -> String {
             ms(w.write_flush.p99_us)
         ));
     }
+    s.push_str(&format!(
+        "{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
+        "4K rewritten in place",
+        q.rewrite_flush.count,
+        "",
+        "",
+        ms(q.rewrite_flush.p50_us),
+        ms(q.rewrite_flush.p99_us)
+    ));
     s.push_str(&format!(
         "\n{:<26} {:>8} {:>10} {:>10} {:>10} {:>10}\n",
         "append, then fdatasync", "requests", "p50", "p99", "p99.9", "max"
@@ -199,13 +209,16 @@ mod tests {
             seconds: 60.0,
             sequential_write_1m: Rate::default(),
             sequential_read_1m: Rate::default(),
+            sequential_read_1m_end: Rate::default(),
             random_read_4k: Rate::default(),
             random_write_4k: Rate::default(),
             write_flush: vec![wf],
+            rewrite_flush: lat(write + flush, (write + flush) * 2.0),
             fdatasync: lat(fsync_p50, fsync_p99),
             append_bytes: APPEND_BYTES,
             flush_shape: super::super::shape(&small),
             looks_rotational: false,
+            model: None,
             findings: Vec::new(),
         };
         q.findings = findings(&q);

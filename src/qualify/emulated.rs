@@ -1,0 +1,86 @@
+//! `jbench device qualify --model NAME`: the same measurement of an emulated disk,
+//! served as a trial serves it, with model timing on.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::{qualify_device, ModelRef, Qualification};
+use crate::emu::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
+
+pub struct ModelOptions {
+    /// The name shown: a built-in model or a `[models]` entry.
+    pub name: String,
+    /// The built-in model it is made from, and its parameters.
+    pub model: String,
+    pub params: toml::Table,
+    pub size: u64,
+    pub seconds: f64,
+    pub work_dir: PathBuf,
+    pub image_dir: PathBuf,
+}
+
+/// Qualifies an emulated disk of `opts.model`.
+pub fn qualify_model(
+    opts: &ModelOptions,
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Qualification> {
+    let mut params = opts.params.clone();
+    // A geometry spans the emulated disk, as in a trial.
+    if crate::emu::model::spans_disk(&opts.model) && !params.contains_key("capacity_bytes") {
+        params.insert(
+            "capacity_bytes".into(),
+            toml::Value::Integer(opts.size as i64),
+        );
+    }
+    let m = crate::emu::model_by_name(&opts.model, Some(&params))?;
+    if let Some(cap) = m.capacity_bytes().filter(|&c| c > opts.size) {
+        progress(&format!(
+            "{}'s geometry spans {}; the measurement covers its first {} only (shorter seeks, the outer zone): pass --size {} to measure all of it",
+            opts.name,
+            crate::units::format_size(cap),
+            crate::units::format_size(opts.size),
+            crate::units::format_size(cap)
+        ));
+    }
+    let disk = DiskOptions {
+        model: opts.model.clone(),
+        params: params.clone(),
+        size: opts.size,
+        work_dir: opts.work_dir.clone(),
+        image_dir: opts.image_dir.clone(),
+    };
+    let backing = Backing::create(&disk)?;
+    let restore = pin_away_from_daemon()?;
+    let result = (|| {
+        let served = Served::start(&backing, &disk, None)?;
+        progress(&format!(
+            "emulated {} on {}; the path's floor {:.1} µs per 4 KiB read, taken off every answer",
+            opts.name,
+            served.device.path().display(),
+            served.path.floor_4k_us
+        ));
+        served.daemon.set_timing(true)?;
+        let q = qualify_device(
+            served.device.path(),
+            opts.size,
+            opts.seconds,
+            stop,
+            progress,
+        );
+        let stopped = served.stop();
+        let mut q = q?;
+        stopped?;
+        q.target = format!("emulated {}", opts.name);
+        q.model = Some(ModelRef {
+            name: opts.name.clone(),
+            base_model: opts.model.clone(),
+            params,
+        });
+        Ok(q)
+    })();
+    unpin(restore);
+    drop(backing);
+    result
+}

@@ -1,0 +1,183 @@
+//! `--fit`: a `[models.NAME]` entry fitted to a qualification, for an experiment
+//! file's `device_model`: a rotating-disk model (`hdd-7200`'s parameters) when the
+//! random reads seek, a fixed-latency flash model (`ssd-sata`'s) otherwise.
+
+use serde::{Deserialize, Serialize};
+
+use super::{FlushShape, Qualification, WRITE_FLUSH_SIZES};
+
+/// A fitted model and how each parameter was read off the measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fit {
+    pub name: String,
+    /// The built-in model the entry overrides.
+    pub model: String,
+    pub params: toml::Table,
+    /// Per parameter, the figure it came from.
+    pub basis: Vec<(String, String)>,
+}
+
+/// Rotation speeds drives are sold at: a fitted speed within 8% of one is that one.
+const RPMS: [f64; 6] = [4200.0, 5400.0, 5900.0, 7200.0, 10000.0, 15000.0];
+
+pub fn fit(q: &Qualification, name: &str) -> Fit {
+    if q.looks_rotational {
+        fit_hdd(q, name)
+    } else {
+        fit_flash(q, name)
+    }
+}
+
+fn fit_hdd(q: &Qualification, name: &str) -> Fit {
+    let mut basis = Vec::new();
+    let mut params = toml::Table::new();
+    // A sector rewritten in place has just passed under the head: each rewrite and
+    // its flush wait about one revolution.
+    let period_us = q.rewrite_flush.p50_us.max(1.0);
+    let raw = 60e6 / period_us;
+    let rpm = RPMS
+        .into_iter()
+        .find(|r| (r - raw).abs() <= r * 0.08)
+        .unwrap_or(raw.round());
+    basis.push((
+        "rpm".into(),
+        format!(
+            "one revolution per 4 KiB block rewritten in place and flushed: p50 {:.2} ms ({raw:.0} rpm)",
+            period_us / 1e3
+        ),
+    ));
+    let period_ms = 60e3 / rpm;
+    let outer = q.sequential_read_1m.mb_per_s;
+    let inner = q.sequential_read_1m_end.mb_per_s.min(outer);
+    basis.push((
+        "rate_outer_mb_per_s".into(),
+        "sequential 1 MiB reads at the start".into(),
+    ));
+    basis.push((
+        "rate_inner_mb_per_s".into(),
+        "sequential 1 MiB reads over the last 5%".into(),
+    ));
+    // A random read: the average seek, half a revolution, the transfer.
+    let transfer_ms = 4096.0 / (outer.max(1.0) * 1e3);
+    let seek = (q.random_read_4k.latency.mean_us / 1e3 - period_ms / 2.0 - transfer_ms).max(0.1);
+    basis.push((
+        "seek_avg_ms".into(),
+        format!(
+            "random 4 KiB reads, mean {:.2} ms, less half a revolution",
+            q.random_read_4k.latency.mean_us / 1e3
+        ),
+    ));
+    let cache = q.flush_shape == FlushShape::DrainsCache;
+    basis.push((
+        "write_cache".into(),
+        if cache {
+            "a flush drains what the writes left".into()
+        } else {
+            "a flush costs what a write does (write-through)".into()
+        },
+    ));
+    params.insert("rpm".into(), rpm.into());
+    params.insert("seek_avg_ms".into(), round3(seek).into());
+    params.insert("rate_outer_mb_per_s".into(), round3(outer).into());
+    params.insert("rate_inner_mb_per_s".into(), round3(inner).into());
+    params.insert("write_cache".into(), cache.into());
+    params.insert("capacity_bytes".into(), (q.size as i64).into());
+    Fit {
+        name: name.into(),
+        model: "hdd-7200".into(),
+        params,
+        basis,
+    }
+}
+
+fn fit_flash(q: &Qualification, name: &str) -> Fit {
+    let mut basis = Vec::new();
+    let small = 4096.0;
+    let big = *WRITE_FLUSH_SIZES.last().expect("sizes") as f64;
+    // t(len) = latency + len / rate (bytes per µs = MB/s), from two sizes.
+    let line = |t_small: f64, t_big: f64| {
+        let rate = ((big - small) / (t_big - t_small).max(1e-3)).clamp(1.0, 1e5);
+        ((t_small - small / rate).max(0.5), rate)
+    };
+    let (read_lat, read_rate) = line(
+        q.random_read_4k.latency.mean_us,
+        q.sequential_read_1m.latency.mean_us,
+    );
+    basis.push((
+        "read_latency_us, read_mb_per_s".into(),
+        format!(
+            "random 4 KiB reads (mean {:.0} µs) and sequential 1 MiB reads (mean {:.0} µs)",
+            q.random_read_4k.latency.mean_us, q.sequential_read_1m.latency.mean_us
+        ),
+    ));
+    // The 4 KiB writes sent back to back: one right after a flush's wait also pays
+    // for waking an idle path, which is no part of the device.
+    let w_small = &q.random_write_4k.latency;
+    let w_big = &q.write_flush[q.write_flush.len() - 1].write;
+    let (write_lat, write_rate) = line(w_small.mean_us, w_big.mean_us);
+    basis.push((
+        "write_latency_us, write_mb_per_s".into(),
+        format!(
+            "random 4 KiB writes (mean {:.0} µs) and 1 MiB writes before a flush (mean {:.0} µs)",
+            w_small.mean_us, w_big.mean_us
+        ),
+    ));
+    let flush = q.write_flush[0].flush.p50_us;
+    basis.push((
+        "flush_latency_us".into(),
+        format!("a flush after a 4 KiB write, p50 {flush:.0} µs"),
+    ));
+    let mut params = toml::Table::new();
+    params.insert("read_latency_us".into(), round3(read_lat).into());
+    params.insert("write_latency_us".into(), round3(write_lat).into());
+    params.insert("flush_latency_us".into(), round3(flush).into());
+    params.insert("read_mb_per_s".into(), round3(read_rate).into());
+    params.insert("write_mb_per_s".into(), round3(write_rate).into());
+    Fit {
+        name: name.into(),
+        model: "ssd-sata".into(),
+        params,
+        basis,
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return 0.0;
+    }
+    let mag = 10f64.powi(2 - v.abs().log10().floor() as i32);
+    (v * mag).round() / mag
+}
+
+/// The entry as TOML to paste into an experiment file, with where each figure came
+/// from.
+pub fn render_fit(f: &Fit) -> String {
+    let mut s = String::from("# fitted by jbench device qualify --fit; each figure from:\n");
+    for (k, why) in &f.basis {
+        s.push_str(&format!("#   {k}: {why}\n"));
+    }
+    let mut entry = toml::Table::new();
+    entry.insert("model".into(), f.model.clone().into());
+    for (k, v) in &f.params {
+        entry.insert(k.clone(), v.clone());
+    }
+    let mut models = toml::Table::new();
+    models.insert(f.name.clone(), entry.into());
+    let mut top = toml::Table::new();
+    top.insert("models".into(), models.into());
+    s.push_str(&toml::to_string(&top).unwrap_or_default());
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_rounded_to_three_significant_digits() {
+        assert_eq!(round3(1234.5), 1230.0);
+        assert_eq!(round3(0.012345), 0.0123);
+        assert_eq!(round3(68.04), 68.0);
+        assert_eq!(round3(f64::NAN), 0.0);
+    }
+}

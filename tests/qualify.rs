@@ -286,3 +286,64 @@ fn ctrl_c_stops_it_and_leaves_no_scratch_file() {
     assert!(err.contains("interrupted"), "{err}");
     assert_nothing_left(tmp.path());
 }
+
+#[test]
+fn a_real_device_is_measured_only_when_named_and_never_while_mounted() {
+    let test = "a_real_device_is_measured_only_when_named_and_never_while_mounted";
+    if !need_root(test) {
+        return;
+    }
+    let tmp = scratch("qualify-dev-");
+    let disk = FakeDisk::new(tmp.path(), "disk.img", 96);
+    let run = |extra: &[&str]| {
+        jbench()
+            .args(["device", "qualify", "--destroy-data-on", &disk.dev])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Named: measured on the device itself, its first --size bytes and its last 22 MiB.
+    let q = json_of(&run(&["--seconds", "2", "--size", "32M", "--json"]));
+    assert_eq!(q["device"], disk.dev.as_str(), "{q}");
+    assert_eq!(q["size"], 96u64 << 20, "{q}");
+    assert_eq!(
+        q["sequential_write_1m"]["requests"], 32,
+        "only --size is written: {q}"
+    );
+    assert!(f(&q, &["fdatasync", "count"]) >= 10.0, "{q}");
+
+    // Mounted: refused, and the file system on it is untouched.
+    let st = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &disk.dev])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let st = Command::new("mount")
+        .arg(&disk.dev)
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(mnt.join("keep"), b"precious").unwrap();
+    let out = run(&["--seconds", "1", "--size", "32M"]);
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is mounted on") && err.contains("refusing"),
+        "{err}"
+    );
+
+    // Not a block device.
+    let out = jbench()
+        .args(["device", "qualify", "--destroy-data-on"])
+        .arg(&disk.image)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a block device"));
+    drop(disk);
+    assert!(common::mounts_under(tmp.path()).is_empty());
+}

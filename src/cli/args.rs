@@ -496,8 +496,16 @@ pub struct CalibrateArgs {
 pub struct QualifyArgs {
     /// A directory on the device to measure (it must exist, be writable and be one
     /// jbench can trust: owned by root and not writable by others, or sticky).
-    #[arg(required_unless_present = "model", conflicts_with = "model")]
+    #[arg(
+        required_unless_present_any = ["model", "destroy_data_on"],
+        conflicts_with_all = ["model", "destroy_data_on"]
+    )]
     pub dir: Option<PathBuf>,
+    /// Measure this real block device itself instead, overwriting its first --size
+    /// bytes and its last 22 MiB (root). Refused while it is mounted, in use or
+    /// partitioned.
+    #[arg(long = "destroy-data-on", value_name = "DEV", conflicts_with = "model")]
+    pub destroy_data_on: Option<PathBuf>,
     /// Measure an emulated disk of this model instead (root): a built-in model, or with
     /// --spec one of that experiment file's [models] entries.
     #[arg(long, value_name = "NAME")]

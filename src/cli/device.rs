@@ -170,6 +170,15 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
     let stop = || ctl.stop_requested();
     let mut progress = |l: &str| eprintln!("jbench: {l}");
     let q = match (&a.dir, &a.model) {
+        _ if a.destroy_data_on.is_some() => {
+            let dev = a.destroy_data_on.clone().unwrap_or_default();
+            preflight::require_root("jbench device qualify --destroy-data-on")?;
+            // The same refusals as before formatting one: mounted, swap, held,
+            // partitioned or open exclusively.
+            crate::rig::safety::check_formattable(&dev, std::slice::from_ref(&dev))?;
+            let dev_size = crate::rig::safety::device_size(&dev)?;
+            qualify::qualify_device(&dev, dev_size, Some(size), a.seconds, &stop, &mut progress)?
+        }
         (_, Some(name)) => {
             preflight::require_root("jbench device qualify --model")?;
             crate::trust::create_trusted_dir(&a.dirs.work_dir)?;

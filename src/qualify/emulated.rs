@@ -65,6 +65,7 @@ pub fn qualify_model(
         let q = qualify_device(
             served.device.path(),
             opts.size,
+            None,
             opts.seconds,
             stop,
             progress,

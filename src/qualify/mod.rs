@@ -181,12 +181,14 @@ pub fn qualify(
     Ok(with_findings(q))
 }
 
-/// Measures a block device the caller may overwrite whole (an emulated disk's loop
-/// device): the data patterns over all but its last [`APPEND_TOTAL`] bytes, the
-/// appends there.
+/// Measures a block device of `size` bytes the caller may overwrite (an emulated
+/// disk's loop device, or a device named with `--destroy-data-on`): the data patterns
+/// over its first `span` bytes (all but its last [`APPEND_TOTAL`] when `None`), the
+/// appends in those last bytes.
 pub fn qualify_device(
     dev: &Path,
     size: u64,
+    span: Option<u64>,
     seconds: f64,
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
@@ -199,7 +201,8 @@ pub fn qualify_device(
             crate::units::format_size(APPEND_TOTAL + (16 << 20))
         );
     }
-    let span = (size - APPEND_TOTAL) / MAX_REQUEST as u64 * MAX_REQUEST as u64;
+    let room = size - APPEND_TOTAL;
+    let span = span.unwrap_or(room).min(room) / MAX_REQUEST as u64 * MAX_REQUEST as u64;
     let place = Place {
         data: dev,
         span,
@@ -207,9 +210,15 @@ pub fn qualify_device(
         log_base: size - APPEND_TOTAL,
     };
     let m = measure(&place, seconds, stop, progress)?;
+    let queue = std::fs::canonicalize(dev)
+        .ok()
+        .and_then(|r| r.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .and_then(|n| crate::results::envinfo::storage::BlockQueue::of(&n));
     Ok(with_findings(Qualification {
         target: dev.display().to_string(),
         device: dev.display().to_string(),
+        rotational: queue.as_ref().and_then(|q| q.rotational),
+        write_cache: queue.map(|q| q.write_cache).unwrap_or_default(),
         size,
         seconds,
         ..m

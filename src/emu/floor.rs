@@ -29,7 +29,7 @@ use serde::Serialize;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::EmulationOptions;
-use crate::measure::DirectBuf;
+use crate::measure::{quantile, DirectBuf};
 use crate::rig::image::ImageFile;
 use crate::rig::loopdev::{FileId, LoopDevice};
 use crate::rig::session::SessionDir;
@@ -77,7 +77,7 @@ impl Lat {
             return Self::default();
         }
         ns.sort_unstable();
-        let q = |p: f64| ns[((ns.len() - 1) as f64 * p).round() as usize] as f64 / 1e3;
+        let q = |p: f64| quantile(&ns, p).unwrap_or(0) as f64 / 1e3;
         Self {
             median_us: q(0.5),
             p10_us: q(0.1),

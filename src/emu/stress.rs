@@ -24,7 +24,7 @@ use serde::Serialize;
 use super::daemon::DiskSpec;
 use super::host::{self, DeviceDaemon};
 use super::EmulationOptions;
-use crate::measure::DirectBuf;
+use crate::measure::{quantile, DirectBuf};
 use crate::rig::image::ImageFile;
 use crate::rig::loopdev::FileId;
 use crate::rig::session::SessionDir;
@@ -144,14 +144,6 @@ fn writer(dev: &Path, base: u64, span: u64, seed: u64, stop: &AtomicBool) -> See
     seen
 }
 
-fn percentile(sorted: &[u32], q: f64) -> u32 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[i]
-}
-
 /// Runs the stress on one model; `progress` gets a line per step.
 pub fn stress(
     opts: &StressOptions,
@@ -249,8 +241,8 @@ pub fn stress(
         writes: seen.iter().map(|s| s.writes).sum(),
         flushes: seen.iter().map(|s| s.flushes).sum(),
         bytes: seen.iter().map(|s| s.bytes).sum(),
-        p50_us: percentile(&all, 0.5),
-        p99_us: percentile(&all, 0.99),
+        p50_us: quantile(&all, 0.5).unwrap_or(0),
+        p99_us: quantile(&all, 0.99).unwrap_or(0),
         max_us: all.last().copied().unwrap_or(0),
         late,
         overdue,

@@ -92,7 +92,8 @@ impl Target {
     ) -> Result<Duration> {
         let started = Instant::now();
         for r in stream {
-            let t = Instant::now();
+            // Only read the clock per request when asked: calibrate times the stream.
+            let t = each.is_some().then(Instant::now);
             let len = (r.len as usize).min(MAX_REQUEST);
             match r.kind {
                 Kind::Read => self.file.read_exact_at(self.buf.get(len), r.offset),
@@ -101,7 +102,7 @@ impl Target {
                 Kind::Discard => Ok(()),
             }
             .map_err(|e| explain(e, r, &self.path))?;
-            if let Some(v) = each.as_deref_mut() {
+            if let (Some(v), Some(t)) = (each.as_deref_mut(), t) {
                 v.push(t.elapsed());
             }
         }
@@ -127,6 +128,12 @@ fn explain(e: std::io::Error, r: &Request, path: &Path) -> anyhow::Error {
         }
         _ => anyhow::Error::new(e).context(what),
     }
+}
+
+/// The `q` quantile of `sorted` (nearest rank, rounded); `None` when it is empty.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    let last = sorted.len().checked_sub(1)?;
+    Some(sorted[(last as f64 * q.clamp(0.0, 1.0)).round() as usize])
 }
 
 /// Percentiles of a set of request times, in µs.
@@ -190,6 +197,11 @@ mod tests {
             );
         }
         assert_eq!(Latency::of(&[]), Latency::default());
+        let sorted: Vec<u32> = (0..=100).collect();
+        assert_eq!(quantile(&sorted, 0.5), Some(50));
+        assert_eq!(quantile(&sorted, 0.99), Some(99));
+        assert_eq!(quantile(&sorted, 2.0), Some(100));
+        assert_eq!(quantile::<u32>(&[], 0.5), None);
     }
 
     #[test]

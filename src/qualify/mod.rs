@@ -271,21 +271,21 @@ fn measure(
     progress("sequential 1 MiB reads, at the start and at the end");
     let whole = (place.span / big).max(1);
     let sequential_read_1m = timed(&mut t, budget(0.05), stop, big, |i| {
-        vec![Request::read(i % whole * big, big)]
+        Request::read(i % whole * big, big)
     })?;
     // A rotating disk's outer zone is at the start, its inner zone at the end.
     let tail = (whole / 20).max(1);
     let sequential_read_1m_end = timed(&mut t, budget(0.05), stop, big, |i| {
-        vec![Request::read((whole - tail + i % tail) * big, big)]
+        Request::read((whole - tail + i % tail) * big, big)
     })?;
     progress("random 4 KiB reads");
     let random_read_4k = timed(&mut t, budget(0.15), stop, 4096, |_| {
-        vec![Request::read(rng.gen_range(0..blocks) * 4096, 4096)]
+        Request::read(rng.gen_range(0..blocks) * 4096, 4096)
     })?;
     progress("random 4 KiB writes");
     let mut rng2 = rand_chacha::ChaCha8Rng::seed_from_u64(2);
     let mut random_write_4k = timed(&mut t, budget(0.15), stop, 4096, |_| {
-        vec![Request::write(rng2.gen_range(0..blocks) * 4096, 4096)]
+        Request::write(rng2.gen_range(0..blocks) * 4096, 4096)
     })?;
     // The writes are paid for when they are durable: the flush after them counts.
     let flush = t.run(&[Request::flush()], None)?;
@@ -303,9 +303,10 @@ fn measure(
         let slots = (place.span / bytes).max(1);
         let until = Instant::now() + budget(0.25 / WRITE_FLUSH_SIZES.len() as f64);
         let (mut w, mut f, mut both) = (Vec::new(), Vec::new(), Vec::new());
+        let mut pair = Vec::with_capacity(2);
         while Instant::now() < until || w.len() < 3 {
             check(stop)?;
-            let mut pair = Vec::with_capacity(2);
+            pair.clear();
             let off = rng3.gen_range(0..slots) * bytes;
             t.run(
                 &[Request::write(off, bytes), Request::flush()],
@@ -327,9 +328,11 @@ fn measure(
     progress("one 4 KiB block rewritten in place, each time followed by a flush");
     let until = Instant::now() + budget(0.05);
     let mut rewrites = Vec::new();
+    // A write's and its flush's times; reused, so nothing is allocated between them.
+    let mut pair = Vec::with_capacity(2);
     while Instant::now() < until || rewrites.len() < 5 {
         check(stop)?;
-        let mut pair = Vec::with_capacity(2);
+        pair.clear();
         t.run(
             &[Request::write(0, 4096), Request::flush()],
             Some(&mut pair),
@@ -349,7 +352,7 @@ fn measure(
     let mut off = 0;
     while (Instant::now() < until || syncs.len() < 10) && off + APPEND_BYTES <= APPEND_TOTAL {
         check(stop)?;
-        let mut pair = Vec::with_capacity(2);
+        pair.clear();
         l.run(
             &[
                 Request::write(place.log_base + off, APPEND_BYTES),
@@ -408,20 +411,20 @@ fn check(stop: &dyn Fn() -> bool) -> Result<()> {
     Ok(())
 }
 
-/// Sends `next(i)` for i = 0, 1, ... until `budget` is spent (at least 3 times).
+/// Sends request `next(i)` for i = 0, 1, ... until `budget` is spent (at least 3 times).
 fn timed(
     t: &mut Target,
     budget: Duration,
     stop: &dyn Fn() -> bool,
     bytes_each: u64,
-    mut next: impl FnMut(u64) -> Vec<Request>,
+    mut next: impl FnMut(u64) -> Request,
 ) -> Result<Rate> {
     let mut times = Vec::new();
     let started = Instant::now();
     let mut i = 0;
     while started.elapsed() < budget || i < 3 {
         check(stop)?;
-        t.run(&next(i), Some(&mut times))?;
+        t.run(&[next(i)], Some(&mut times))?;
         i += 1;
     }
     Ok(Rate::of(&times, bytes_each, started.elapsed()))

@@ -245,7 +245,26 @@ fn what_it_must_not_or_cannot_measure_in_is_refused_clearly() {
         assert_nothing_left(&small);
     }
 
+    // A full file system: refused before anything is written, whatever --only says.
+    let full = tmp.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    {
+        let _m = Mounted::tmpfs(&full, "size=8m,mode=0755");
+        let _ = std::fs::write(full.join("filler"), vec![7u8; 9 << 20]);
+        let e = err(qualify(&full, &["--seconds", "1", "--only", "fdatasync"]));
+        assert!(e.contains("free") && e.contains("needs"), "{e}");
+        assert_nothing_left(&full);
+    }
+
     // Bad options.
+    let out = qualify(tmp.path(), &["--only", "fdatasync", "--fit"]);
+    assert_eq!(out.status.code(), Some(2), "--fit needs every pattern");
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--only") && e.contains("--fit"), "{e}");
+    let out = qualify(tmp.path(), &["--only", "seeks"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("fdatasync") && e.contains("write-flush"), "{e}");
     let e = err(qualify(tmp.path(), &["--seconds", "0"]));
     assert!(e.contains("--seconds"), "{e}");
     let out = qualify(tmp.path(), &["--size", "1M"]);
@@ -346,4 +365,60 @@ fn a_real_device_is_measured_only_when_named_and_never_while_mounted() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a block device"));
     drop(disk);
     assert!(common::mounts_under(tmp.path()).is_empty());
+}
+
+#[test]
+fn only_the_patterns_named_are_run() {
+    let tmp = scratch("qualify-only-");
+    let out = qualify(
+        tmp.path(),
+        &["--only", "fdatasync", "--seconds", "1", "--json"],
+    );
+    let q = json_of(&out);
+    assert_eq!(q["measured"], serde_json::json!(["fdatasync"]), "{q}");
+    assert!(f(&q, &["fdatasync", "count"]) >= 10.0, "{q}");
+    assert!(f(&q, &["fdatasync", "p99_us"]) > 0.0, "{q}");
+    assert_eq!(f(&q, &["random_read_4k", "requests"]), 0.0, "{q}");
+    assert_eq!(
+        f(&q, &["sequential_write_1m", "requests"]),
+        0.0,
+        "no prefill: {q}"
+    );
+    assert!(q.get("flush_shape").is_none(), "not measured: {q}");
+    let all = q["findings"].to_string();
+    assert!(all.contains("fdatasync after 2300-byte appends"), "{all}");
+    assert!(
+        !all.contains("O_DIRECT") && !all.contains("a flush costs"),
+        "{all}"
+    );
+    assert_nothing_left(tmp.path());
+
+    let out = qualify(
+        tmp.path(),
+        &[
+            "--only",
+            "write-flush,rewrite",
+            "--seconds",
+            "1",
+            "--size",
+            "32M",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "write, then flush",
+        "4K rewritten in place",
+        "sequential write 1M",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    for not in ["random read 4K", "append, then fdatasync"] {
+        assert!(!text.contains(not), "{not}: {text}");
+    }
+    assert_nothing_left(tmp.path());
 }

@@ -524,9 +524,21 @@ pub struct QualifyArgs {
     /// emulated disk with --model); bigger spreads the random requests further.
     #[arg(long, default_value = "1G", value_parser = crate::units::cli::disk_size)]
     pub size: String,
+    /// Run only these patterns (comma-separated): sequential, random, write-flush,
+    /// rewrite, fdatasync. They share --seconds as all of them would; any but fdatasync
+    /// writes the scratch file whole first. E.g. --only fdatasync for etcd's recipe
+    /// alone.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PATTERNS")]
+    pub only: Vec<crate::qualify::Pattern>,
     /// Also print a [models.NAME] entry fitted to the measurement, for an experiment
-    /// file's device_model.
-    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "fitted")]
+    /// file's device_model (needs every pattern: not with --only).
+    #[arg(
+        long,
+        value_name = "NAME",
+        num_args = 0..=1,
+        default_missing_value = "fitted",
+        conflicts_with = "only"
+    )]
     pub fit: Option<String>,
     #[command(flatten)]
     pub dirs: EmulatedDirs,
@@ -537,7 +549,7 @@ pub struct QualifyArgs {
 
 #[derive(Args)]
 pub struct StressArgs {
-    /// Models to stress (hdd-7200, raid6, ssd-sata, nvme, nvram, ram); default: hdd-7200,
+    /// Models to stress (any built-in model: jbench device models lists them); default: hdd-7200,
     /// raid6 with an 8 MiB cache, ssd-sata.
     pub models: Vec<String>,
     /// Override a parameter of every model named, e.g. --set cache_bytes=8388608.

@@ -166,6 +166,7 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
         anyhow::bail!("--seconds {}: give 0 < seconds <= 86400", a.seconds);
     }
     let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
+    let patterns = qualify::Patterns::only(&a.only);
     let ctl = interrupt::install()?;
     let stop = || ctl.stop_requested();
     let mut progress = |l: &str| eprintln!("jbench: {l}");
@@ -177,7 +178,15 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
             // partitioned or open exclusively.
             crate::rig::safety::check_formattable(&dev, std::slice::from_ref(&dev))?;
             let dev_size = crate::rig::safety::device_size(&dev)?;
-            qualify::qualify_device(&dev, dev_size, Some(size), a.seconds, &stop, &mut progress)?
+            qualify::qualify_device(
+                &dev,
+                dev_size,
+                Some(size),
+                a.seconds,
+                &patterns,
+                &stop,
+                &mut progress,
+            )?
         }
         (_, Some(name)) => {
             preflight::require_root("jbench device qualify --model")?;
@@ -194,6 +203,7 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
                 params,
                 size,
                 seconds: a.seconds,
+                patterns,
                 work_dir: a.dirs.work_dir.clone(),
                 image_dir: a.dirs.image_dir.clone(),
             };
@@ -204,6 +214,7 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
                 dir: dir.clone(),
                 size,
                 seconds: a.seconds,
+                patterns,
             };
             qualify::qualify(&opts, &stop, &mut progress)?
         }

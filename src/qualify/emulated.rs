@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{qualify_device, ModelRef, Qualification};
+use super::{qualify_device, ModelRef, Patterns, Qualification};
 use crate::emu::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
 
 pub struct ModelOptions {
@@ -16,6 +16,7 @@ pub struct ModelOptions {
     pub params: toml::Table,
     pub size: u64,
     pub seconds: f64,
+    pub patterns: Patterns,
     pub work_dir: PathBuf,
     pub image_dir: PathBuf,
 }
@@ -67,9 +68,11 @@ pub fn qualify_model(
             opts.size,
             None,
             opts.seconds,
+            &opts.patterns,
             stop,
             progress,
         );
+        let floor = served.path.floor_4k_us;
         let stopped = served.stop();
         let mut q = q?;
         stopped?;
@@ -78,6 +81,7 @@ pub fn qualify_model(
             name: opts.name.clone(),
             base_model: opts.model.clone(),
             params,
+            path_floor_4k_us: floor,
         });
         Ok(q)
     })();

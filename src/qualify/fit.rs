@@ -67,7 +67,7 @@ fn fit_hdd(q: &Qualification, name: &str) -> Fit {
             q.random_read_4k.latency.mean_us / 1e3
         ),
     ));
-    let cache = q.flush_shape == FlushShape::DrainsCache;
+    let cache = q.flush_shape == Some(FlushShape::DrainsCache);
     basis.push((
         "write_cache".into(),
         if cache {
@@ -129,6 +129,35 @@ fn fit_flash(q: &Qualification, name: &str) -> Fit {
         "flush_latency_us".into(),
         format!("a flush after a 4 KiB write, p50 {flush:.0} µs"),
     ));
+    // A cheap flush is power-loss protection or a disk that ignores flushes: the same
+    // speed, opposite fates at a power cut, and only the drive's data sheet tells.
+    if q.flush_shape == Some(FlushShape::Cheap) {
+        basis.push((
+            "power_loss_protection".into(),
+            "not measurable: a flush this cheap is power-loss protection or a drive that ignores flushes; set true only if its data sheet says it has protection (the crash lab then keeps its acknowledged writes)".into(),
+        ));
+    }
+    // An emulated disk answers no faster than the path to it: a figure at that floor
+    // is the path's, and the model's own may be lower.
+    if let Some(floor) = q
+        .model
+        .as_ref()
+        .map(|m| m.path_floor_4k_us)
+        .filter(|&f| f > 0.0)
+    {
+        for (key, p50) in [
+            ("read_latency_us", q.random_read_4k.latency.p50_us),
+            ("write_latency_us", w_small.p50_us),
+            ("flush_latency_us", flush),
+        ] {
+            if p50 < floor * 1.3 {
+                basis.push((
+                    key.into(),
+                    format!("at the emulation path's floor ({floor:.0} µs per 4 KiB request, p50 {p50:.0} µs): the path's figure; the model's own may be lower"),
+                ));
+            }
+        }
+    }
     let mut params = toml::Table::new();
     params.insert("read_latency_us".into(), round3(read_lat).into());
     params.insert("write_latency_us".into(), round3(write_lat).into());

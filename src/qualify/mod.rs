@@ -6,6 +6,7 @@
 
 mod emulated;
 mod fit;
+mod patterns;
 mod scratch;
 mod words;
 
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use emulated::{qualify_model, ModelOptions};
 pub use fit::{fit, render_fit, Fit};
+pub use patterns::{Pattern, Patterns};
 pub use words::{findings, render};
 
 use crate::emu::model::Request;
@@ -42,6 +44,7 @@ pub struct QualifyOptions {
     pub size: u64,
     /// About how long the whole measurement takes.
     pub seconds: f64,
+    pub patterns: Patterns,
 }
 
 /// Rate and latency of one pattern.
@@ -106,6 +109,9 @@ pub struct Qualification {
     pub direct_io: bool,
     pub size: u64,
     pub seconds: f64,
+    /// The patterns run (`--only`); the figures of the others are zero.
+    #[serde(default = "every_pattern")]
+    pub measured: Vec<Pattern>,
     pub sequential_write_1m: Rate,
     pub sequential_read_1m: Rate,
     /// The same over the last 5% of the span (a rotating disk's inner zone).
@@ -122,7 +128,9 @@ pub struct Qualification {
     /// `fdatasync` after each [`APPEND_BYTES`]-byte append through the page cache.
     pub fdatasync: Latency,
     pub append_bytes: u64,
-    pub flush_shape: FlushShape,
+    /// `None` when the write+flush pattern was not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_shape: Option<FlushShape>,
     /// The random reads look like a rotating disk's (milliseconds of seek).
     pub looks_rotational: bool,
     /// The emulated model measured (`--model`), with its parameters.
@@ -138,6 +146,10 @@ pub struct ModelRef {
     pub name: String,
     pub base_model: String,
     pub params: toml::Table,
+    /// The emulation path's floor, measured through the disk's loop device: what a
+    /// 4 KiB read costs with the model answering at once.
+    #[serde(default)]
+    pub path_floor_4k_us: f64,
 }
 
 /// Measures the device under `opts.dir`; `progress` gets a line per step; stops with
@@ -147,20 +159,25 @@ pub fn qualify(
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Qualification> {
-    let scratch = Scratch::create(&opts.dir, opts.size)?;
+    let size = if opts.patterns.uses_data() {
+        opts.size
+    } else {
+        0
+    };
+    let scratch = Scratch::create(&opts.dir, size)?;
     let loc = crate::results::envinfo::storage::location("qualify", &opts.dir);
-    let data = scratch.file("data", opts.size)?;
+    let data = scratch.file("data", size)?;
     let log = scratch.file("log", 0)?;
     // Laid out first, as etcd's and PostgreSQL's logs are (and fio's file): each
     // fdatasync then commits an extent conversion, not a growing file.
     scratch::preallocate(&log, APPEND_TOTAL)?;
     let place = Place {
         data: &data,
-        span: opts.size,
+        span: size,
         log: &log,
         log_base: 0,
     };
-    let m = measure(&place, opts.seconds, stop, progress)?;
+    let m = measure(&place, opts.seconds, &opts.patterns, stop, progress)?;
     let q = Qualification {
         target: opts.dir.display().to_string(),
         filesystem: loc.filesystem.clone(),
@@ -172,7 +189,7 @@ pub fn qualify(
             .map(|q| q.write_cache.clone())
             .unwrap_or_default(),
         memory: matches!(loc.filesystem.as_str(), "tmpfs" | "ramfs"),
-        size: opts.size,
+        size,
         seconds: opts.seconds,
         model: None,
         ..m
@@ -190,6 +207,7 @@ pub fn qualify_device(
     size: u64,
     span: Option<u64>,
     seconds: f64,
+    patterns: &Patterns,
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Qualification> {
@@ -209,7 +227,7 @@ pub fn qualify_device(
         log: dev,
         log_base: size - APPEND_TOTAL,
     };
-    let m = measure(&place, seconds, stop, progress)?;
+    let m = measure(&place, seconds, patterns, stop, progress)?;
     let queue = std::fs::canonicalize(dev)
         .ok()
         .and_then(|r| r.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -223,6 +241,10 @@ pub fn qualify_device(
         seconds,
         ..m
     }))
+}
+
+fn every_pattern() -> Vec<Pattern> {
+    Pattern::ALL.to_vec()
 }
 
 fn with_findings(mut q: Qualification) -> Qualification {
@@ -239,15 +261,92 @@ struct Place<'a> {
     log_base: u64,
 }
 
-/// Runs every pattern; the figures about the place itself are left empty.
+/// Runs the chosen patterns; the figures about the place itself are left empty, and
+/// those of a pattern not chosen are zero.
 fn measure(
     place: &Place,
     seconds: f64,
+    patterns: &Patterns,
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Qualification> {
-    let mut t = Target::open(place.data, Direct::Preferred)?;
-    let budget = |share: f64| Duration::from_secs_f64((seconds * share).max(0.2));
+    let budget = |p: Pattern, part: f64| {
+        Duration::from_secs_f64((seconds * patterns.share(p) * part).max(0.2))
+    };
+    let mut q = Qualification {
+        target: String::new(),
+        filesystem: String::new(),
+        device: String::new(),
+        rotational: None,
+        write_cache: String::new(),
+        memory: false,
+        direct_io: false,
+        size: place.span,
+        seconds,
+        model: None,
+        measured: patterns.list(),
+        sequential_write_1m: Rate::default(),
+        sequential_read_1m: Rate::default(),
+        sequential_read_1m_end: Rate::default(),
+        random_read_4k: Rate::default(),
+        random_write_4k: Rate::default(),
+        write_flush: Vec::new(),
+        rewrite_flush: Latency::default(),
+        fdatasync: Latency::default(),
+        append_bytes: APPEND_BYTES,
+        flush_shape: None,
+        looks_rotational: false,
+        findings: Vec::new(),
+    };
+    // A write's and its flush's times; reused, so nothing is allocated between them.
+    let mut pair = Vec::with_capacity(2);
+    if patterns.uses_data() {
+        let mut t = Target::open(place.data, Direct::Preferred)?;
+        measure_data(
+            &mut t, &mut q, place, patterns, &budget, stop, progress, &mut pair,
+        )?;
+        q.direct_io = t.direct();
+    }
+
+    if patterns.has(Pattern::Fdatasync) {
+        progress(&format!(
+            "{APPEND_BYTES}-byte appends, each followed by fdatasync"
+        ));
+        let mut l = Target::open(place.log, Direct::Never)?;
+        let until = Instant::now() + budget(Pattern::Fdatasync, 1.0);
+        let mut syncs = Vec::new();
+        let mut off = 0;
+        while (Instant::now() < until || syncs.len() < 10) && off + APPEND_BYTES <= APPEND_TOTAL {
+            check(stop)?;
+            pair.clear();
+            l.run(
+                &[
+                    Request::write(place.log_base + off, APPEND_BYTES),
+                    Request::flush(),
+                ],
+                Some(&mut pair),
+            )?;
+            syncs.push(pair[1]);
+            off += APPEND_BYTES;
+        }
+        q.fdatasync = Latency::of(&syncs);
+    }
+    Ok(q)
+}
+
+/// The patterns in the data file: it is written whole first (a read of a block never
+/// written measures no device), which is the sequential write's measurement.
+#[allow(clippy::too_many_arguments)]
+fn measure_data(
+    t: &mut Target,
+    q: &mut Qualification,
+    place: &Place,
+    patterns: &Patterns,
+    budget: &dyn Fn(Pattern, f64) -> Duration,
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+    pair: &mut Vec<Duration>,
+) -> Result<()> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let blocks = place.span / 4096;
     let big = MAX_REQUEST as u64;
@@ -266,132 +365,83 @@ fn measure(
         off += len;
     }
     t.run(&[Request::flush()], None)?;
-    let sequential_write_1m = Rate::of(&times, big, started.elapsed());
+    q.sequential_write_1m = Rate::of(&times, big, started.elapsed());
 
-    progress("sequential 1 MiB reads, at the start and at the end");
-    let whole = (place.span / big).max(1);
-    let sequential_read_1m = timed(&mut t, budget(0.05), stop, big, |i| {
-        Request::read(i % whole * big, big)
-    })?;
-    // A rotating disk's outer zone is at the start, its inner zone at the end.
-    let tail = (whole / 20).max(1);
-    let sequential_read_1m_end = timed(&mut t, budget(0.05), stop, big, |i| {
-        Request::read((whole - tail + i % tail) * big, big)
-    })?;
-    progress("random 4 KiB reads");
-    let random_read_4k = timed(&mut t, budget(0.15), stop, 4096, |_| {
-        Request::read(rng.gen_range(0..blocks) * 4096, 4096)
-    })?;
-    progress("random 4 KiB writes");
-    let mut rng2 = rand_chacha::ChaCha8Rng::seed_from_u64(2);
-    let mut random_write_4k = timed(&mut t, budget(0.15), stop, 4096, |_| {
-        Request::write(rng2.gen_range(0..blocks) * 4096, 4096)
-    })?;
-    // The writes are paid for when they are durable: the flush after them counts.
-    let flush = t.run(&[Request::flush()], None)?;
-    random_write_4k.seconds += flush.as_secs_f64();
-    random_write_4k.iops = random_write_4k.requests as f64 / random_write_4k.seconds;
-    random_write_4k.mb_per_s = random_write_4k.iops * 4096.0 / 1e6;
+    if patterns.has(Pattern::Sequential) {
+        progress("sequential 1 MiB reads, at the start and at the end");
+        let whole = (place.span / big).max(1);
+        q.sequential_read_1m = timed(t, budget(Pattern::Sequential, 0.5), stop, big, |i| {
+            Request::read(i % whole * big, big)
+        })?;
+        // A rotating disk's outer zone is at the start, its inner zone at the end.
+        let tail = (whole / 20).max(1);
+        q.sequential_read_1m_end = timed(t, budget(Pattern::Sequential, 0.5), stop, big, |i| {
+            Request::read((whole - tail + i % tail) * big, big)
+        })?;
+    }
+    if patterns.has(Pattern::Random) {
+        progress("random 4 KiB reads");
+        q.random_read_4k = timed(t, budget(Pattern::Random, 0.5), stop, 4096, |_| {
+            Request::read(rng.gen_range(0..blocks) * 4096, 4096)
+        })?;
+        q.looks_rotational = q.random_read_4k.latency.p50_us > 2000.0;
+        progress("random 4 KiB writes");
+        let mut rng2 = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        let mut w = timed(t, budget(Pattern::Random, 0.5), stop, 4096, |_| {
+            Request::write(rng2.gen_range(0..blocks) * 4096, 4096)
+        })?;
+        // The writes are paid for when they are durable: the flush after them counts.
+        let flush = t.run(&[Request::flush()], None)?;
+        w.seconds += flush.as_secs_f64();
+        w.iops = w.requests as f64 / w.seconds;
+        w.mb_per_s = w.iops * 4096.0 / 1e6;
+        q.random_write_4k = w;
+    }
 
-    let mut write_flush = Vec::new();
-    let mut rng3 = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    for bytes in WRITE_FLUSH_SIZES {
-        progress(&format!(
-            "{} writes, each followed by a flush",
-            crate::units::format_size(bytes)
-        ));
-        let slots = (place.span / bytes).max(1);
-        let until = Instant::now() + budget(0.25 / WRITE_FLUSH_SIZES.len() as f64);
-        let (mut w, mut f, mut both) = (Vec::new(), Vec::new(), Vec::new());
-        let mut pair = Vec::with_capacity(2);
-        while Instant::now() < until || w.len() < 3 {
+    if patterns.has(Pattern::WriteFlush) {
+        let mut rng3 = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for bytes in WRITE_FLUSH_SIZES {
+            progress(&format!(
+                "{} writes, each followed by a flush",
+                crate::units::format_size(bytes)
+            ));
+            let slots = (place.span / bytes).max(1);
+            let until =
+                Instant::now() + budget(Pattern::WriteFlush, 1.0 / WRITE_FLUSH_SIZES.len() as f64);
+            let (mut w, mut f, mut both) = (Vec::new(), Vec::new(), Vec::new());
+            while Instant::now() < until || w.len() < 3 {
+                check(stop)?;
+                pair.clear();
+                let off = rng3.gen_range(0..slots) * bytes;
+                t.run(&[Request::write(off, bytes), Request::flush()], Some(pair))?;
+                w.push(pair[0]);
+                f.push(pair[1]);
+                both.push(pair[0] + pair[1]);
+            }
+            q.write_flush.push(WriteFlush {
+                bytes,
+                write: Latency::of(&w),
+                flush: Latency::of(&f),
+                write_flush: Latency::of(&both),
+            });
+        }
+        q.flush_shape = Some(shape(&q.write_flush[0]));
+    }
+    if patterns.has(Pattern::Rewrite) {
+        // A log rewrites its last, partly filled block at every commit: on a rotating
+        // disk the sector has just passed under the head, so each costs a revolution.
+        progress("one 4 KiB block rewritten in place, each time followed by a flush");
+        let until = Instant::now() + budget(Pattern::Rewrite, 1.0);
+        let mut rewrites = Vec::new();
+        while Instant::now() < until || rewrites.len() < 5 {
             check(stop)?;
             pair.clear();
-            let off = rng3.gen_range(0..slots) * bytes;
-            t.run(
-                &[Request::write(off, bytes), Request::flush()],
-                Some(&mut pair),
-            )?;
-            w.push(pair[0]);
-            f.push(pair[1]);
-            both.push(pair[0] + pair[1]);
+            t.run(&[Request::write(0, 4096), Request::flush()], Some(pair))?;
+            rewrites.push(pair[0] + pair[1]);
         }
-        write_flush.push(WriteFlush {
-            bytes,
-            write: Latency::of(&w),
-            flush: Latency::of(&f),
-            write_flush: Latency::of(&both),
-        });
+        q.rewrite_flush = Latency::of(&rewrites);
     }
-    // A log rewrites its last, partly filled block at every commit: on a rotating
-    // disk the sector has just passed under the head, so each costs a revolution.
-    progress("one 4 KiB block rewritten in place, each time followed by a flush");
-    let until = Instant::now() + budget(0.05);
-    let mut rewrites = Vec::new();
-    // A write's and its flush's times; reused, so nothing is allocated between them.
-    let mut pair = Vec::with_capacity(2);
-    while Instant::now() < until || rewrites.len() < 5 {
-        check(stop)?;
-        pair.clear();
-        t.run(
-            &[Request::write(0, 4096), Request::flush()],
-            Some(&mut pair),
-        )?;
-        rewrites.push(pair[0] + pair[1]);
-    }
-    let rewrite_flush = Latency::of(&rewrites);
-    let direct_io = t.direct();
-    drop(t);
-
-    progress(&format!(
-        "{APPEND_BYTES}-byte appends, each followed by fdatasync"
-    ));
-    let mut l = Target::open(place.log, Direct::Never)?;
-    let until = Instant::now() + budget(0.20);
-    let mut syncs = Vec::new();
-    let mut off = 0;
-    while (Instant::now() < until || syncs.len() < 10) && off + APPEND_BYTES <= APPEND_TOTAL {
-        check(stop)?;
-        pair.clear();
-        l.run(
-            &[
-                Request::write(place.log_base + off, APPEND_BYTES),
-                Request::flush(),
-            ],
-            Some(&mut pair),
-        )?;
-        syncs.push(pair[1]);
-        off += APPEND_BYTES;
-    }
-    drop(l);
-    let fdatasync = Latency::of(&syncs);
-
-    let flush_shape = shape(&write_flush[0]);
-    let looks_rotational = random_read_4k.latency.p50_us > 2000.0;
-    Ok(Qualification {
-        target: String::new(),
-        filesystem: String::new(),
-        device: String::new(),
-        rotational: None,
-        write_cache: String::new(),
-        memory: false,
-        direct_io,
-        size: place.span,
-        seconds,
-        model: None,
-        sequential_write_1m,
-        sequential_read_1m,
-        sequential_read_1m_end,
-        random_read_4k,
-        random_write_4k,
-        write_flush,
-        rewrite_flush,
-        fdatasync,
-        append_bytes: APPEND_BYTES,
-        flush_shape,
-        looks_rotational,
-        findings: Vec::new(),
-    })
+    Ok(())
 }
 
 /// A flush is cheap when it costs no more than the write before it and 100 µs

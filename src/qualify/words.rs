@@ -1,6 +1,6 @@
 //! What a qualification says, in words and in a table.
 
-use super::{FlushShape, Qualification, Rate, FDATASYNC_P99_LIMIT_MS};
+use super::{FlushShape, Pattern, Qualification, Rate, FDATASYNC_P99_LIMIT_MS};
 use crate::units::format_size;
 
 /// The findings: what the device is as a journal or log device.
@@ -12,14 +12,16 @@ pub fn findings(q: &Qualification) -> Vec<String> {
             q.target, q.filesystem
         ));
     }
-    if !q.direct_io {
+    let measured = |p: Pattern| q.measured.contains(&p);
+    if !q.direct_io && q.measured.iter().any(|p| p.uses_data()) {
         out.push(
             "the file system refused O_DIRECT: reads and writes went through the page cache, so only the flushes reached the device".into(),
         );
     }
     let f = &q.fdatasync;
     let p99_ms = f.p99_us / 1e3;
-    out.push(format!(
+    if measured(Pattern::Fdatasync) && f.count > 0 {
+        out.push(format!(
         "fdatasync after {}-byte appends: p50 {}, p99 {}, p99.9 {} ({} appends): the p99 is {} the {FDATASYNC_P99_LIMIT_MS:.0} ms a log device should stay under (etcd's rule of thumb)",
         q.append_bytes,
         ms(f.p50_us),
@@ -28,8 +30,9 @@ pub fn findings(q: &Qualification) -> Vec<String> {
         f.count,
         if p99_ms <= FDATASYNC_P99_LIMIT_MS { "within" } else { "OVER" }
     ));
-    let small = &q.write_flush[0];
-    out.push(match q.flush_shape {
+    }
+    if let (Some(small), Some(shape)) = (q.write_flush.first(), q.flush_shape) {
+        out.push(match shape {
         FlushShape::Cheap => format!(
             "a flush costs about what a write does ({} after a {} write of {}): power-loss protection, a write-through cache, or a disk that ignores flushes (only the crash lab can tell the last apart)",
             ms(small.flush.p50_us),
@@ -43,32 +46,36 @@ pub fn findings(q: &Qualification) -> Vec<String> {
             ms(small.write.p50_us)
         ),
     });
+    }
     if q.looks_rotational {
         out.push(format!(
             "random 4 KiB reads take {} at the median: a rotating disk (seek and rotation)",
             ms(q.random_read_4k.latency.p50_us)
         ));
     }
-    if q.rotational == Some(true) && !q.looks_rotational && !q.memory {
+    if q.rotational == Some(true) && !q.looks_rotational && !q.memory && measured(Pattern::Random) {
         out.push(format!(
             "the kernel calls {} rotational, but random 4 KiB reads take {} at the median: no seek in sight (a virtual disk, or a cache in front of the platters); trust the measurement",
             q.device,
             ms(q.random_read_4k.latency.p50_us)
         ));
     }
-    let per_s = 1e6 / f.p50_us.max(1e-3);
-    out.push(format!(
+    if measured(Pattern::Fdatasync) && f.count > 0 {
+        let per_s = 1e6 / f.p50_us.max(1e-3);
+        out.push(format!(
         "an fsync-heavy workload will commit at most ~{} times per second with the journal here (one fdatasync of {} per commit), fewer when a commit writes more",
         round_sig(per_s),
         ms(f.p50_us)
     ));
+    }
     out
 }
 
 /// The measurement as a table, then the findings.
 pub fn render(q: &Qualification) -> String {
+    let uses_data = q.measured.iter().any(|p| p.uses_data());
     let mut s = format!(
-        "qualify {} ({}{}; {} scratch file, {})\n\n",
+        "qualify {} ({}{}{})\n\n",
         q.target,
         q.filesystem,
         if q.device.is_empty() {
@@ -84,14 +91,27 @@ pub fn render(q: &Qualification) -> String {
                 }
             )
         },
-        format_size(q.size),
-        if q.direct_io { "O_DIRECT" } else { "buffered" }
+        if uses_data {
+            format!(
+                "; {} scratch file, {}",
+                format_size(q.size),
+                if q.direct_io { "O_DIRECT" } else { "buffered" }
+            )
+        } else {
+            String::new()
+        }
     );
-    s.push_str(&format!(
-        "{:<26} {:>8} {:>10} {:>9} {:>10} {:>10} {:>10}\n",
-        "pattern (queue depth 1)", "requests", "IOPS", "MB/s", "p50", "p99", "p99.9"
-    ));
+    if uses_data {
+        s.push_str(&format!(
+            "{:<26} {:>8} {:>10} {:>9} {:>10} {:>10} {:>10}\n",
+            "pattern (queue depth 1)", "requests", "IOPS", "MB/s", "p50", "p99", "p99.9"
+        ));
+    }
+    let measured = |p: Pattern| q.measured.contains(&p);
     let mut row = |name: String, r: &Rate| {
+        if r.requests == 0 {
+            return;
+        }
         s.push_str(&format!(
             "{:<26} {:>8} {:>10.1} {:>9.1} {:>10} {:>10} {:>10}\n",
             name,
@@ -108,43 +128,54 @@ pub fn render(q: &Qualification) -> String {
     row("  the same, at the end".into(), &q.sequential_read_1m_end);
     row("random read 4K".into(), &q.random_read_4k);
     row("random write 4K (+flush)".into(), &q.random_write_4k);
-    s.push_str(&format!(
-        "\n{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
-        "write, then flush", "requests", "write p50", "flush p50", "both p50", "both p99"
-    ));
-    for w in &q.write_flush {
+    if measured(Pattern::WriteFlush) || measured(Pattern::Rewrite) {
         s.push_str(&format!(
-            "{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
-            format_size(w.bytes),
-            w.write.count,
-            ms(w.write.p50_us),
-            ms(w.flush.p50_us),
-            ms(w.write_flush.p50_us),
-            ms(w.write_flush.p99_us)
+            "\n{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
+            "write, then flush", "requests", "write p50", "flush p50", "both p50", "both p99"
         ));
+        for w in &q.write_flush {
+            s.push_str(&format!(
+                "{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
+                format_size(w.bytes),
+                w.write.count,
+                ms(w.write.p50_us),
+                ms(w.flush.p50_us),
+                ms(w.write_flush.p50_us),
+                ms(w.write_flush.p99_us)
+            ));
+        }
+        if measured(Pattern::Rewrite) {
+            s.push_str(&format!(
+                "{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
+                "4K rewritten in place",
+                q.rewrite_flush.count,
+                "",
+                "",
+                ms(q.rewrite_flush.p50_us),
+                ms(q.rewrite_flush.p99_us)
+            ));
+        }
     }
-    s.push_str(&format!(
-        "{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
-        "4K rewritten in place",
-        q.rewrite_flush.count,
-        "",
-        "",
-        ms(q.rewrite_flush.p50_us),
-        ms(q.rewrite_flush.p99_us)
-    ));
-    s.push_str(&format!(
-        "\n{:<26} {:>8} {:>10} {:>10} {:>10} {:>10}\n",
-        "append, then fdatasync", "requests", "p50", "p99", "p99.9", "max"
-    ));
-    s.push_str(&format!(
-        "{:<26} {:>8} {:>10} {:>10} {:>10} {:>10}\n\n",
-        format!("{} bytes", q.append_bytes),
-        q.fdatasync.count,
-        ms(q.fdatasync.p50_us),
-        ms(q.fdatasync.p99_us),
-        ms(q.fdatasync.p999_us),
-        ms(q.fdatasync.max_us)
-    ));
+    if measured(Pattern::Fdatasync) {
+        if uses_data {
+            s.push('\n');
+        }
+        s.push_str(&format!(
+            "{:<26} {:>8} {:>10} {:>10} {:>10} {:>10}\n",
+            "append, then fdatasync", "requests", "p50", "p99", "p99.9", "max"
+        ));
+        s.push_str(&format!(
+            "{:<26} {:>8} {:>10} {:>10} {:>10} {:>10}\n\n",
+            format!("{} bytes", q.append_bytes),
+            q.fdatasync.count,
+            ms(q.fdatasync.p50_us),
+            ms(q.fdatasync.p99_us),
+            ms(q.fdatasync.p999_us),
+            ms(q.fdatasync.max_us)
+        ));
+    } else {
+        s.push('\n');
+    }
     for f in &q.findings {
         s.push_str(&format!("- {f}\n"));
     }
@@ -207,6 +238,7 @@ mod tests {
             direct_io: true,
             size: 1 << 30,
             seconds: 60.0,
+            measured: Pattern::ALL.to_vec(),
             sequential_write_1m: Rate::default(),
             sequential_read_1m: Rate::default(),
             sequential_read_1m_end: Rate::default(),
@@ -216,7 +248,7 @@ mod tests {
             rewrite_flush: lat(write + flush, (write + flush) * 2.0),
             fdatasync: lat(fsync_p50, fsync_p99),
             append_bytes: APPEND_BYTES,
-            flush_shape: super::super::shape(&small),
+            flush_shape: Some(super::super::shape(&small)),
             looks_rotational: false,
             model: None,
             findings: Vec::new(),
@@ -228,7 +260,7 @@ mod tests {
     #[test]
     fn a_protected_ssd_is_within_the_rule_and_its_flush_is_cheap() {
         let q = q(158.0, 400.0, 60.0, 90.0);
-        assert_eq!(q.flush_shape, FlushShape::Cheap);
+        assert_eq!(q.flush_shape, Some(FlushShape::Cheap));
         let all = q.findings.join("\n");
         assert!(all.contains("p99 is within the 10 ms"), "{all}");
         assert!(all.contains("costs about what a write does"), "{all}");
@@ -239,7 +271,7 @@ mod tests {
     #[test]
     fn a_drained_cache_and_a_slow_p99_are_named() {
         let q = q(1600.0, 12_500.0, 20.0, 2000.0);
-        assert_eq!(q.flush_shape, FlushShape::DrainsCache);
+        assert_eq!(q.flush_shape, Some(FlushShape::DrainsCache));
         let all = q.findings.join("\n");
         assert!(all.contains("p99 is OVER the 10 ms"), "{all}");
         assert!(

@@ -52,7 +52,17 @@ pub use registry::{default_params, model_by_name, spans_disk};
 pub const FUSE_FLOOR: Duration = Duration::from_micros(100);
 
 /// Names accepted by [`model_by_name`].
-pub const MODEL_NAMES: &[&str] = &["hdd-7200", "raid6", "ssd-sata", "nvme", "nvram", "ram"];
+pub const MODEL_NAMES: &[&str] = &[
+    "hdd-7200",
+    "raid6",
+    "ssd-sata",
+    "nvme",
+    "nvram",
+    "ram",
+    "ssd-sata-plp",
+    "nvme-consumer",
+    "nvme-plp",
+];
 
 const MB: f64 = 1e6;
 const KIB4: u64 = 4096;

@@ -89,6 +89,9 @@ pub fn model_by_name(
         "ssd-sata" => fixed("ssd-sata", FixedParams::default(), params),
         "nvme" => fixed("nvme", FixedParams::nvme(), params),
         "nvram" => fixed("nvram", FixedParams::nvram(), params),
+        "ssd-sata-plp" => fixed("ssd-sata-plp", FixedParams::sata_plp(), params),
+        "nvme-consumer" => fixed("nvme-consumer", FixedParams::nvme_consumer(), params),
+        "nvme-plp" => fixed("nvme-plp", FixedParams::nvme_plp(), params),
         "ram" => {
             with_overrides(name, RamParams::default(), params)?;
             Ok(Box::new(RamModel))
@@ -108,6 +111,9 @@ pub fn default_params(name: &str) -> Option<toml::Table> {
         "ssd-sata" => toml::Value::try_from(FixedParams::default()),
         "nvme" => toml::Value::try_from(FixedParams::nvme()),
         "nvram" => toml::Value::try_from(FixedParams::nvram()),
+        "ssd-sata-plp" => toml::Value::try_from(FixedParams::sata_plp()),
+        "nvme-consumer" => toml::Value::try_from(FixedParams::nvme_consumer()),
+        "nvme-plp" => toml::Value::try_from(FixedParams::nvme_plp()),
         "ram" => toml::Value::try_from(RamParams::default()),
         _ => return None,
     };

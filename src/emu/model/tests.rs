@@ -146,7 +146,7 @@ fn model_error_texts_are_stable() {
         assert_eq!(text(name, params), want, "{name} with {params}");
     }
     let unknown =
-        "unknown device model `hdd-5400`; known models: hdd-7200, raid6, ssd-sata, nvme, nvram, ram";
+        "unknown device model `hdd-5400`; known models: hdd-7200, raid6, ssd-sata, nvme, nvram, ram, ssd-sata-plp, nvme-consumer, nvme-plp";
     assert_eq!(
         model_by_name("hdd-5400", None).err().unwrap().to_string(),
         unknown
@@ -186,6 +186,10 @@ fn which_models_keep_acknowledged_writes_in_a_volatile_cache() {
         ("nvme", "", true, true),
         ("nvram", "", false, true),
         ("ram", "", false, true),
+        ("ssd-sata-plp", "", false, true),
+        ("nvme-consumer", "", true, true),
+        ("nvme-plp", "", false, true),
+        ("ssd-sata", "power_loss_protection = true", false, true),
     ];
     for (name, params, volatile, honest) in cases {
         let m = model_by_name(name, Some(&table(params))).unwrap();
@@ -320,4 +324,63 @@ fn print_predicted_table() {
             }
         );
     }
+}
+
+/// The published drives' models give back the figures they were made from
+/// (docs/devices.md): `diskinfo -wS`'s 4 KiB write+flush, the data sheets' rates.
+#[test]
+fn the_published_drives_give_back_their_published_figures() {
+    let write_flush = |name: &str, bytes: u64| {
+        let mut m = model_by_name(name, None).unwrap();
+        let w = m.service(&Request::write(0, bytes), Duration::ZERO);
+        let f = m.service(&Request::flush(), w.duration);
+        (w.duration + f.duration).as_secs_f64() * 1e6
+    };
+    let near = |got: f64, want: f64, tol: f64, what: &str| {
+        assert!(
+            (got / want - 1.0).abs() <= tol,
+            "{what}: {got:.1}, published {want}"
+        );
+    };
+    near(
+        write_flush("ssd-sata-plp", 4096),
+        158.2,
+        0.005,
+        "Intel 710 4 KiB write+flush",
+    );
+    near(
+        write_flush("ssd-sata-plp", 512),
+        138.3,
+        0.03,
+        "Intel 710 0.5 KiB write+flush",
+    );
+    near(
+        write_flush("ssd-sata-plp", 65536),
+        416.5,
+        0.10,
+        "Intel 710 64 KiB write+flush",
+    );
+    near(
+        write_flush("nvme-consumer", 4096),
+        2090.7,
+        0.005,
+        "950 PRO 4 KiB write+flush",
+    );
+    let mut m = model_by_name("nvme-consumer", None).unwrap();
+    let r = m.service(&Request::read(0, 4096), Duration::ZERO).duration;
+    near(
+        1e6 / (r.as_secs_f64() * 1e6),
+        12_000.0,
+        0.01,
+        "950 PRO QD1 read IOPS",
+    );
+    let mut m = model_by_name("nvme-plp", None).unwrap();
+    let r = m.service(&Request::read(0, 4096), Duration::ZERO).duration;
+    near(r.as_secs_f64() * 1e6, 85.0, 0.01, "P4500 4 KiB read");
+    near(
+        write_flush("nvme-plp", 4096),
+        20.0,
+        0.01,
+        "P4500 4 KiB write, no flush cost",
+    );
 }

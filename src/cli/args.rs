@@ -25,6 +25,9 @@ pub const AFTER: &str = "Examples:
                                              crash states of each journal placement, one report, ~4 minutes
   jbench run --preset tradeoff               journal place and size: faster, safe, and how long to recover
   jbench run --preset quick-host             the same question on this machine's own disk
+  jbench device qualify /data --fit disk --fit-to mine.toml
+                                             measure a device, fit a model of it into an experiment
+                                             file (a copy of presets/own-hardware.toml; docs/own-hardware.md)
   jbench run presets/quick.toml              the same, from its file
   jbench plan presets/study1-journal-device.toml   what the full study would run
   jbench report results/quick-20261123-101500 --format markdown
@@ -115,8 +118,9 @@ pub struct SpecSource {
     /// Use a built-in experiment instead of a file: quick, quick-host, study1-journal-device,
     /// study2-journal-size, study3-nvram-postmark, study4-journaling-modes-iozone,
     /// study1-hdd, study2-hdd, study3-hdd, study3-hdd-modern, study4-hdd, and for
-    /// `jbench crash` crash-placement, crash-modes; fio-db (a real fio job; the files in
-    /// presets/ are the same).
+    /// `jbench crash` crash-placement, crash-modes; fio-db (a real fio job); tradeoff;
+    /// own-hardware (your two devices, fitted by `jbench device qualify --fit`; the files
+    /// in presets/ are the same).
     #[arg(long, conflicts_with = "spec")]
     pub preset: Option<String>,
 }
@@ -540,6 +544,11 @@ pub struct QualifyArgs {
         conflicts_with = "only"
     )]
     pub fit: Option<String>,
+    /// Write the fitted entry into this experiment file as [models.NAME] (the file is
+    /// created if missing; an entry of that name is replaced, the rest kept as it
+    /// was): e.g. a copy of presets/own-hardware.toml.
+    #[arg(long, value_name = "FILE", requires = "fit")]
+    pub fit_to: Option<PathBuf>,
     #[command(flatten)]
     pub dirs: EmulatedDirs,
     /// Print JSON instead of the table and findings.

@@ -166,6 +166,9 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
         anyhow::bail!("--seconds {}: give 0 < seconds <= 86400", a.seconds);
     }
     let size = crate::units::parse_size(&a.size).map_err(anyhow::Error::msg)?;
+    if let Some(name) = &a.fit {
+        qualify::check_name(name)?;
+    }
     let patterns = qualify::Patterns::only(&a.only);
     let ctl = interrupt::install()?;
     let stop = || ctl.stop_requested();
@@ -232,6 +235,15 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
         if let Some(f) = &fit {
             out!("\n{}", qualify::render_fit(f));
         }
+    }
+    // After the measurement is printed: a file that cannot be written loses nothing.
+    if let (Some(f), Some(file)) = (&fit, &a.fit_to) {
+        let what = match qualify::write_fit(file, f, &q.target)? {
+            qualify::Written::Created => "written to a new file",
+            qualify::Written::Added => "added to",
+            qualify::Written::Replaced => "replaced in",
+        };
+        eprintln!("jbench: [models.{}] {what} {}", f.name, file.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 15] = [
+pub const PRESETS: [(&str, &str); 16] = [
     ("quick", include_str!("../../presets/quick.toml")),
     ("quick-host", include_str!("../../presets/quick-host.toml")),
     (
@@ -38,6 +38,10 @@ pub const PRESETS: [(&str, &str); 15] = [
     ),
     ("fio-db", include_str!("../../presets/fio-db.toml")),
     ("tradeoff", include_str!("../../presets/tradeoff.toml")),
+    (
+        "own-hardware",
+        include_str!("../../presets/own-hardware.toml"),
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {

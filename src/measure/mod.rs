@@ -205,6 +205,26 @@ mod tests {
     }
 
     #[test]
+    fn a_full_or_read_only_file_system_is_said_with_the_fix() {
+        let r = Request::write(4096, 4096);
+        let p = Path::new("/data/.jbench-qualify-1/data");
+        let full = explain(std::io::Error::from_raw_os_error(libc::ENOSPC), &r, p).to_string();
+        assert!(
+            full.contains("/data/.jbench-qualify-1/data")
+                && full.contains("is full")
+                && full.contains("--size"),
+            "{full}"
+        );
+        let ro = explain(std::io::Error::from_raw_os_error(libc::EROFS), &r, p).to_string();
+        assert!(ro.contains("read-only") && ro.contains("writable"), "{ro}");
+        let other = explain(std::io::Error::from_raw_os_error(libc::EIO), &r, p);
+        assert!(
+            format!("{other:#}").contains("Write of 4096 bytes at 4096"),
+            "{other:#}"
+        );
+    }
+
+    #[test]
     fn a_stream_is_sent_and_timed_request_by_request() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t");

@@ -21,11 +21,21 @@ pub struct Fit {
 const RPMS: [f64; 6] = [4200.0, 5400.0, 5900.0, 7200.0, 10000.0, 15000.0];
 
 pub fn fit(q: &Qualification, name: &str) -> Fit {
-    if q.looks_rotational {
+    let mut f = if q.looks_rotational {
         fit_hdd(q, name)
     } else {
         fit_flash(q, name)
+    };
+    if q.memory {
+        f.basis.push((
+            "every figure".into(),
+            format!(
+                "measured on {}: memory's, not a disk's (a device as fast as RAM)",
+                q.filesystem
+            ),
+        ));
     }
+    f
 }
 
 fn fit_hdd(q: &Qualification, name: &str) -> Fit {

@@ -6,6 +6,7 @@
 
 mod emulated;
 mod fit;
+mod fit_file;
 mod patterns;
 mod scratch;
 mod words;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use emulated::{qualify_model, ModelOptions};
 pub use fit::{fit, render_fit, Fit};
+pub use fit_file::{check_name, write_fit, Written};
 pub use patterns::{Pattern, Patterns};
 pub use words::{findings, render};
 

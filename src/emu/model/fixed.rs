@@ -96,15 +96,15 @@ impl FixedParams {
     }
 
     /// `nvme-consumer`: a consumer NVMe SSD without power-loss protection, from the
-    /// Samsung 950 PRO's published figures. `diskinfo -wS`: 4 KiB write+flush 2090.7 µs;
-    /// data sheet: 2500 MB/s read, 1500 MB/s write, 12,000 IOPS of 4 KiB random reads
-    /// at queue depth 1 (83.3 µs each, 1.6 µs of it transfer). No QD1 write latency was
-    /// published; 15 µs is `nvme`'s, so the flush is 2090.7 - 15 - 2.7 µs.
+    /// Samsung 950 PRO (512 GB)'s published figures. `diskinfo -wS`: 4 KiB write+flush
+    /// 2090.7 µs; data sheet: 2500 MB/s read, 1500 MB/s write, and at queue depth 1
+    /// 12,000 IOPS of 4 KiB random reads (83.3 µs each, 1.6 of it transfer) and 43,000
+    /// of writes (23.3 µs, 2.7 of it transfer). So the flush is 2090.7 - 23.3 µs.
     pub fn nvme_consumer() -> Self {
         FixedParams {
             read_latency_us: 81.7,
-            write_latency_us: 15.0,
-            flush_latency_us: 2073.0,
+            write_latency_us: 20.6,
+            flush_latency_us: 2067.4,
             discard_latency_us: 20.0,
             read_mb_per_s: 2500.0,
             write_mb_per_s: 1500.0,
@@ -113,18 +113,18 @@ impl FixedParams {
     }
 
     /// `nvme-plp`: an enterprise NVMe SSD with power-loss protection, from the Intel
-    /// DC P4500's data sheet: 4 KiB random read 85 µs and write 20 µs (transfer
-    /// included, taken off here), 3200 MB/s read, 1800 MB/s write (its largest
-    /// capacities). Such a drive reports no volatile write cache, so a flush costs
-    /// nothing (an Optane 900P's measured `fdatasync` of 30 µs agrees in magnitude).
+    /// DC P4500 (2 TB)'s data sheet: 4 KiB random read 85 µs and write 20 µs (transfer
+    /// included, taken off here), 3200 MB/s read, 1050 MB/s write. Such a drive
+    /// reports no volatile write cache, so a flush costs nothing (an Optane 900P's
+    /// measured `fdatasync` of 30 µs agrees in magnitude).
     pub fn nvme_plp() -> Self {
         FixedParams {
             read_latency_us: 83.7,
-            write_latency_us: 17.7,
+            write_latency_us: 16.1,
             flush_latency_us: 0.0,
             discard_latency_us: 20.0,
             read_mb_per_s: 3200.0,
-            write_mb_per_s: 1800.0,
+            write_mb_per_s: 1050.0,
             power_loss_protection: true,
         }
     }

@@ -383,4 +383,12 @@ fn the_published_drives_give_back_their_published_figures() {
         0.01,
         "P4500 4 KiB write, no flush cost",
     );
+    let mut m = model_by_name("nvme-consumer", None).unwrap();
+    let w = m.service(&Request::write(0, 4096), Duration::ZERO).duration;
+    near(
+        1e6 / (w.as_secs_f64() * 1e6),
+        43_000.0,
+        0.01,
+        "950 PRO QD1 write IOPS",
+    );
 }

@@ -422,3 +422,63 @@ fn only_the_patterns_named_are_run() {
     }
     assert_nothing_left(tmp.path());
 }
+
+/// docs/own-hardware.md's recipe: the fitted entry goes into a copy of the preset,
+/// replacing the example's, and the file is still an experiment `jbench plan` takes.
+#[test]
+fn a_fit_is_written_into_a_copy_of_the_own_hardware_preset() {
+    let tmp = scratch("qualify-fitto-");
+    let mine = tmp.path().join("mine.toml");
+    let preset = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/own-hardware.toml"),
+    )
+    .unwrap();
+    std::fs::write(&mine, &preset).unwrap();
+    let measure = tmp.path().join("m");
+    std::fs::create_dir(&measure).unwrap();
+    // `--fit NAME --fit-to [FILE]` in a short measurement.
+    let fit_into = |name: &str, file: Option<&Path>| {
+        let mut cmd = jbench();
+        cmd.args(["device", "qualify"]).arg(&measure);
+        cmd.args(["--seconds", "2", "--size", "32M", "--fit", name, "--fit-to"]);
+        if let Some(f) = file {
+            cmd.arg(f);
+        }
+        cmd.output().unwrap()
+    };
+    // The flag needs its file: a usage error, nothing written.
+    assert_eq!(fit_into("disk", None).status.code(), Some(2));
+    let out = fit_into("disk", Some(&mine));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[models.disk] replaced in"), "{err}");
+    let text = std::fs::read_to_string(&mine).unwrap();
+    // The preset's opening comments and the other entry are kept; one `disk` entry, ours.
+    assert!(text.starts_with(preset.lines().next().unwrap()), "{text}");
+    assert_eq!(text.matches("[models.disk]").count(), 1, "{text}");
+    assert_eq!(text.matches("[models.log]").count(), 1, "{text}");
+    assert!(
+        text.contains(&format!("--fit from {}", measure.display())),
+        "{text}"
+    );
+    let v: toml::Table = text.parse().unwrap();
+    let fitted = v["models"]["disk"]["read_latency_us"].as_float().unwrap();
+    let example: toml::Table = preset.parse().unwrap();
+    assert_ne!(
+        Some(fitted),
+        example["models"]["disk"]["read_latency_us"].as_float(),
+        "the example's figure is replaced by this measurement's"
+    );
+    run_ok(jbench().arg("plan").arg(&mine));
+    assert_nothing_left(&measure);
+
+    // A built-in model's name is refused before anything is measured.
+    let out = fit_into("nvme", Some(&mine));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("built-in"));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), text);
+}

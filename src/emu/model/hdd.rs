@@ -8,7 +8,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{frac, ms, secs, transfer_time, DeviceModel, Kind, ModelError, Request, Service, KIB4};
+use super::{
+    frac, ms, secs, transfer_time, DeviceModel, Kind, ModelError, Request, Service, KIB4, MB,
+};
 
 const NAME: &str = "hdd-7200";
 
@@ -266,9 +268,25 @@ impl HddModel {
         (self.radius(offset) * (self.p.cylinders - 1) as f64) as u64
     }
 
-    /// Angle (revolutions) of the sector at `offset` within its track.
+    /// Angle (revolutions) of the sector at `offset`: the revolutions the media
+    /// turns to stream every byte before it, at the zoned rate. So bytes laid one after
+    /// another pass under the head at the media rate, and a block rewritten just after
+    /// it was written has just gone by: it waits most of a revolution, as on a real
+    /// disk (a log's last, partly filled block at every commit). The cylinder a byte is
+    /// on (for seeks) spans the capacity instead; a trial shrinks the capacity to its
+    /// disk, which must not shrink the tracks: 4 KiB would then be a seventh of one.
     fn sector_angle(&self, offset: u64) -> f64 {
-        frac(self.radius(offset) * (self.p.cylinders - 1) as f64)
+        let x = offset.min(self.p.capacity_bytes) as f64;
+        // Bytes per revolution, linear in x: a + b x.
+        let a = self.p.rate_outer_mb_per_s * MB * self.period_s;
+        let b = (self.p.rate_inner_mb_per_s - self.p.rate_outer_mb_per_s) * MB * self.period_s
+            / self.p.capacity_bytes as f64;
+        let revolutions = if b.abs() * x < 1e-9 * a {
+            x / a
+        } else {
+            ((a + b * x) / a).ln() / b
+        };
+        frac(revolutions)
     }
 
     /// Angle (revolutions) under the head at time `t`.

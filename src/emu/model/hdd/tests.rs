@@ -165,6 +165,39 @@ fn sequential_write_after_a_gap_waits_for_its_sector() {
     assert_eq!(b.rotation, Duration::ZERO);
 }
 
+/// A log's partly filled last block is written again at the next commit: on a real
+/// disk it has just gone by and waits most of a revolution, on a disk of any capacity
+/// (a trial sizes the geometry to its small disk) and at either zone.
+#[test]
+fn a_block_written_again_after_a_gap_waits_most_of_a_revolution() {
+    for capacity in [512u64 << 20, 8 << 30, HddParams::default().capacity_bytes] {
+        for at in [0, capacity / 2, capacity - (1 << 20)] {
+            let mut m = hdd(HddParams {
+                write_cache: false,
+                capacity_bytes: capacity,
+                ..HddParams::default()
+            });
+            let gap = Duration::from_micros(300);
+            let period = ms_of(m.rotation_period());
+            // Two 4 KiB pages, then the second one again (an append's tail), then the
+            // same page once more.
+            let a = m.service(&Request::write(at, 2 * KIB4), Duration::ZERO);
+            let b = m.service(&Request::write(at + KIB4, KIB4), a.duration + gap);
+            let c = m.service(
+                &Request::write(at + KIB4, KIB4),
+                a.duration + gap + b.duration + gap,
+            );
+            for (what, s) in [("the tail", b), ("the same page", c)] {
+                let wait = ms_of(s.seek + s.rotation);
+                assert!(
+                    wait > period - 0.5 && wait < period,
+                    "{what} at {at} of {capacity}: waited {wait:.3} ms of a {period:.3} ms revolution"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn write_cache_absorbs_until_flush_then_elevator_beats_arrival_order() {
     let cap = HddParams::default().capacity_bytes;
@@ -196,8 +229,10 @@ fn write_cache_absorbs_until_flush_then_elevator_beats_arrival_order() {
     for &o in &offs {
         t += through.service(&Request::write(o, KIB4), t).duration;
     }
+    // Sorted, the seeks shrink from 6.3 ms to about 1.5; the rotational waits (4.2 ms
+    // on average) stay: about 1.9x, as an elevator without rotational ordering gives.
     assert!(
-        flush.duration * 2 < t,
+        flush.duration.as_secs_f64() * 1.8 < t.as_secs_f64(),
         "elevator {:?} vs arrival order {:?}",
         flush.duration,
         t

@@ -237,3 +237,105 @@ fn an_interrupted_workload_exits_130_and_leaves_the_directory_as_it_was() {
         .collect();
     assert_eq!(left, vec!["keep".to_string()], "{stderr}");
 }
+
+/// Without the repository at hand, an installed binary gives its shell completions,
+/// its man pages, its presets and the pointer to the experiment format; the licenses
+/// Cargo.toml declares are in the tree.
+#[test]
+fn an_installed_binary_explains_itself() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = jbench().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
+        let script = text(&out.stdout);
+        for word in ["jbench", "qualify", "fit-to", "preset"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+    }
+    let out = jbench().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown shell is a usage error"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let man = dir.path().join("man1");
+    let out = jbench().arg("man").arg(&man).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for page in [
+        "jbench.1",
+        "jbench-run.1",
+        "jbench-device-qualify.1",
+        "jbench-preset-show.1",
+    ] {
+        let roff =
+            std::fs::read_to_string(man.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(
+            roff.starts_with(".ie") || roff.contains(".TH"),
+            "{page} is not roff: {roff:.200}"
+        );
+    }
+    assert!(
+        !man.join("jbench-device-daemon.1").exists(),
+        "the hidden daemon has no page"
+    );
+    // Readable by man itself (man-db; CI installs it).
+    match Command::new("man")
+        .arg("-l")
+        .arg(man.join("jbench-device-qualify.1"))
+        .env("MANWIDTH", "100")
+        .output()
+    {
+        Ok(out) => {
+            let page = text(&out.stdout);
+            assert!(out.status.success(), "man -l: {}", text(&out.stderr));
+            assert!(
+                page.contains("--fit-to") && page.contains("SYNOPSIS"),
+                "{page}"
+            );
+        }
+        Err(e) => assert!(
+            std::env::var_os("CI").is_none(),
+            "man is not installed ({e}); CI needs it"
+        ),
+    }
+
+    let out = jbench().args(["preset", "list"]).output().unwrap();
+    assert!(out.status.success());
+    let list = text(&out.stdout);
+    for name in ["quick", "tradeoff", "own-hardware", "study3-hdd"] {
+        assert!(
+            list.lines().any(|l| l.starts_with(name)),
+            "{name} not listed: {list}"
+        );
+    }
+    assert!(
+        list.contains("where should the ext4 journal live"),
+        "{list}"
+    );
+    let out = jbench().args(["preset", "show", "quick"]).output().unwrap();
+    let file = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/presets/quick.toml"))
+        .unwrap();
+    assert_eq!(text(&out.stdout), file, "the built-in quick is the file");
+    let out = jbench().args(["preset", "show", "quik"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("\"quik\"") && e.contains("quick, quick-host"),
+        "{e}"
+    );
+
+    let help = text(&jbench().arg("--help").output().unwrap().stdout);
+    assert!(
+        help.contains("docs/experiment.md") && help.contains("jbench preset show"),
+        "{help}"
+    );
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mit = std::fs::read_to_string(root.join("LICENSE-MIT")).unwrap();
+    assert!(mit.contains("Permission is hereby granted"), "{mit}");
+    let apache = std::fs::read_to_string(root.join("LICENSE-APACHE")).unwrap();
+    assert!(apache.contains("Apache License") && apache.contains("Version 2.0"));
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(cargo.contains("license = \"MIT OR Apache-2.0\""));
+}

@@ -39,8 +39,10 @@ pub const AFTER: &str = "Examples:
   jbench device calibrate hdd-7200           measure an emulated disk against its model
   jbench cleanup                             after a run was killed with SIGKILL
 
-The experiment file format, the results schema and the presets are described in README.md;
-emulated disks in docs/devices.md.";
+The experiment file format: docs/experiment.md; results: docs/results.md; emulated disks:
+docs/devices.md; the presets: `jbench preset list`, `jbench preset show NAME`. Installed
+without the repository: `jbench man DIR` writes the man pages, `jbench completions SHELL`
+the shell completions.";
 
 #[derive(Parser)]
 #[command(name = "jbench", version, about = ABOUT, long_about = ABOUT, after_help = AFTER)]
@@ -101,12 +103,41 @@ pub enum Command {
     /// Emulated disks: list the models, calibrate one, read a write log.
     #[command(subcommand)]
     Device(DeviceCmd),
+    /// Print a shell's completion script: `jbench completions bash >
+    /// /etc/bash_completion.d/jbench` (zsh: into a directory of `$fpath` as `_jbench`;
+    /// fish: `~/.config/fish/completions/jbench.fish`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages for jbench and each of its commands (jbench.1, jbench-run.1,
+    /// ...) into DIR, from the same definitions as --help: `jbench man
+    /// /usr/local/share/man/man1`.
+    Man {
+        /// The directory to write into (made when missing).
+        dir: PathBuf,
+    },
+    /// The experiments built into jbench: list them, or print one as a file to copy
+    /// and edit.
+    #[command(subcommand)]
+    Preset(PresetCmd),
     /// Serves emulated disks over FUSE; started by `jbench run` and `jbench device`,
     /// not by hand.
     #[command(hide = true)]
     DeviceDaemon {
         /// The daemon's JSON configuration, written by the rig.
         config: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum PresetCmd {
+    /// Each built-in experiment's name and the first line of what it asks.
+    List,
+    /// Print a built-in experiment's file: `jbench preset show quick > mine.toml`.
+    Show {
+        /// Its name (`jbench preset list`).
+        name: String,
     },
 }
 

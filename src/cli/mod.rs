@@ -31,6 +31,7 @@ pub mod crash;
 pub mod device;
 pub mod exit;
 pub mod merge;
+pub mod meta;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -62,6 +63,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Submit(args) => submit::submit(args),
         Command::Selftest(cmd) => selftest::selftest(cmd),
+        Command::Completions { shell } => meta::completions(shell),
+        Command::Man { dir } => meta::man(&dir),
+        Command::Preset(cmd) => meta::preset(cmd),
     }
 }
 

@@ -316,7 +316,8 @@ fn measure(
         ));
         let mut l = Target::open(place.log, Direct::Never)?;
         let until = Instant::now() + budget(Pattern::Fdatasync, 1.0);
-        let mut syncs = Vec::new();
+        // Never more than the log holds: no reallocation between the appends.
+        let mut syncs = Vec::with_capacity((APPEND_TOTAL / APPEND_BYTES) as usize);
         let mut off = 0;
         while (Instant::now() < until || syncs.len() < 10) && off + APPEND_BYTES <= APPEND_TOTAL {
             check(stop)?;
@@ -410,7 +411,7 @@ fn measure_data(
             let slots = (place.span / bytes).max(1);
             let until =
                 Instant::now() + budget(Pattern::WriteFlush, 1.0 / WRITE_FLUSH_SIZES.len() as f64);
-            let (mut w, mut f, mut both) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut w, mut f) = (Vec::new(), Vec::new());
             while Instant::now() < until || w.len() < 3 {
                 check(stop)?;
                 pair.clear();
@@ -418,8 +419,9 @@ fn measure_data(
                 t.run(&[Request::write(off, bytes), Request::flush()], Some(pair))?;
                 w.push(pair[0]);
                 f.push(pair[1]);
-                both.push(pair[0] + pair[1]);
             }
+            // Summed after the loop, not inside it: nothing more between the requests.
+            let both: Vec<Duration> = w.iter().zip(&f).map(|(a, b)| *a + *b).collect();
             q.write_flush.push(WriteFlush {
                 bytes,
                 write: Latency::of(&w),

@@ -125,6 +125,21 @@ pub fn describe_size(bytes: u64) -> String {
     }
 }
 
+/// A size rounded for an estimate: `680K`, `67M`, `2.1G`.
+pub fn approx_size(bytes: u64) -> String {
+    let b = bytes as f64;
+    let (k, m, g) = (1024.0, 1024.0 * 1024.0, 1024.0 * 1024.0 * 1024.0);
+    if b >= 10.0 * g {
+        format!("{:.0}G", b / g)
+    } else if b >= g {
+        format!("{:.1}G", b / g)
+    } else if b >= m {
+        format!("{:.0}M", (b / m).ceil())
+    } else {
+        format!("{:.0}K", (b / k).ceil())
+    }
+}
+
 /// Formats bytes the way the studies quote them: 16M, 1G, 1536K.
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [(u32, &str); 4] = [(40, "T"), (30, "G"), (20, "M"), (10, "K")];
@@ -291,6 +306,47 @@ pub mod cli {
     /// `device calibrate --seconds`: 0.1 to 3600 predicted seconds per pattern.
     pub fn pattern_seconds(text: &str) -> Result<f64, String> {
         parse_number_in(text, 0.1, 3600.0)
+    }
+
+    /// Shards of `plan --shards` and `submit --shards`: 1 to 10,000.
+    pub fn shards(text: &str) -> Result<u32, String> {
+        parse_count_in(text, 1, 10_000).map(|n| n as u32)
+    }
+
+    /// Crash states of `crash --states`: 1 to 1,000,000.
+    pub fn states(text: &str) -> Result<u32, String> {
+        parse_count_in(text, 1, 1_000_000).map(|n| n as u32)
+    }
+
+    /// Parallel jobs and similar small counts: 1 to 64.
+    pub fn jobs(text: &str) -> Result<u16, String> {
+        parse_count_in(text, 1, 64).map(|n| n as u16)
+    }
+
+    /// A count of at least 1 (`--throttle`).
+    pub fn positive(text: &str) -> Result<u32, String> {
+        parse_count_in(text, 1, u64::from(u32::MAX)).map(|n| n as u32)
+    }
+}
+
+/// A duration for people: `45 s`, `3 min 50 s`, `2 h 05 min`.
+pub fn human_seconds(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0 if secs > 0.0 => "under 1 s".into(),
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600 + 30) / 60),
+    }
+}
+
+/// `n` and the noun, plural unless `n` is 1: "1 trial", "2 trials".
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

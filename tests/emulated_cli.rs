@@ -93,7 +93,7 @@ fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
     let out = run_ok(jbench().arg("plan").arg(&spec));
     let plan = String::from_utf8_lossy(&out.stdout);
     assert!(
-        plan.contains("2 configuration(s) x 1 workload(s) x 1 repetition(s) = 2 trials"),
+        plan.contains("2 configurations x 1 workload x 1 repetition = 2 trials"),
         "{plan}"
     );
     let config_line = |label: &str| {

@@ -529,7 +529,7 @@ fn plan_prints_the_trials_without_running_anything() {
     let out = run_ok(jbench().arg("plan").arg(&spec));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("2 configuration(s) x 1 workload(s) x 2 repetition(s) = 4 trials"),
+        text.contains("2 configurations x 1 workload x 2 repetitions = 4 trials"),
         "{text}"
     );
     assert_eq!(text.lines().filter(|l| l.contains(" rep ")).count(), 4);
@@ -864,11 +864,28 @@ fn adaptive_repetitions_run_compare_and_replay_end_to_end() {
     );
 
     let page = tmp.path().join("compare.html");
+    // The same run twice is refused; a copy of it is another run that agrees.
+    let same = jbench()
+        .arg("compare")
+        .arg(&results)
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(!same.status.success());
+    let copy = tmp.path().join("copy").join("results");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    let cp = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&results)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
     let out = run_ok(
         jbench()
             .arg("compare")
             .arg(&results)
-            .arg(&results)
+            .arg(&copy)
             .arg("--html")
             .arg(&page),
     );

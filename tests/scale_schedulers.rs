@@ -114,7 +114,7 @@ fn k8s_manifest_is_an_indexed_job_of_privileged_pods() {
             .arg(&spec)
             .args([
                 "--shards",
-                "4",
+                "3",
                 "--throttle",
                 "2",
                 "--retries",
@@ -136,16 +136,20 @@ fn k8s_manifest_is_an_indexed_job_of_privileged_pods() {
         "kind: Job",
         "apiVersion: batch/v1",
         "completionMode: Indexed",
-        "completions: 4",
+        "completions: 3",
         "parallelism: 2",
         "backoffLimitPerIndex: 3",
-        "maxFailedIndexes: 4",
+        "maxFailedIndexes: 1",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "Needs Kubernetes 1.29 or later",
+        "emptyDir: {}",
+        "mountPath: \"/var/tmp/jbench\"",
         "restartPolicy: Never",
         "privileged: true",
         "mountPath: /dev",
         "mountPath: /results",
         "image: \"reg/jb:1\"",
-        "\"auto/4\"",
+        "\"auto/3\"",
         "\"/spec/sched.toml\"",
         "\"/results/shard-$(JOB_COMPLETION_INDEX)-$(NODE_NAME)-$(POD_NAME)\"",
         "    name = \"sched\"",
@@ -159,10 +163,10 @@ import sys, yaml
 cm, job = list(yaml.safe_load_all(open(sys.argv[1])))
 assert cm["data"]["sched.toml"] == open(sys.argv[2]).read(), cm["data"]
 s = job["spec"]
-assert s["completionMode"] == "Indexed" and s["completions"] == 4 and s["backoffLimitPerIndex"] == 3
+assert s["completionMode"] == "Indexed" and s["completions"] == 3 and s["backoffLimitPerIndex"] == 3
 c = s["template"]["spec"]["containers"][0]
 assert c["securityContext"]["privileged"] is True
-assert c["command"][:5] == ["jbench", "run", "/spec/sched.toml", "--shard", "auto/4"], c["command"]
+assert c["command"][:5] == ["jbench", "run", "/spec/sched.toml", "--shard", "auto/3"], c["command"]
 "#;
     if std::process::Command::new("python3")
         .args(["-c", "import yaml"])
@@ -176,6 +180,73 @@ assert c["command"][:5] == ["jbench", "run", "/spec/sched.toml", "--shard", "aut
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", text(&o));
+    }
+}
+
+/// The manifest against the Kubernetes API's own schema (strict: no unknown field),
+/// offline: for 1.29, the version it says it needs, it validates; for 1.27, before
+/// `backoffLimitPerIndex`, it must not, or the check would not be looking.
+#[test]
+fn k8s_manifest_validates_against_the_kubernetes_schema_it_names() {
+    const T: &str = "k8s_manifest_validates_against_the_kubernetes_schema_it_names";
+    if !need_program(
+        T,
+        "kubernetes-validate",
+        "kubernetes-validate (pip install kubernetes-validate)",
+    ) {
+        return;
+    }
+    let tmp = scratch("k8s-schema-");
+    let spec = write_spec(tmp.path());
+    for (extra, file) in [
+        (vec![], "default"),
+        (
+            vec![
+                "--pvc",
+                "results-claim",
+                "--work-host-path",
+                "/var/lib/jbench-work",
+                "--max-failed-shards",
+                "2",
+            ],
+            "host",
+        ),
+    ] {
+        let out = tmp.path().join(file);
+        run_ok(
+            jbench()
+                .args(["submit", "k8s"])
+                .arg(&spec)
+                .args(["--shards", "3"])
+                .args(&extra)
+                .arg("--out")
+                .arg(&out),
+        );
+        let yaml = out.join("jbench-sched-job.yaml");
+        let text = std::fs::read_to_string(&yaml).unwrap();
+        if file == "host" {
+            assert!(
+                text.contains("maxFailedIndexes: 2")
+                    && text.contains("path: \"/var/lib/jbench-work\""),
+                "{text}"
+            );
+        }
+        let validate = |version: &str| {
+            std::process::Command::new("kubernetes-validate")
+                .args(["--strict", "-k", version])
+                .arg(&yaml)
+                .output()
+                .unwrap()
+        };
+        let ok = validate("1.29.0");
+        assert!(
+            ok.status.success(),
+            "{file}: {}\n{text}",
+            String::from_utf8_lossy(&ok.stdout)
+        );
+        let old = validate("1.27.0");
+        assert!(!old.status.success(), "{file}: 1.27 accepted it");
+        assert!(String::from_utf8_lossy(&old.stdout).contains("backoffLimitPerIndex"));
     }
 }
 
@@ -207,7 +278,7 @@ fn gnu_parallel_runs_every_shard_here_and_merge_gets_the_whole_plan() {
                 "--shards",
                 "3",
                 "--shard-by",
-                "workload",
+                "round",
                 "--run-args",
                 SCRIPTED,
             ])

@@ -135,6 +135,20 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged> {
     if dirs.len() < 2 {
         bail!("compare needs at least two results directories");
     }
+    // The same run twice would compare with itself: every verdict "no difference".
+    let mut seen: Vec<(PathBuf, &PathBuf)> = Vec::new();
+    for d in dirs {
+        let real = std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
+        if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+            bail!(
+                "{} and {} are the same results directory; compare needs different runs (`jbench report {}` shows one)",
+                first.display(),
+                d.display(),
+                d.display()
+            );
+        }
+        seen.push((real, d));
+    }
     let names = source_names(dirs);
     let mut sources = Vec::new();
     let mut per_source: Vec<Vec<TrialRecord>> = Vec::new();

@@ -60,19 +60,10 @@ pub enum Command {
     /// Crash lab: run each configuration x workload once with the write log on, cut
     /// crash states from the log, recover and check every one (root; emulated disks).
     Crash(CrashArgs),
-    /// Print the configurations and the ordered trial plan of an experiment; runs nothing.
-    Plan {
-        #[command(flatten)]
-        source: SpecSource,
-        /// Also print how the plan splits into N shards for `jbench run --shard I/N`:
-        /// each shard's trial numbers, count and estimated seconds (a crude estimate
-        /// from the workloads' sizes that only balances the shards).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
-        shards: Option<u64>,
-        /// The unit a shard keeps together on one machine (see `jbench run --help`).
-        #[arg(long, value_enum, default_value = "round", requires = "shards")]
-        shard_by: crate::scale::shard::ShardBy,
-    },
+    /// A dry run: the configurations, the ordered trials, the expected wall time and
+    /// the disk and memory at peak, and every check `jbench run` makes before it
+    /// starts; runs nothing. Exits 1 with the reason when `run` would refuse.
+    Plan(PlanArgs),
     /// Tables of times, rates and comparisons from a results directory.
     Report(ReportArgs),
     /// Configurations of several results directories side by side, labelled
@@ -161,7 +152,16 @@ impl SpecSource {
     pub fn read(&self) -> Result<(String, String)> {
         match (&self.spec, &self.preset) {
             (Some(path), _) => Ok((
-                spec::read_text(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+                spec::read_text(path).map_err(|e| {
+                    let name = path.to_string_lossy();
+                    // `jbench run quick` means the preset more often than a file.
+                    match crate::experiment::presets::find(&name) {
+                        Some(_) if !path.exists() => anyhow::anyhow!(
+                            "{name}: no such experiment file; `{name}` is a built-in experiment: use --preset {name}"
+                        ),
+                        _ => anyhow::anyhow!("{}: {e}", path.display()),
+                    }
+                })?,
                 path.display().to_string(),
             )),
             (None, name) => {
@@ -210,6 +210,10 @@ pub struct RunArgs {
     /// No progress output (the final report is still printed).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also print each configuration's devices, mount and every check that verified
+    /// it, when it is first built (by default one line says it was verified).
+    #[arg(long, short, conflicts_with = "quiet")]
+    pub verbose: bool,
     /// Run only shard I of N (0-based) of the plan, with the trial numbers and seeds
     /// of the unsharded plan; `auto/N` takes I from SLURM_ARRAY_TASK_ID minus
     /// SLURM_ARRAY_TASK_MIN (Slurm array job), else JOB_COMPLETION_INDEX (Kubernetes
@@ -235,6 +239,38 @@ pub struct RunArgs {
     pub executor: ExecutorKind,
 }
 
+/// `jbench plan`.
+#[derive(Args)]
+#[command(
+    after_help = "The expected time prices each trial's work (files, bytes, fsyncs, as the \
+workload's engine counts them) at the costs of its devices: an emulated disk's own model, else \
+figures of a typical host disk; plus the fixed cost of building a file system and the crash \
+lab's per state. docs/experiment.md (\"How long a run takes\") gives its measured error per \
+preset. --history DIR uses the trial times an earlier run measured instead, for every \
+configuration and workload it has. Exit status: 0 `jbench run` would start; 1 it would refuse \
+(the reason is printed: not root, a missing tool, a work_dir that is a file, a device in use, \
+too little space or memory, ...)."
+)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub source: SpecSource,
+    /// Also print how the plan splits into N shards for `jbench run --shard I/N`:
+    /// each shard's trial numbers, count and expected time.
+    #[arg(long, value_name = "N", value_parser = crate::units::cli::shards)]
+    pub shards: Option<u32>,
+    /// The unit a shard keeps together on one machine (see `jbench run --help`).
+    #[arg(long, value_enum, default_value = "round", requires = "shards")]
+    pub shard_by: crate::scale::shard::ShardBy,
+    /// Results directory of an earlier run whose measured trial times replace the
+    /// estimate for the configurations and workloads it shares (by label and name);
+    /// repeat for several.
+    #[arg(long, value_name = "DIR")]
+    pub history: Vec<PathBuf>,
+    /// As for `jbench run`: the real device the checks may count as yours to format.
+    #[arg(long = "destroy-data-on", value_name = "DEV")]
+    pub destroy: Vec<PathBuf>,
+}
+
 /// `jbench crash`.
 #[derive(Args)]
 #[command(
@@ -258,7 +294,7 @@ pub struct CrashArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "results")]
     pub resume: Option<PathBuf>,
     /// Crash states per configuration x workload [default: the spec's crash.states, 200].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", value_parser = crate::units::cli::states)]
     pub states: Option<u32>,
     /// Seed of the state choice [default: the spec's crash.seed, else its seed].
     #[arg(long, value_name = "S")]
@@ -266,6 +302,9 @@ pub struct CrashArgs {
     /// No progress output (the final report is still printed).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also print each configuration's devices, mount and checks when first built.
+    #[arg(long, short, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 /// `jbench submit`.
@@ -283,7 +322,7 @@ pub struct SubmitArgs {
     #[command(flatten)]
     pub source: SpecSource,
     /// Number of shards.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_name = "N", value_parser = crate::units::cli::shards)]
     pub shards: u32,
     /// Where the launcher, the copied experiment file and the logs go
     /// [default: jbench-submit-<name>].
@@ -298,7 +337,7 @@ pub struct SubmitArgs {
     #[arg(long, default_value = "round", value_parser = ["round", "workload"])]
     pub shard_by: String,
     /// At most K shards at once (slurm, k8s).
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "K", value_parser = crate::units::cli::positive)]
     pub throttle: Option<u32>,
     /// Retries of a failed shard (k8s backoffLimitPerIndex, parallel --retries).
     #[arg(long, value_name = "R", default_value_t = 2)]
@@ -310,6 +349,14 @@ pub struct SubmitArgs {
     /// on each node.
     #[arg(long, value_name = "CLAIM")]
     pub pvc: Option<String>,
+    /// k8s: keep the experiment's work_dir (loop images, mounts) on this directory of
+    /// each node (hostPath) instead of an emptyDir the pod loses when it ends.
+    #[arg(long, value_name = "PATH")]
+    pub work_host_path: Option<PathBuf>,
+    /// k8s: the Job fails, and stops its running shards, once more than N shards have
+    /// failed for good (maxFailedIndexes) [default: a quarter of the shards, at least 1].
+    #[arg(long, value_name = "N")]
+    pub max_failed_shards: Option<u32>,
     /// parallel: the SSH hosts (GNU parallel's format) [default: this machine only].
     #[arg(long, value_name = "FILE")]
     pub sshloginfile: Option<PathBuf>,
@@ -596,7 +643,7 @@ pub struct StressArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Concurrent writers.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, default_value_t = 8, value_parser = crate::units::cli::jobs)]
     pub writers: u16,
     /// Seconds per model (the soak in docs/devices.md ran 600).
     #[arg(long, default_value_t = 20.0)]
@@ -658,12 +705,16 @@ pub enum SelftestCmd {
         /// Alternating engine/raw rounds; the median is reported.
         #[arg(long, default_value_t = 5, value_parser = crate::units::cli::rounds)]
         rounds: u32,
+        /// fdtree -d: subdirectories per directory [default: 12].
         #[arg(short = 'd', value_parser = crate::units::cli::tree_count)]
         dirs: Option<u32>,
+        /// fdtree -f: files per directory [default: 1].
         #[arg(short = 'f', value_parser = crate::units::cli::tree_count)]
         files: Option<u32>,
+        /// fdtree -s: 4 KiB blocks per file [default: 1].
         #[arg(short = 's', value_parser = crate::units::cli::tree_count)]
         blocks: Option<u32>,
+        /// fdtree -l: levels of directories below the top [default: 4].
         #[arg(short = 'l', value_parser = crate::units::cli::tree_count)]
         levels: Option<u32>,
     },

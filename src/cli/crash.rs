@@ -68,6 +68,7 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let ctl = interrupt::install()?;
     let outcome = {
         let mut exec = RigExecutor::new(&spec, Vec::new())?
+            .verbose(args.verbose)
             .with_write_logs(layout::write_log_dir(&dir))
             .with_monitor_dir(layout::monitor_dir(&dir))
             .with_output_dir(layout::output_dir(&dir));

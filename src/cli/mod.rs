@@ -46,11 +46,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Crash(args) => crash::crash(args),
-        Command::Plan {
-            source,
-            shards,
-            shard_by,
-        } => plan::plan(&source, shards, shard_by),
+        Command::Plan(args) => plan::plan(args),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
         Command::Merge(args) => merge::merge(args),

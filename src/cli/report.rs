@@ -27,7 +27,14 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
     crate::scale::merge::apply_dir(&args.dir, &mut records, &mut opts)?;
     if let Some(b) = &opts.baseline {
         if !records.iter().any(|r| &r.config.label == b) {
-            bail!("no configuration `{b}` in {}", args.dir.display());
+            let mut labels: Vec<&str> = records.iter().map(|r| r.config.label.as_str()).collect();
+            labels.sort_unstable();
+            labels.dedup();
+            bail!(
+                "no configuration `{b}` in {}; --baseline takes one of its labels: {}",
+                args.dir.display(),
+                labels.join(", ")
+            );
         }
     }
     if let Some(file) = &args.html {

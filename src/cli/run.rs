@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::units::count;
 use anyhow::{Context, Result};
 
 use crate::cli::args::{ExecutorKind, RunArgs};
@@ -96,15 +97,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if !args.quiet {
         let recordings = trials.iter().filter(|t| t.recording).count();
         eprintln!(
-            "jbench: {} trials ({} configurations x {} workloads x {}{}); results in {}",
-            trials.len(),
-            spec.configs.len(),
-            spec.workloads.len(),
+            "jbench: {} ({} x {} x {}{}); results in {}",
+            count(trials.len() as u64, "trial"),
+            count(spec.configs.len() as u64, "configuration"),
+            count(spec.workloads.len() as u64, "workload"),
             repetitions(&spec),
             if recordings > 0 {
                 format!(
-                    ", plus {recordings} crash recordings with the write log on, then the crash lab: up to {} states each",
-                    spec.crash.states
+                    ", plus {} with the write log on, then the crash lab: up to {} each",
+                    count(recordings as u64, "crash recording"),
+                    count(spec.crash.states, "state")
                 )
             } else {
                 String::new()
@@ -117,6 +119,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let mut exec: Box<dyn Executor> = match args.executor {
             ExecutorKind::Rig => Box::new(
                 RigExecutor::new(&spec, args.destroy.clone())?
+                    .verbose(args.verbose)
                     .with_write_logs(layout::write_log_dir(&dir))
                     .with_monitor_dir(layout::monitor_dir(&dir))
                     .with_output_dir(layout::output_dir(&dir)),
@@ -195,7 +198,7 @@ fn repetitions(spec: &spec::Spec) -> String {
             a.max,
             a.target_cv * 100.0
         ),
-        None => format!("{} repetitions", spec.repetitions),
+        None => count(spec.repetitions, "repetition"),
     }
 }
 

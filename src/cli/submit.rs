@@ -25,13 +25,16 @@ pub fn submit(args: SubmitArgs) -> Result<ExitCode> {
     if args.throttle.is_some() && scheduler == Scheduler::Parallel {
         bail!("--throttle is for slurm and k8s; parallel runs one shard per host at a time, so the hosts in --sshloginfile are the limit");
     }
-    let trials = plan::plan(&spec).len();
+    let planned = plan::plan(&spec);
+    let trials = planned.len();
     let shards = args.shards as usize;
-    if shards > trials {
-        eprintln!(
-            "jbench: warning: {shards} shards for {trials} trials: some shards will run nothing"
-        );
-    }
+    let by = if args.shard_by == "workload" {
+        crate::scale::shard::ShardBy::Workload
+    } else {
+        crate::scale::shard::ShardBy::Round
+    };
+    // An empty shard would still take a node and a completion on the scheduler.
+    crate::scale::shard::check_shard_count(&planned, shards, by)?;
     let name = launch::dns_name(&spec.name);
     let out = absolute(
         &args
@@ -80,6 +83,12 @@ pub fn submit(args: SubmitArgs) -> Result<ExitCode> {
         jbench,
         image: args.image.clone(),
         pvc: args.pvc.clone(),
+        work_dir: spec.work_dir.clone(),
+        work_host_path: args.work_host_path.clone(),
+        max_failed: match args.max_failed_shards {
+            Some(n) => (n as usize).min(shards),
+            None => launch::default_max_failed(shards),
+        },
         sshloginfile: args.sshloginfile.as_deref().map(absolute).transpose()?,
         run_args,
     };
@@ -101,9 +110,10 @@ pub fn submit(args: SubmitArgs) -> Result<ExitCode> {
     }
 
     outln!(
-        "{} shards of {} ({trials} trials, kept together by {}); experiment copied to {}",
-        shards,
+        "{} of {} ({}, kept together by {}); experiment copied to {}",
+        crate::units::count(shards as u64, "shard"),
         spec.name,
+        crate::units::count(trials as u64, "trial"),
         args.shard_by,
         l.spec_path().display()
     );

@@ -3,6 +3,8 @@
 //! touches a device.
 
 pub mod config;
+pub mod estimate;
+pub mod footprint;
 pub mod plan;
 pub mod presets;
 pub mod spec;

@@ -165,30 +165,67 @@ pub fn size_warnings(spec: &Spec) -> Vec<String> {
         .map(|w| {
             let trials = spec.configs.len() as u64 * u64::from(spec.repetitions);
             format!(
-                "workload `{}` is large: each trial makes {} files and directories and writes {} of data ({} trials of it); check its parameters ({})",
+                "workload `{}` is large: each trial makes {} files and directories and writes {} of data ({} of it); check its parameters ({})",
                 w.name,
                 w.engine.peak_inodes(),
                 format_size(w.engine.peak_data_bytes().div_ceil(1 << 20) << 20),
-                trials,
-                w.engine.params()
+                crate::units::count(trials, "trial"),
+                param_words(&w.engine.params())
             )
         })
         .collect()
 }
 
+/// A workload's parameters as the spec writes them, `key = value` on one line; a text
+/// of several lines (a fio job, a script) is named by its length only.
+pub fn param_words(params: &serde_json::Value) -> String {
+    use serde_json::Value;
+    fn value(v: &Value) -> String {
+        match v {
+            Value::String(s) if s.contains('\n') => format!("({} lines)", s.lines().count()),
+            Value::String(s) => format!("{s:?}"),
+            Value::Array(items) => {
+                format!(
+                    "[{}]",
+                    items.iter().map(value).collect::<Vec<_>>().join(", ")
+                )
+            }
+            Value::Object(m) => format!(
+                "{{{}}}",
+                m.iter()
+                    .map(|(k, v)| format!("{k} = {}", value(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Value::Null => "none".into(),
+            other => other.to_string(),
+        }
+    }
+    match params {
+        Value::Object(m) => m
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| format!("{k} = {}", value(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => value(other),
+    }
+}
+
 /// A human-readable listing for `jbench plan`.
 pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
+    use crate::units::count;
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "experiment `{}`: {} configuration(s) x {} workload(s) x {} repetition(s) = {} trials, order {:?} (seed {})",
+        "experiment `{}`: {} x {} x {} = {}, {} order (seed {})",
         spec.name,
-        spec.configs.len(),
-        spec.workloads.len(),
-        spec.repetitions,
-        trials.len(),
-        spec.order,
+        count(spec.configs.len() as u64, "configuration"),
+        count(spec.workloads.len() as u64, "workload"),
+        count(spec.repetitions, "repetition"),
+        count(trials.len() as u64, "trial"),
+        spec.order.as_str(),
         spec.seed
     );
     let recordings = trials.iter().filter(|t| t.recording).count();
@@ -217,9 +254,6 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
             a.min
         );
     }
-    for w in size_warnings(spec) {
-        let _ = writeln!(out, "warning: {w}");
-    }
     let _ = writeln!(out, "\nconfigurations:");
     for c in &spec.configs {
         let _ = writeln!(out, "  {:<24} {}", c.label, describe_config(c));
@@ -228,11 +262,11 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
     for w in &spec.workloads {
         let _ = writeln!(
             out,
-            "  {:<24} {} {}  ({} inodes, {} of data at peak)",
+            "  {:<24} {} {}  ({}, {} of data at peak)",
             w.name,
             w.engine.kind(),
-            w.engine.params(),
-            w.engine.peak_inodes(),
+            param_words(&w.engine.params()),
+            count(w.engine.peak_inodes(), "inode"),
             crate::units::format_size(w.engine.peak_data_bytes().div_ceil(1 << 20) << 20)
         );
     }
@@ -320,7 +354,7 @@ levels = 2
     fn describe_lists_configurations_and_trials() {
         let s = spec("sequential", 1);
         let text = describe(&s, &plan(&s));
-        assert!(text.contains("4 configuration(s) x 2 workload(s) x 3 repetition(s) = 24 trials"));
+        assert!(text.contains("4 configurations x 2 workloads x 3 repetitions = 24 trials"));
         assert!(text.contains("on a RAM disk in /dev/shm"), "{text}");
         assert_eq!(text.lines().filter(|l| l.contains(" rep ")).count(), 24);
         assert!(!text.contains("adaptive"), "{text}");
@@ -360,9 +394,14 @@ levels = 2
             "{}",
             w[0]
         );
+        assert!(w[0].contains("dirs = 10, files = 10"), "{}", w[0]);
+        // The listing goes to stdout; warnings go to stderr apart from it.
         let listing = describe(&s, &plan(&s));
+        assert!(!listing.contains("warning"), "{listing}");
         assert!(
-            listing.contains("warning: workload `huge` is large"),
+            listing.contains(
+                "1 configuration x 1 workload x 3 repetitions = 3 trials, interleaved order"
+            ),
             "{listing}"
         );
     }

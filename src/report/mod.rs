@@ -51,7 +51,7 @@ pub enum Format {
     Markdown,
     /// One row per (workload, configuration, phase).
     Csv,
-    /// The [`Analysis`], pretty-printed.
+    /// The whole analysis (every figure, interval and verdict), pretty-printed.
     Json,
 }
 

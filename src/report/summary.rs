@@ -138,7 +138,10 @@ pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
 fn trust_line(s: &WorkloadSummary) -> String {
     let t = &s.trust;
     let mut trials = if t.min_trials == t.max_trials {
-        format!("{} trials per configuration", t.min_trials)
+        format!(
+            "{} per configuration",
+            crate::units::count(t.min_trials as u64, "trial")
+        )
     } else {
         format!("{}-{} trials per configuration", t.min_trials, t.max_trials)
     };

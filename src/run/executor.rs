@@ -69,17 +69,25 @@ pub struct RigExecutor {
     ws: Workspace,
     destroy: Vec<PathBuf>,
     shown: BTreeSet<usize>,
+    verbose: bool,
     write_logs: Option<PathBuf>,
     monitor_dir: Option<PathBuf>,
     output_dir: Option<PathBuf>,
 }
 
 impl RigExecutor {
+    /// Print every configuration's devices and checks, not one line.
+    pub fn verbose(mut self, on: bool) -> Self {
+        self.verbose = on;
+        self
+    }
+
     pub fn new(spec: &Spec, destroy: Vec<PathBuf>) -> Result<Self> {
         Ok(Self {
             ws: Workspace::new(&spec.work_dir)?,
             destroy,
             shown: BTreeSet::new(),
+            verbose: false,
             write_logs: None,
             monitor_dir: None,
             output_dir: None,
@@ -164,12 +172,20 @@ impl Executor for RigExecutor {
             .map_err(|e| failed(e, serde_json::Value::Null, None))?;
         let layout = serde_json::to_value(&rig.layout).unwrap_or_default();
         if self.shown.insert(trial.config) {
-            say(&format!("{}: {}", config.label, rig.layout));
-            say(&format!(
-                "{}: verified: {}",
-                config.label,
-                rig.verified.checks.join("; ")
-            ));
+            if self.verbose {
+                say(&format!("{}: {}", config.label, rig.layout));
+                say(&format!(
+                    "{}: verified: {}",
+                    config.label,
+                    rig.verified.checks.join("; ")
+                ));
+            } else {
+                say(&format!(
+                    "{}: built and verified ({}; -v shows them)",
+                    config.label,
+                    crate::units::count(rig.verified.checks.len() as u64, "check")
+                ));
+            }
         }
         let verified = Some(rig.verified.clone());
         let mut ctl = ctl.clone().with_durable(workload.durable).with_output_dir(

@@ -110,6 +110,7 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
     }
     warnings.extend(check_work_dir(&spec.work_dir)?);
     check_work_dir_space(spec)?;
+    check_memory(spec, mem_available()?)?;
     warnings.extend(crate::experiment::plan::size_warnings(spec));
     Ok(warnings)
 }
@@ -351,12 +352,9 @@ fn check_work_dir_space(spec: &Spec) -> Result<()> {
     let need = image_configs
         .iter()
         .flat_map(|c| {
-            spec.workloads.iter().map(move |w| {
-                w.engine
-                    .peak_data_bytes()
-                    .saturating_add(w.engine.peak_inodes().saturating_mul(4096))
-                    .saturating_add(2 * c.journal_size + (64 << 20))
-            })
+            spec.workloads
+                .iter()
+                .map(move |w| crate::experiment::footprint::work_dir_need(c, w.engine.as_ref()))
         })
         .max()
         .unwrap_or(0);
@@ -370,6 +368,49 @@ fn check_work_dir_space(spec: &Spec) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// RAM disks, zram journals and emulated disks' images on tmpfs are memory the kernel
+/// cannot give back: a run that needs more than is available gets killed or swaps
+/// mid-trial, so it is refused before the first trial.
+pub fn check_memory(spec: &Spec, available: u64) -> Result<()> {
+    use crate::experiment::footprint::{image_fill, ram_journal};
+    let in_memory = spec.emulation.image_dir.starts_with("/dev/shm")
+        || fs_type(&spec.emulation.image_dir) == "tmpfs";
+    for c in &spec.configs {
+        let images = if in_memory && c.fs_model.is_some() && c.fs_device.is_none() {
+            spec.workloads
+                .iter()
+                .map(|w| image_fill(c, w.engine.as_ref()))
+                .max()
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let need = ram_journal(c).saturating_add(images);
+        if need > available {
+            bail!(
+                "configuration `{}` holds about {} in memory (RAM-disk journal {}, emulated disk images {} in {}) but only {} is available; lower journal.ramdisk_size or journal.size, or the workload, or set emulation.image_dir to a disk directory",
+                c.label,
+                crate::units::approx_size(need),
+                crate::units::approx_size(ram_journal(c)),
+                crate::units::approx_size(images),
+                spec.emulation.image_dir.display(),
+                crate::units::approx_size(available)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes.
+pub fn mem_available() -> Result<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo")?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| anyhow::anyhow!("/proc/meminfo has no MemAvailable line"))
 }
 
 fn existing_ancestor(path: &Path) -> &Path {

@@ -2,17 +2,50 @@
 //! estimate of the time left otherwise (logs, CI), nothing with `--quiet`.
 
 use std::io::IsTerminal;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+
+use crate::workload::{PhaseEvent, PhaseHook};
+
+/// A trial past this long says which phase it is in, also in plain-line output.
+const LONG_TRIAL: Duration = Duration::from_secs(10);
+
+/// The running trial: what it is, since when, and the phase it is in.
+#[derive(Debug, Default)]
+pub(crate) struct Current {
+    what: String,
+    started: Option<Instant>,
+    phase: Option<String>,
+}
+
+impl Current {
+    /// `internal / t / rep 1 - file_create, 1m05s`: the bar's message, redrawn every
+    /// second.
+    pub(crate) fn describe(&self, now: Instant) -> String {
+        let mut s = self.what.clone();
+        if let Some(p) = &self.phase {
+            s.push_str(&format!(" - {p}"));
+        }
+        if let Some(t) = self.started {
+            s.push_str(&format!(
+                ", {}",
+                format_eta(now.saturating_duration_since(t).as_secs_f64())
+            ));
+        }
+        s
+    }
+}
 
 /// Progress output: a bar on a terminal, plain lines otherwise (logs, CI).
 pub(crate) enum Progress {
-    Bar(ProgressBar),
+    Bar(ProgressBar, Arc<Mutex<Current>>),
     Lines {
         total: usize,
         started: Instant,
         done_at_start: usize,
+        current: Arc<Mutex<Current>>,
     },
     Quiet,
 }
@@ -23,29 +56,42 @@ impl Progress {
             return Progress::Quiet;
         }
         if std::io::stderr().is_terminal() {
+            let current = Arc::new(Mutex::new(Current::default()));
+            let shown = current.clone();
             let bar = ProgressBar::new(total as u64);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} trials, ETA {eta}  {msg}",
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} trials, ETA {eta}  {trial}",
                 )
                 .expect("valid template")
+                .with_key(
+                    "trial",
+                    move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        if let Ok(c) = shown.lock() {
+                            let _ = w.write_str(&c.describe(Instant::now()));
+                        }
+                    },
+                )
                 .progress_chars("=> "),
             );
             bar.set_position(done as u64);
             bar.reset_eta();
-            Progress::Bar(bar)
+            // Redrawn every second, so the clocks move during a long trial.
+            bar.enable_steady_tick(Duration::from_secs(1));
+            Progress::Bar(bar, current)
         } else {
             Progress::Lines {
                 total,
                 started: Instant::now(),
                 done_at_start: done,
+                current: Arc::new(Mutex::new(Current::default())),
             }
         }
     }
 
     pub(crate) fn say(&self, line: &str) {
         match self {
-            Progress::Bar(b) => b.println(line),
+            Progress::Bar(b, _) => b.println(line),
             Progress::Lines { .. } => eprintln!("{line}"),
             Progress::Quiet => {}
         }
@@ -53,12 +99,29 @@ impl Progress {
 
     pub(crate) fn start(&self, n: usize, what: &str) {
         match self {
-            Progress::Bar(b) => b.set_message(what.to_string()),
+            Progress::Bar(b, current) => {
+                if let Ok(mut c) = current.lock() {
+                    *c = Current {
+                        what: what.to_string(),
+                        started: Some(Instant::now()),
+                        phase: None,
+                    };
+                }
+                b.tick();
+            }
             Progress::Lines {
                 total,
                 started,
                 done_at_start,
+                current,
             } => {
+                if let Ok(mut c) = current.lock() {
+                    *c = Current {
+                        what: what.to_string(),
+                        started: Some(Instant::now()),
+                        phase: None,
+                    };
+                }
                 // ETA from the trials this process ran, like the bar's.
                 let ran = n.saturating_sub(done_at_start + 1);
                 let eta = if ran > 0 {
@@ -75,7 +138,7 @@ impl Progress {
 
     pub(crate) fn finish_one(&self, line: &str) {
         match self {
-            Progress::Bar(b) => {
+            Progress::Bar(b, _) => {
                 b.println(line);
                 b.inc(1);
             }
@@ -85,7 +148,7 @@ impl Progress {
     }
 
     pub(crate) fn finish(&self) {
-        if let Progress::Bar(b) = self {
+        if let Progress::Bar(b, _) = self {
             b.finish_and_clear();
         }
     }
@@ -93,10 +156,35 @@ impl Progress {
     /// Adaptive extra trials make the run longer than planned.
     pub(crate) fn grow(&mut self, by: usize) {
         match self {
-            Progress::Bar(b) => b.inc_length(by as u64),
+            Progress::Bar(b, _) => b.inc_length(by as u64),
             Progress::Lines { total, .. } => *total += by,
             Progress::Quiet => {}
         }
+    }
+}
+
+impl Progress {
+    /// What the engines' phase boundaries update: the bar's phase, and in plain
+    /// lines a line per phase of a trial that has run past [`LONG_TRIAL`].
+    pub(crate) fn phase_hook(&self) -> Option<PhaseHook> {
+        let (current, lines) = match self {
+            Progress::Bar(_, c) => (c.clone(), false),
+            Progress::Lines { current, .. } => (current.clone(), true),
+            Progress::Quiet => return None,
+        };
+        Some(PhaseHook::new(move |ev| {
+            let Ok(mut c) = current.lock() else { return };
+            match ev {
+                PhaseEvent::Begin(name) => {
+                    c.phase = Some(name.to_string());
+                    let long = c.started.is_some_and(|t| t.elapsed() >= LONG_TRIAL);
+                    if lines && long {
+                        eprintln!("  ... {}", c.describe(Instant::now()));
+                    }
+                }
+                PhaseEvent::End(_) => {}
+            }
+        }))
     }
 }
 
@@ -112,6 +200,29 @@ pub(crate) fn format_eta(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_running_trial_shows_its_phase_and_how_long_it_has_run() {
+        let p = Progress::Lines {
+            total: 1,
+            started: Instant::now(),
+            done_at_start: 0,
+            current: Arc::new(Mutex::new(Current::default())),
+        };
+        p.start(1, "internal / t / rep 1");
+        let hook = p.phase_hook().expect("lines mode has a hook");
+        hook.call(PhaseEvent::Begin("file_create"));
+        let Progress::Lines { current, .. } = &p else {
+            unreachable!()
+        };
+        let c = current.lock().unwrap();
+        let later = c.started.unwrap() + Duration::from_secs(65);
+        assert_eq!(
+            c.describe(later),
+            "internal / t / rep 1 - file_create, 1m05s"
+        );
+        assert!(Progress::Quiet.phase_hook().is_none());
+    }
 
     #[test]
     fn eta_is_human_readable() {

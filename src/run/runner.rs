@@ -138,10 +138,9 @@ impl<'a> Run<'a> {
         let started_at = chrono::Local::now().to_rfc3339();
         let clock = Instant::now();
         let progress = &self.progress;
+        let ctl = self.ctl.clone().with_progress_hook(progress.phase_hook());
         let mut say = |line: &str| progress.say(line);
-        let result = self
-            .executor
-            .run_trial(self.spec, trial, self.ctl, &mut say);
+        let result = self.executor.run_trial(self.spec, trial, &ctl, &mut say);
         let wall_seconds = clock.elapsed().as_secs_f64();
         let result = match result {
             Ok(done) => Ok(done),

@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 use anyhow::{bail, Result};
 
+use crate::experiment::estimate::Estimator;
 use crate::experiment::plan::Trial;
 use crate::experiment::spec::Spec;
 
@@ -157,33 +158,11 @@ impl fmt::Display for ShardBy {
     }
 }
 
-/// Fixed cost of a trial: making, verifying and tearing down a file system.
-const SETUP_SECONDS: f64 = 5.0;
-const BYTES_PER_SECOND: f64 = 100e6;
-const INODES_PER_SECOND: f64 = 2000.0;
-/// An emulated disk (FUSE, modelled seeks) is this much slower than a host image.
-const EMULATED_FACTOR: f64 = 5.0;
-
-/// A crude, deterministic guess at a trial's duration, in seconds, from what its
-/// workload writes and creates. It serves only to balance shards: nothing reports it
-/// as a prediction, and a wrong guess costs balance, never correctness.
+/// A trial's expected seconds, as `jbench plan` states them (`experiment::estimate`):
+/// deterministic, so every machine of a sharded run computes the same split.
 pub fn estimate_seconds(spec: &Spec, trial: &Trial) -> f64 {
-    let w = &spec.workloads[trial.workload].engine;
-    let mut s = SETUP_SECONDS
-        + w.peak_data_bytes() as f64 / BYTES_PER_SECOND
-        + w.peak_inodes() as f64 / INODES_PER_SECOND;
-    if spec.configs[trial.config].fs_model.is_some() {
-        s *= EMULATED_FACTOR;
-    }
-    if trial.recording {
-        s += f64::from(spec.crash.states) * LAB_SECONDS_PER_STATE;
-    }
-    s
+    Estimator::new(spec).seconds(trial)
 }
-
-/// Wall seconds the crash lab takes per state, recovery timing and lost journals
-/// included (quick's crash half on a 2-vCPU VM: 400 states in about 130 s).
-const LAB_SECONDS_PER_STATE: f64 = 0.3;
 
 /// Trial indices (positions in `trials`, ascending) of each of `shards` shards.
 ///
@@ -195,6 +174,7 @@ pub fn assign(spec: &Spec, trials: &[Trial], shards: usize, by: ShardBy) -> Vec<
     assert!(shards >= 1, "at least one shard");
     let mut units: Vec<((usize, u32), Vec<usize>, f64)> = Vec::new();
     let mut position = std::collections::BTreeMap::new();
+    let estimator = Estimator::new(spec);
     for (i, t) in trials.iter().enumerate() {
         let key = by.unit(t);
         let u = *position.entry(key).or_insert_with(|| {
@@ -202,7 +182,7 @@ pub fn assign(spec: &Spec, trials: &[Trial], shards: usize, by: ShardBy) -> Vec<
             units.len() - 1
         });
         units[u].1.push(i);
-        units[u].2 += estimate_seconds(spec, t);
+        units[u].2 += estimator.seconds(t);
     }
     // Units were pushed in order of their first trial, so a stable sort keeps that
     // order among equal estimates.
@@ -227,9 +207,10 @@ pub fn assign(spec: &Spec, trials: &[Trial], shards: usize, by: ShardBy) -> Vec<
 
 /// The estimated seconds of the given trials (positions in `trials`).
 pub fn estimate_total(spec: &Spec, trials: &[Trial], members: &[usize]) -> f64 {
+    let estimator = Estimator::new(spec);
     members
         .iter()
-        .map(|&i| estimate_seconds(spec, &trials[i]))
+        .map(|&i| estimator.seconds(&trials[i]))
         .fold(0.0, |a, b| a + b)
 }
 
@@ -262,17 +243,45 @@ pub fn compact_ranges(indices: &[usize]) -> String {
 pub fn describe(spec: &Spec, trials: &[Trial], shards: usize, by: ShardBy) -> String {
     let parts = assign(spec, trials, shards, by);
     let mut s =
-        format!("\n{shards} shards, by {by} (estimated seconds only balance the shards):\n");
+        format!("\n{shards} shards, by {by} (each shard's expected wall time, as above):\n");
     for (i, members) in parts.iter().enumerate() {
         let indices: Vec<usize> = members.iter().map(|&m| trials[m].index).collect();
         s.push_str(&format!(
-            "  shard {i}/{shards}: {} trials, ~{:.0} s: {}\n",
-            members.len(),
-            estimate_total(spec, trials, members),
+            "  shard {i}/{shards}: {}, ~{}: {}\n",
+            crate::units::count(members.len() as u64, "trial"),
+            crate::units::human_seconds(estimate_total(spec, trials, members)),
             compact_ranges(&indices)
         ));
     }
     s
+}
+
+/// The units a plan splits into: more shards than these leave some empty.
+pub fn unit_count(trials: &[Trial], by: ShardBy) -> usize {
+    trials
+        .iter()
+        .map(|t| by.unit(t))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
+/// Refuses more shards than units: an empty shard would run nothing and, on a
+/// scheduler, still take a machine and a completion.
+pub fn check_shard_count(trials: &[Trial], shards: usize, by: ShardBy) -> anyhow::Result<()> {
+    let units = unit_count(trials, by);
+    if shards > units {
+        anyhow::bail!(
+            "{shards} shards of a plan that splits into only {} (by {by}, every unit stays on one machine): {} would run nothing; give --shards {units} or fewer{}",
+            crate::units::count(units as u64, "unit"),
+            crate::units::count((shards - units) as u64, "shard"),
+            if by == ShardBy::Workload {
+                ", or --shard-by round for finer units"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -493,7 +502,7 @@ levels = 2
         let s = spec("sequential", 1);
         let t = plan(&s)[0];
         let host = estimate_seconds(&s, &t);
-        assert!(host >= SETUP_SECONDS);
+        assert!(host > 0.0);
         let mut emu = s.clone();
         emu.configs[t.config].fs_model = crate::experiment::spec::parse(
             "[filesystem]\nsize = \"1G\"\ndevice_model = \"hdd-7200\"\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n",
@@ -504,7 +513,27 @@ levels = 2
             .fs_model
             .clone();
         assert!(emu.configs[t.config].fs_model.is_some());
-        assert!((estimate_seconds(&emu, &t) - host * EMULATED_FACTOR).abs() < 1e-9);
+        assert!(
+            estimate_seconds(&emu, &t) > host,
+            "{} vs {host}",
+            estimate_seconds(&emu, &t)
+        );
+    }
+
+    #[test]
+    fn more_shards_than_units_are_refused_with_the_most_that_work() {
+        let s = spec("interleaved", 1);
+        let trials = plan(&s);
+        let units = unit_count(&trials, ShardBy::Round);
+        assert!(check_shard_count(&trials, units, ShardBy::Round).is_ok());
+        let e = check_shard_count(&trials, units + 3, ShardBy::Round)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("--shards {units} or fewer"))
+                && e.contains("3 shards would run nothing"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -513,7 +513,7 @@ impl fmt::Display for OverheadReport {
                 missed.join(", ")
             )
         }?;
-        write!(
+        writeln!(
             f,
             "(engine/raw: median of per-round ratios; spread: (max - min) / median of the \
              rates over the rounds)"

@@ -16,6 +16,7 @@ pub mod postmark;
 pub mod sys;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod work;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -116,6 +117,8 @@ pub struct RunControl {
     marker: Option<Arc<std::fs::File>>,
     /// Told where each measured phase begins and ends (the trial's monitor).
     phases: Option<PhaseHook>,
+    /// Told the same, for the run's progress output (the phase a long trial is in).
+    progress: Option<PhaseHook>,
     /// Where the trial keeps what a workload prints (`<results>/outputs/trial-N`);
     /// `None` outside a run (`jbench workload`): engines then keep nothing.
     output_dir: Option<PathBuf>,
@@ -181,9 +184,17 @@ impl RunControl {
             durable: false,
             marker: None,
             phases: None,
+            progress: None,
             output_dir: None,
             mark_hook: None,
         }
+    }
+
+    /// Reports phase boundaries to `hook` too, for the progress output; kept apart from
+    /// the monitor's hook, which the executor sets per trial.
+    pub fn with_progress_hook(mut self, hook: Option<PhaseHook>) -> Self {
+        self.progress = hook;
+        self
     }
 
     /// Reports phase boundaries to `hook` (the trial's monitor).
@@ -204,6 +215,9 @@ impl RunControl {
         if let Some(h) = &self.phases {
             h.call(PhaseEvent::Begin(name));
         }
+        if let Some(h) = &self.progress {
+            h.call(PhaseEvent::Begin(name));
+        }
     }
 
     /// Engines call this right after a measured phase's clock stops (after
@@ -216,6 +230,9 @@ impl RunControl {
             self.mark(&format!("end {name}"));
         }
         if let Some(h) = &self.phases {
+            h.call(PhaseEvent::End(name));
+        }
+        if let Some(h) = &self.progress {
             h.call(PhaseEvent::End(name));
         }
     }
@@ -478,6 +495,11 @@ pub trait Workload: Send + Sync {
     fn peak_data_bytes(&self) -> u64;
     /// Inodes (files + directories) the workload will hold at its peak.
     fn peak_inodes(&self) -> u64;
+    /// The device-level work one run does, for `jbench plan`'s time estimate. The
+    /// default knows only the peaks and says it guessed.
+    fn work(&self) -> work::Work {
+        work::Work::from_peaks(self.peak_data_bytes(), self.peak_inodes())
+    }
     /// Runs every phase in `dir`, which must exist and be empty of the workload's
     /// names. Returns one result per phase, in order.
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>>;

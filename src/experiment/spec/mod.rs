@@ -109,6 +109,16 @@ pub enum Order {
     Sequential,
 }
 
+impl Order {
+    /// The spec's own word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Interleaved => "interleaved",
+            Order::Sequential => "sequential",
+        }
+    }
+}
+
 /// A named workload of the experiment.
 #[derive(Clone)]
 pub struct WorkloadSpec {

@@ -382,6 +382,9 @@ pub fn run_spec(
     ctl: &RunControl,
 ) -> anyhow::Result<Vec<PhaseResult>> {
     crate::workload::require_dir(dir)?;
+    // The command runs in `dir`, so a relative path handed to it would name a
+    // place below itself.
+    let dir = &std::path::absolute(dir)?;
     let out = out_dir(ctl)?;
     // Only a recording keeps promises; elsewhere the channel swallows them.
     let channel = if ctl.marks() {

@@ -461,6 +461,16 @@ impl Workload for Fdtree {
         self.dir_count().saturating_add(self.file_count())
     }
 
+    /// Made and removed in memory; what is written reaches the disk with the
+    /// periodic commits and writeback.
+    fn work(&self) -> crate::workload::work::Work {
+        crate::workload::work::Work {
+            bytes_written: self.data_bytes(),
+            metadata_ops: self.peak_inodes().saturating_mul(2),
+            ..Default::default()
+        }
+    }
+
     /// The whole script; on failure or interruption the partial tree is removed, and
     /// a root that already exists is refused, never reused or removed.
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {
@@ -514,7 +524,7 @@ impl Fdtree {
         if let Err(e) = self.validate() {
             let range = match self.max_levels() {
                 Some(max) => format!(
-                    "with -d {} -f {} -s {}, -l must be 0..={max}",
+                    "with -d {} -f {} -s {}, -l must be 0 to {max}",
                     self.dirs, self.files, self.blocks
                 ),
                 None => "-f x -s x 4096 bytes must stay below 2^64; lower -f or -s".to_string(),
@@ -530,7 +540,7 @@ impl Fdtree {
     fn size_note(&self, dir: &Path) -> String {
         let inodes = self.dir_count().saturating_add(self.file_count());
         let mut note = format!(
-            "fdtree {self}: {} directories (sum of {}^i for i = 0..={}), {} files, {} of data",
+            "fdtree {self}: {} directories (the sum of {}^i for i from 0 to {}), {} files, {} of data",
             self.dir_count(),
             self.dirs,
             self.levels,

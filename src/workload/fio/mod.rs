@@ -35,6 +35,7 @@ pub mod jobfile;
 pub mod json;
 pub mod promises;
 pub mod relay;
+mod work;
 pub use cli::*;
 
 #[cfg(test)]
@@ -154,7 +155,15 @@ impl Workload for Fio {
         self.job.files.saturating_add(1)
     }
 
+    fn work(&self) -> crate::workload::work::Work {
+        self.job.work()
+    }
+
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {
+        // fio runs in the output directory, so a relative `dir` would name another
+        // place there.
+        let dir = &std::path::absolute(dir)
+            .with_context(|| format!("cannot resolve {}", dir.display()))?;
         let work = dir.join(format!("jbench-fio.{}", std::process::id()));
         std::fs::create_dir(&work).with_context(|| format!("cannot make {}", work.display()))?;
         let (out_dir, temporary) = match ctl.output_dir() {

@@ -551,6 +551,20 @@ impl Workload for FsyncSpec {
         self.dir_count().saturating_add(self.total_files())
     }
 
+    /// Every file's data reaches the disk on its own before the fsync's commit.
+    fn work(&self) -> crate::workload::work::Work {
+        let files = self.total_files();
+        crate::workload::work::Work {
+            // An fsync's simulated cost includes its first data block. The directory's
+            // fsync finds its change already committed with the file's (measured: 200
+            // files take 6.3 s on hdd-7200 with and without fsync_dir).
+            syncs: files,
+            random_writes: files.saturating_mul(self.size.div_ceil(4096).saturating_sub(1)),
+            metadata_ops: self.peak_inodes().saturating_mul(2),
+            ..Default::default()
+        }
+    }
+
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {
         self.run_with(dir, ctl, &mut |_| {})
     }

@@ -172,6 +172,30 @@ impl Workload for Iozone {
         u64::from(self.threads)
     }
 
+    /// Write and rewrite put the file on the disk twice; read and re-read read it
+    /// twice, from the page cache when it fits. `-o` makes every record a commit, `-e`
+    /// adds one fsync per pass.
+    fn work(&self) -> crate::workload::work::Work {
+        let data = self.peak_data_bytes();
+        let records = data.div_ceil(self.record.max(1));
+        let mut w = crate::workload::work::Work {
+            metadata_ops: 2 * u64::from(self.threads),
+            ..Default::default()
+        };
+        if self.write {
+            w.bytes_written = data.saturating_mul(2);
+            if self.osync {
+                w.syncs = records.saturating_mul(2);
+            } else if self.flush {
+                w.syncs = 2 * u64::from(self.threads);
+            }
+        }
+        if self.read {
+            w.bytes_read_back = data.saturating_mul(2);
+        }
+        w
+    }
+
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {
         self.run_in(dir, ctl, false)
     }

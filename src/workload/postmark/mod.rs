@@ -203,7 +203,7 @@ impl Postmark {
             } else {
                 Err(ParamError::new(
                     key,
-                    format!("{v} is out of range: must be {lo}..={hi}"),
+                    format!("{v} is out of range: must be {lo} to {hi}"),
                 ))
             }
         };
@@ -233,7 +233,7 @@ impl Postmark {
             if !(-1..=10).contains(&bias) {
                 return Err(ParamError::new(
                     key,
-                    format!("{bias} is out of range: must be -1 (disabled) or 0..=10"),
+                    format!("{bias} is out of range: must be -1 (disabled) or 0 to 10"),
                 ));
             }
         }
@@ -248,7 +248,7 @@ impl Postmark {
             if l.weight == 0 {
                 return Err(ParamError::new(
                     "locations",
-                    format!("`{}`: weight must be 1..={INT_MAX}", l.path),
+                    format!("`{}`: weight must be 1 to {INT_MAX}", l.path),
                 ));
             }
             check_location(&l.path).map_err(|m| ParamError::new("locations", m))?;

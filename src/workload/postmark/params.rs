@@ -100,7 +100,7 @@ pub(super) fn parse_bias(t: &toml::Table, key: &str, default: i32) -> Result<i32
         Some(toml::Value::Integer(i)) if (-1..=10).contains(i) => Ok(*i as i32),
         Some(v) => Err(ParamError::new(
             key,
-            format!("expected -1 (disabled) or 0..=10, found {v}"),
+            format!("expected -1 (disabled) or 0 to 10, found {v}"),
         )),
     }
 }
@@ -194,6 +194,19 @@ impl Workload for Postmark {
 
     fn peak_inodes(&self) -> u64 {
         self.peak_files() + self.subdir_count() + self.locations.len() as u64
+    }
+
+    /// The initial files, then transactions that each create or delete a file and
+    /// read or append to one, at the mean file size; nothing is synced.
+    fn work(&self) -> crate::workload::work::Work {
+        let mean = (u64::from(self.size_low) + u64::from(self.size_high)) / 2;
+        let t = u64::from(self.transactions);
+        let files = u64::from(self.number).saturating_add(t / 2);
+        crate::workload::work::Work {
+            bytes_written: files.saturating_mul(mean),
+            metadata_ops: files.saturating_mul(2).saturating_add(t),
+            ..Default::default()
+        }
     }
 
     fn run(&self, dir: &Path, ctl: &RunControl) -> anyhow::Result<Vec<PhaseResult>> {

@@ -1,0 +1,399 @@
+//! How long a run will take, before it runs: each trial's work as its engine counts it
+//! (`Workload::work`), priced at the costs of the devices under it — an emulated
+//! disk's own model, run over the request streams `jbench device calibrate` sends —
+//! plus the fixed cost of building and checking a file system, and the crash lab's
+//! cost per state. The constants below were fitted to measured runs of the built-in
+//! presets on a 2-vCPU VM (docs/experiment.md, "How long a run takes"); earlier runs'
+//! records (`jbench plan --history DIR`) replace the model for the trials they cover.
+//!
+//! The figures are deterministic (no reading of this machine's state), because shards
+//! on different machines balance by them and must agree on the split.
+
+use std::collections::BTreeMap;
+
+use std::time::Duration;
+
+use crate::emu::model::{
+    model_by_name, predicted, spans_disk, CalibrationRun, DeviceModel, Pattern, Request,
+};
+use crate::experiment::config::{Config, DeviceModelSpec, Placement};
+use crate::experiment::plan::Trial;
+use crate::experiment::spec::Spec;
+use crate::workload::work::Work;
+
+/// What the device under a trial costs per primitive, host path included.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeviceCost {
+    pub seq_write_bps: f64,
+    pub seq_read_bps: f64,
+    /// A 4 KiB write followed by a flush: the floor of a journal commit.
+    pub sync_s: f64,
+    pub random_write_s: f64,
+    pub random_read_s: f64,
+}
+
+/// A fresh model of `spec`, its geometry laid over `capacity` bytes.
+fn build(spec: &DeviceModelSpec, capacity: u64) -> Option<Box<dyn DeviceModel>> {
+    let mut params = spec.params.clone();
+    if spans_disk(&spec.model) && !params.contains_key("capacity_bytes") {
+        params.insert(
+            "capacity_bytes".into(),
+            toml::Value::Integer(capacity.min(i64::MAX as u64) as i64),
+        );
+    }
+    model_by_name(&spec.model, Some(&params)).ok()
+}
+
+impl DeviceCost {
+    /// An image on the host's own disk (a virtio disk here: `fdatasync` p50 0.26 ms,
+    /// `jbench device qualify`). Real devices differ; `--history` knows better.
+    pub const HOST: DeviceCost = DeviceCost {
+        seq_write_bps: 400e6,
+        seq_read_bps: 800e6,
+        sync_s: 0.4e-3,
+        random_write_s: 0.05e-3,
+        random_read_s: 0.2e-3,
+    };
+
+    /// Memory: a RAM-disk journal, a zram device.
+    pub const MEMORY: DeviceCost = DeviceCost {
+        seq_write_bps: 2e9,
+        seq_read_bps: 4e9,
+        sync_s: 10e-6,
+        random_write_s: 5e-6,
+        random_read_s: 5e-6,
+    };
+
+    /// What an emulated disk of `model` and `capacity` bytes costs: the model's own
+    /// answers to calibrate's streams, plus the emulation path's floor per request.
+    pub fn of_model(model: &DeviceModelSpec, capacity: u64) -> DeviceCost {
+        let span = capacity.max(64 << 20);
+        let run = |pattern: Pattern, requests: u64| {
+            let mut m = build(model, capacity)?;
+            let mut r = CalibrationRun::new(pattern, span);
+            r.requests = requests;
+            let p = predicted(m.as_mut(), &r);
+            Some(p.elapsed.as_secs_f64() / requests as f64)
+        };
+        let per = |pattern, requests, fallback: f64| run(pattern, requests).unwrap_or(fallback);
+        let mib = (1u64 << 20) as f64;
+        let seq_w = per(Pattern::SequentialWrite1m, 200, 0.01) + PATH_1M_S;
+        let seq_r = per(Pattern::SequentialRead1m, 200, 0.01) + PATH_1M_S;
+        DeviceCost {
+            seq_write_bps: mib / seq_w,
+            seq_read_bps: mib / seq_r,
+            sync_s: per(Pattern::FsyncWrite4k, 200, 0.01) + 2.0 * PATH_4K_S,
+            random_write_s: per(Pattern::RandomWrite4k, 2000, 0.001) + PATH_4K_S,
+            random_read_s: per(Pattern::RandomRead4k, 500, 0.01) + PATH_4K_S,
+        }
+    }
+}
+
+/// The emulation path's cost per request on top of the model's (the FUSE daemon and
+/// loop device; `jbench device qualify` measured 22-44 µs for 4 KiB here).
+const PATH_4K_S: f64 = 40e-6;
+const PATH_1M_S: f64 = 400e-6;
+
+/// Building, verifying and tearing down a trial's file system on host images, and
+/// what an emulated disk's daemon adds (start, image, stop). Fitted: quick's and
+/// crash-placement's small-tree trials, whose workload takes 0.05 s, took 0.9-2.9 s.
+const SETUP_S: f64 = 0.6;
+const EMULATED_SETUP_S: f64 = 0.7;
+/// A crash recording's write log: opened, filled, synced and closed (quick: +2.0 s).
+const RECORDING_SETUP_S: f64 = 2.0;
+/// Metadata calls per second that stay in memory (create, unlink, mkdir).
+const METADATA_OPS_PER_S: f64 = 20_000.0;
+/// Journal writes per commit that wait for the device: the commit block after its
+/// descriptor and data, each with a flush.
+const COMMIT_SYNCS: f64 = 1.0;
+/// Page cache assumed for read-back when the configuration sets no memory_limit.
+const ASSUMED_CACHE: u64 = 4 << 30;
+/// The crash lab's seconds per recording (reading its log, the lost-journal states,
+/// the timed recoveries) and per state (built, replayed, checked). Fitted to quick (8
+/// recordings, 320 states: 78 s) and crash-placement (12, 2394: 317 s).
+const LAB_RECORDING_S: f64 = 5.5;
+const LAB_STATE_S: f64 = 0.105;
+/// Starting a run and writing its report.
+const RUN_FIXED_S: f64 = 3.0;
+
+/// Journal bytes one small file's fsync writes before its commit block: the
+/// descriptor, the inode table, bitmap, group descriptor and directory blocks.
+const COMMIT_BYTES: u64 = 6 * 4096;
+
+/// Seconds one fsync of a new small file takes on the configuration's emulated disks,
+/// simulated on their own models: the file's block written and flushed, then, where
+/// the journal lives, its descriptor and metadata blocks, a flush, the commit block
+/// and a flush; each request also pays the emulation path. `None` without a model.
+/// With `commit` false, only the data block and its flush (an fdatasync of blocks
+/// already allocated).
+fn simulated_sync(c: &Config, commit: bool) -> Option<f64> {
+    const N: u64 = 64;
+    let fs_model = c.fs_model.as_ref()?;
+    let same_disk_bytes = if c.placement == Placement::SameDisk {
+        c.journal_size
+    } else {
+        0
+    };
+    let mut data = build(fs_model, c.fs_size + same_disk_bytes)?;
+    let mut external: Option<Box<dyn DeviceModel>> = match c.placement {
+        Placement::Ramdisk | Placement::Zram | Placement::SecondDisk | Placement::Device => c
+            .journal_model
+            .as_ref()
+            .and_then(|m| build(m, c.journal_size)),
+        _ => None,
+    };
+    // mke2fs puts an internal journal in the middle of the file system; same-disk
+    // puts it after the file system on the same image.
+    let journal_start = match c.placement {
+        Placement::Internal => c.fs_size / 2,
+        Placement::SameDisk => c.fs_size,
+        _ => 0,
+    };
+    let journalled = commit && c.placement != Placement::None;
+    let external_floor = match c.placement {
+        Placement::Ramdisk | Placement::Zram => DeviceCost::MEMORY.sync_s,
+        _ => DeviceCost::HOST.sync_s,
+    };
+    let path = Duration::from_secs_f64(PATH_4K_S);
+    let mut now = Duration::ZERO;
+    let serve = |m: &mut dyn DeviceModel, r: Request, now: &mut Duration| {
+        *now += m.service(&r, *now).duration + path;
+    };
+    let data_start = c.fs_size / 8;
+    for i in 0..N {
+        let d = if commit {
+            data_start + i * 8192
+        } else {
+            // Scattered overwrites: a different place each time.
+            (i.wrapping_mul(0x9E37_79B9) % (c.fs_size / 4096).max(1)) * 4096
+        };
+        serve(data.as_mut(), Request::write(d, 4096), &mut now);
+        serve(data.as_mut(), Request::flush(), &mut now);
+        if !journalled {
+            continue;
+        }
+        let j = journal_start + (i * (COMMIT_BYTES + 4096)) % c.journal_size.max(1 << 20);
+        let steps = [
+            Request::write(j, COMMIT_BYTES),
+            Request::flush(),
+            Request::write(j + COMMIT_BYTES, 4096),
+            Request::flush(),
+        ];
+        match (&mut external, c.placement) {
+            (Some(m), _) => steps
+                .into_iter()
+                .for_each(|r| serve(m.as_mut(), r, &mut now)),
+            (None, Placement::Internal | Placement::SameDisk) => steps
+                .into_iter()
+                .for_each(|r| serve(data.as_mut(), r, &mut now)),
+            (None, _) => now += Duration::from_secs_f64(2.0 * external_floor),
+        }
+    }
+    Some(now.as_secs_f64() / N as f64)
+}
+
+/// The device costs a configuration's trials see, computed once per configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConfigCost {
+    /// An fsync of a new small file: its data, then a journal commit.
+    pub fsync_s: f64,
+    /// An fdatasync of an overwrite: the data block and a flush.
+    pub data_sync_s: f64,
+    pub data: DeviceCost,
+    /// Where commits go: the data device for an internal journal.
+    pub journal: DeviceCost,
+    pub external_journal: bool,
+    pub emulated: bool,
+}
+
+impl ConfigCost {
+    pub fn of(c: &Config) -> ConfigCost {
+        let data = match &c.fs_model {
+            Some(m) => DeviceCost::of_model(m, c.fs_size),
+            None => DeviceCost::HOST,
+        };
+        let (journal, external) = match c.placement {
+            Placement::None | Placement::Internal => (data, false),
+            Placement::Ramdisk | Placement::Zram => (
+                c.journal_model
+                    .as_ref()
+                    .map(|m| DeviceCost::of_model(m, c.journal_size))
+                    .unwrap_or(DeviceCost::MEMORY),
+                true,
+            ),
+            Placement::SameDisk | Placement::SecondDisk | Placement::Device => (
+                match &c.journal_model {
+                    Some(m) => DeviceCost::of_model(m, c.journal_size),
+                    None if c.placement == Placement::SameDisk => data,
+                    None => DeviceCost::HOST,
+                },
+                true,
+            ),
+        };
+        let host_commit =
+            journal.sync_s * COMMIT_SYNCS + if external { data.sync_s * 0.5 } else { 0.0 };
+        ConfigCost {
+            fsync_s: simulated_sync(c, true).unwrap_or(data.random_write_s + host_commit),
+            data_sync_s: simulated_sync(c, false).unwrap_or(data.sync_s),
+            data,
+            journal,
+            external_journal: external,
+            emulated: c.fs_model.is_some() || c.journal_model.is_some(),
+        }
+    }
+
+    /// Seconds of one run of `work` on this configuration, setup excluded.
+    pub fn work_seconds(&self, w: &Work, cache_bytes: u64) -> f64 {
+        let d = &self.data;
+        let read_back_bps = if w.bytes_read_back > cache_bytes {
+            d.seq_read_bps
+        } else {
+            DeviceCost::MEMORY.seq_read_bps
+        };
+        w.fixed_seconds
+            + w.metadata_ops as f64 / METADATA_OPS_PER_S
+            + w.bytes_written as f64 / d.seq_write_bps
+            + w.bytes_read as f64 / d.seq_read_bps
+            + w.bytes_read_back as f64 / read_back_bps
+            + w.syncs as f64 * self.fsync_s
+            + w.data_syncs as f64 * self.data_sync_s
+            + w.random_writes as f64 * d.random_write_s
+            + w.random_reads as f64 * d.random_read_s
+    }
+
+    pub fn setup_seconds(&self) -> f64 {
+        SETUP_S + if self.emulated { EMULATED_SETUP_S } else { 0.0 }
+    }
+}
+
+/// The estimate of one trial, in parts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TrialEstimate {
+    pub setup: f64,
+    pub work: f64,
+    /// The crash lab on this trial's write log (recordings only).
+    pub lab: f64,
+    /// From an earlier run's records rather than the model.
+    pub from_history: bool,
+    /// The workload's counts were a guess from its sizes.
+    pub guessed: bool,
+}
+
+impl TrialEstimate {
+    pub fn total(&self) -> f64 {
+        self.setup + self.work + self.lab
+    }
+}
+
+/// Measured trial times of earlier runs, by (configuration label, workload name).
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    pub seconds: BTreeMap<(String, String), Vec<f64>>,
+}
+
+impl History {
+    /// The median of the measured times of a pair, if any run measured it.
+    pub fn median(&self, config: &str, workload: &str) -> Option<f64> {
+        let v = self
+            .seconds
+            .get(&(config.to_string(), workload.to_string()))?;
+        let mut v = v.clone();
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[v.len() / 2])
+    }
+}
+
+/// Prices trials of one spec, each configuration's devices computed once.
+pub struct Estimator<'a> {
+    spec: &'a Spec,
+    costs: Vec<ConfigCost>,
+    history: Option<&'a History>,
+}
+
+impl<'a> Estimator<'a> {
+    pub fn new(spec: &'a Spec) -> Self {
+        Estimator {
+            spec,
+            costs: spec.configs.iter().map(ConfigCost::of).collect(),
+            history: None,
+        }
+    }
+
+    pub fn with_history(mut self, history: &'a History) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    pub fn trial(&self, t: &Trial) -> TrialEstimate {
+        let spec = self.spec;
+        let c = &spec.configs[t.config];
+        let w = &spec.workloads[t.workload];
+        let cost = &self.costs[t.config];
+        let lab = if t.recording {
+            LAB_RECORDING_S + f64::from(spec.crash.states) * LAB_STATE_S
+        } else {
+            0.0
+        };
+        if !t.recording {
+            if let Some(s) = self.history.and_then(|h| h.median(&c.label, &w.name)) {
+                return TrialEstimate {
+                    work: s,
+                    from_history: true,
+                    ..Default::default()
+                };
+            }
+        }
+        let work = w.engine.work();
+        let cache = c.memory_limit.unwrap_or(ASSUMED_CACHE);
+        TrialEstimate {
+            setup: cost.setup_seconds() + if t.recording { RECORDING_SETUP_S } else { 0.0 },
+            work: cost.work_seconds(&work, cache),
+            lab,
+            from_history: false,
+            guessed: work.guessed,
+        }
+    }
+
+    pub fn seconds(&self, t: &Trial) -> f64 {
+        self.trial(t).total()
+    }
+
+    /// The whole run: every trial, then the fixed cost of starting and reporting.
+    pub fn run_seconds(&self, trials: &[Trial]) -> f64 {
+        RUN_FIXED_S + trials.iter().map(|t| self.seconds(t)).sum::<f64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick() -> Spec {
+        let text = crate::experiment::presets::find("quick").unwrap();
+        crate::experiment::spec::parse(text, "quick").unwrap()
+    }
+
+    #[test]
+    fn an_fsync_costs_most_where_the_journal_is_farthest_from_the_data() {
+        // Measured on quick (hdd-7200, 200 fsync'ed 4 KiB files): ramdisk 8.6 ms per
+        // file, second-disk 17.6, internal 31.5, same-disk 44.
+        let s = quick();
+        let cost: BTreeMap<&str, f64> = s
+            .configs
+            .iter()
+            .map(|c| (c.label.as_str(), ConfigCost::of(c).fsync_s * 1e3))
+            .collect();
+        for (label, measured) in [
+            ("ramdisk", 8.6),
+            ("second-disk", 17.6),
+            ("internal", 31.5),
+            ("same-disk", 44.0),
+        ] {
+            let ratio = cost[label] / measured;
+            assert!((0.8..1.25).contains(&ratio), "{label}: {cost:?}");
+        }
+        assert!(cost["ramdisk"] < cost["second-disk"], "{cost:?}");
+        assert!(cost["second-disk"] < cost["internal"], "{cost:?}");
+        assert!(cost["internal"] < cost["same-disk"], "{cost:?}");
+    }
+}

@@ -21,6 +21,22 @@ fn jb(args: &[&str], cwd: &Path) -> Output {
     jbench().args(args).current_dir(cwd).output().unwrap()
 }
 
+/// `jbench run SPEC` through the scripted executor (nothing provisioned, no root).
+fn scripted_run(spec: &Path, results: &Path) -> Output {
+    let dir = spec.parent().unwrap();
+    jb(
+        &[
+            "run",
+            spec.to_str().unwrap(),
+            "--executor",
+            "scripted",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        dir,
+    )
+}
+
 /// A scripted experiment (no devices) with one configuration and repetition.
 fn one_trial_spec(dir: &Path) -> std::path::PathBuf {
     let body = "name = \"one\"\nrepetitions = 1\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = \"internal\"\n[[workload]]\nkind = \"fdtree\"\nname = \"t\"\ndirs = 2\nlevels = 1\n";
@@ -129,41 +145,25 @@ fn plan_takes_measured_times_from_earlier_runs() {
     let tmp = scratch("first-history-");
     let spec = write_spec(tmp.path(), "s.toml", &scripted_spec("hist", ""));
     let results = tmp.path().join("r");
-    let out = jb(
-        &[
-            "run",
-            spec.to_str().unwrap(),
-            "--executor",
-            "scripted",
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = scripted_run(&spec, &results);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
-    let out = jb(
-        &[
-            "plan",
-            spec.to_str().unwrap(),
-            "--history",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
-    let (stdout, _) = text(&out);
+    let plan = |history: &Path| {
+        jb(
+            &[
+                "plan",
+                spec.to_str().unwrap(),
+                "--history",
+                history.to_str().unwrap(),
+            ],
+            tmp.path(),
+        )
+    };
+    let (stdout, _) = text(&plan(&results));
     assert!(
         stdout.contains("6 trials from earlier runs' measured times"),
         "{stdout}"
     );
-    let out = jb(
-        &[
-            "plan",
-            spec.to_str().unwrap(),
-            "--history",
-            tmp.path().to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = plan(tmp.path());
     let (_, stderr) = text(&out);
     assert_ne!(out.status.code(), Some(0));
     assert!(
@@ -177,17 +177,7 @@ fn counts_read_as_words_and_refusals_list_the_choices() {
     let tmp = scratch("first-words-");
     let spec = one_trial_spec(tmp.path());
     let results = tmp.path().join("r");
-    let out = jb(
-        &[
-            "run",
-            spec.to_str().unwrap(),
-            "--executor",
-            "scripted",
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = scripted_run(&spec, &results);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(

@@ -61,9 +61,20 @@ impl Progress {
             let bar = ProgressBar::new(total as u64);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} trials, ETA {eta}  {trial}",
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} trials, ETA {left}  {trial}",
                 )
                 .expect("valid template")
+                // No trial finished yet: no rate to tell the time left by.
+                .with_key(
+                    "left",
+                    move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = if st.pos() > done as u64 {
+                            w.write_str(&format_eta(st.eta().as_secs_f64()))
+                        } else {
+                            w.write_str("after the first trial")
+                        };
+                    },
+                )
                 .with_key(
                     "trial",
                     move |_: &ProgressState, w: &mut dyn std::fmt::Write| {

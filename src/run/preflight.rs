@@ -537,4 +537,18 @@ mod tests {
         let small = crate::experiment::spec::parse(&text.replace("16T", "16M"), "x").unwrap();
         assert!(check_ramdisk(&small.configs[0]).is_ok());
     }
+
+    #[test]
+    fn a_run_that_needs_more_memory_than_is_available_is_refused() {
+        let text = "[filesystem]\nsize = \"1G\"\ndevice_model = \"hdd-7200\"\n[journal]\nplacement = \"ramdisk\"\nsize = \"64M\"\nramdisk_size = \"2G\"\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 2\n";
+        let spec = crate::experiment::spec::parse(text, "x").unwrap();
+        let e = check_memory(&spec, 1 << 30).unwrap_err().to_string();
+        assert!(
+            e.contains("holds about 2.0G in memory") && e.contains("only 1.0G is available"),
+            "{e}"
+        );
+        // The RAM disk and the emulated images (about 40M for this tree) fit in 3G.
+        assert!(check_memory(&spec, 3 << 30).is_ok());
+        assert!(mem_available().unwrap() > 0);
+    }
 }

@@ -84,9 +84,13 @@ impl Attached {
     /// from the one before. (A mounted file system's own buffers stay: call it
     /// between states, not during one.)
     pub fn drop_caches(&self) -> Result<()> {
+        // A page still being read (udev probes a device after an unmount closed it
+        // for writing) survives the drop, with the last state's content: wait for
+        // udev, then drop until nothing is cached.
+        loopdev::settle_udev();
         let devices = std::iter::once(&self.fs).chain(self.journal.as_ref());
         for (file, dev) in self.held.iter().zip(devices) {
-            loopdev::flush_buffers_of(file, dev.path())?;
+            loopdev::flush_buffers_verified(file, dev.path())?;
         }
         Ok(())
     }

@@ -299,6 +299,80 @@ pub fn flush_buffers_of(dev: &File, device: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Pages of `device`'s block cache that are resident now (`mincore` over a mapping of
+/// the whole device).
+pub fn resident_pages(dev: &File, device: &Path) -> Result<usize> {
+    use std::os::unix::fs::FileTypeExt;
+    let size = {
+        let mut f = dev;
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0))?
+    };
+    if size == 0 || !dev.metadata()?.file_type().is_block_device() {
+        return Ok(0);
+    }
+    let page = 4096usize;
+    let len = size as usize;
+    // SAFETY: a read-only shared mapping of a block device we hold open; it is only
+    // passed to mincore and unmapped before returning, never read.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            dev.as_raw_fd(),
+            0,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("cannot map {} to read its cache", device.display()));
+    }
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `vec` has one byte per page of the mapping.
+    let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: unmapping exactly what mmap returned.
+    unsafe { libc::munmap(addr, len) };
+    if rc != 0 {
+        return Err(err).with_context(|| format!("mincore of {} failed", device.display()));
+    }
+    Ok(vec.iter().filter(|b| *b & 1 != 0).count())
+}
+
+/// [`flush_buffers_of`] until no page of `device` is left cached. BLKFLSBUF silently
+/// keeps pages that are locked or held at that instant (a read still in flight from
+/// the last user, a udev probe, a mapping), and a kept page is stale once what the
+/// device serves changes: a crash state would be read partly from the one before it
+/// (a superblock without `needs_recovery`, an empty journal).
+pub fn flush_buffers_verified(dev: &File, device: &Path) -> Result<()> {
+    for _ in 0..100 {
+        flush_buffers_of(dev, device)?;
+        if resident_pages(dev, device)? == 0 {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    anyhow::bail!(
+        "{} keeps pages cached after 100 BLKFLSBUF in 1 s: something holds it open or mapped (lsof {})",
+        device.display(),
+        device.display()
+    )
+}
+
+/// Waits until udev has handled every event queued so far (its probes read the
+/// devices a process just closed for writing), when udev runs here.
+pub fn settle_udev() {
+    if cmd::available("udevadm") {
+        let _ = Command::new("udevadm")
+            .args(["settle", "--timeout=5"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 /// The device and inode of the file behind loop device `device`, as the kernel has it.
 pub fn loop_backing_id(device: &Path) -> Result<FileId> {
     let dev = File::open(device).with_context(|| format!("cannot open {}", device.display()))?;

@@ -54,8 +54,8 @@ fn add_job(job: &Job, w: &mut Work) {
     let ios = number(job, "number_ios")
         .filter(|&n| n > 0)
         .unwrap_or_else(|| number(job, "io_size").unwrap_or(size) / bs);
-    // A write job lays its file out with the same writes it then does; a read job
-    // has fio write it first.
+    // Before the job runs, fio writes a reader's file and fallocates a writer's:
+    // counted as written once either way, an upper bound for writers.
     w.bytes_written = w.bytes_written.saturating_add(size);
     let share = |n: u64| if writes && reads { n / 2 } else { n };
     if writes {

@@ -75,11 +75,10 @@ fn run_checks(spec: &Spec, destroy: &[std::path::PathBuf]) -> Result<Vec<String>
         }
     }
     preflight::require_root("jbench run")?;
+    // The size warnings were printed with the plan already.
+    let said = plan::size_warnings(spec);
     let warnings = preflight::check(spec, destroy)?;
-    Ok(warnings
-        .into_iter()
-        .filter(|w| !plan::size_warnings(spec).contains(w))
-        .collect())
+    Ok(warnings.into_iter().filter(|w| !said.contains(w)).collect())
 }
 
 /// The measured trial times of earlier runs' results directories.

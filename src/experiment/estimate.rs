@@ -192,6 +192,31 @@ fn simulated_sync(c: &Config, commit: bool) -> Option<f64> {
     Some(now.as_secs_f64() / N as f64)
 }
 
+/// A journal commit on a file system without a model (host images, real devices):
+/// the journal device's durable write, and for an external journal the flush jbd2
+/// sends the file system's device before the commit block.
+fn host_commit(c: &Config, data: &DeviceCost) -> f64 {
+    let (journal, external) = match c.placement {
+        Placement::None | Placement::Internal => (*data, false),
+        Placement::Ramdisk | Placement::Zram => (
+            c.journal_model
+                .as_ref()
+                .map(|m| DeviceCost::of_model(m, c.journal_size))
+                .unwrap_or(DeviceCost::MEMORY),
+            true,
+        ),
+        Placement::SameDisk => (*data, true),
+        Placement::SecondDisk | Placement::Device => (
+            c.journal_model
+                .as_ref()
+                .map(|m| DeviceCost::of_model(m, c.journal_size))
+                .unwrap_or(DeviceCost::HOST),
+            true,
+        ),
+    };
+    journal.sync_s * COMMIT_SYNCS + if external { data.sync_s * 0.5 } else { 0.0 }
+}
+
 /// The device costs a configuration's trials see, computed once per configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConfigCost {
@@ -200,9 +225,6 @@ pub struct ConfigCost {
     /// An fdatasync of an overwrite: the data block and a flush.
     pub data_sync_s: f64,
     pub data: DeviceCost,
-    /// Where commits go: the data device for an internal journal.
-    pub journal: DeviceCost,
-    pub external_journal: bool,
     pub emulated: bool,
 }
 
@@ -212,32 +234,11 @@ impl ConfigCost {
             Some(m) => DeviceCost::of_model(m, c.fs_size),
             None => DeviceCost::HOST,
         };
-        let (journal, external) = match c.placement {
-            Placement::None | Placement::Internal => (data, false),
-            Placement::Ramdisk | Placement::Zram => (
-                c.journal_model
-                    .as_ref()
-                    .map(|m| DeviceCost::of_model(m, c.journal_size))
-                    .unwrap_or(DeviceCost::MEMORY),
-                true,
-            ),
-            Placement::SameDisk | Placement::SecondDisk | Placement::Device => (
-                match &c.journal_model {
-                    Some(m) => DeviceCost::of_model(m, c.journal_size),
-                    None if c.placement == Placement::SameDisk => data,
-                    None => DeviceCost::HOST,
-                },
-                true,
-            ),
-        };
-        let host_commit =
-            journal.sync_s * COMMIT_SYNCS + if external { data.sync_s * 0.5 } else { 0.0 };
         ConfigCost {
-            fsync_s: simulated_sync(c, true).unwrap_or(data.random_write_s + host_commit),
+            fsync_s: simulated_sync(c, true)
+                .unwrap_or_else(|| data.random_write_s + host_commit(c, &data)),
             data_sync_s: simulated_sync(c, false).unwrap_or(data.sync_s),
             data,
-            journal,
-            external_journal: external,
             emulated: c.fs_model.is_some() || c.journal_model.is_some(),
         }
     }

@@ -373,8 +373,9 @@ fn a_trial_whose_daemon_stalls_is_failed_and_named_in_every_report() {
     assert!(f64_of(fs, "worst_io_ms") >= 2000.0, "{fs}");
     // The daemon's other FUSE threads serve on while one is held, and the held
     // request queues in the model behind what they served, so how late its own answer
-    // is depends on the stream; the blocked image I/O is what names the stall.
-    assert!(f64_of(fs, "worst_late_ms") > 100.0, "{fs}");
+    // is depends on the stream (CI saw 59 ms once, more than 100 ms most runs): the
+    // blocked image I/O alone names the stall, and no bound on lateness is asserted.
+    assert!(fs["late"].as_u64().is_some(), "{fs}");
     // Its sibling, without the injection: an ordinary measurement.
     let sibling = of(1);
     assert_eq!(sibling["status"], "ok", "{sibling}");

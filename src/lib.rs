@@ -14,6 +14,7 @@ pub mod cli;
 pub mod crash;
 pub mod emu;
 pub mod experiment;
+pub mod file_id;
 pub mod measure;
 pub mod monitor;
 pub mod qualify;

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use jbench::emu::daemon::DiskSpec;
-use jbench::emu::host::DeviceDaemon;
 use jbench::emu::writelog;
 use jbench::emu::EmulationOptions;
 use jbench::experiment::config::DeviceModelSpec;
 use jbench::experiment::plan::Trial;
+use jbench::rig::emulated::DeviceDaemon;
 use jbench::rig::{self, EmuSetup, Workspace};
 use jbench::run::executor::{Executor, RigExecutor, TrialError};
 use jbench::workload::RunControl;
@@ -317,7 +317,7 @@ fn trial_survives(name: &str, signal: nix::sys::signal::Signal, watchdog: Durati
     }
     assert!(took < Duration::from_secs(120), "took {took:?}");
     assert_eq!(
-        jbench::emu::host::process_state(pid as u32),
+        jbench::rig::emulated::process_state(pid as u32),
         "gone",
         "the daemon was reaped"
     );
@@ -525,8 +525,8 @@ fn an_injected_stall_is_counted_as_overdue_and_a_punctual_daemon_has_none() {
         return;
     }
     use jbench::emu::daemon::OVERDUE_AFTER;
-    use jbench::emu::host::{InjectedStall, StallAt};
     use jbench::emu::Request;
+    use jbench::rig::emulated::{InjectedStall, StallAt};
     let disk = TimedHdd::start("emu-stall-");
     let dev = disk.open();
     let stream = [Request::write(0, 4096), Request::flush()];

@@ -140,7 +140,7 @@ fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
         .collect();
     labels.sort();
     assert_eq!(labels, ["same-disk", "second-disk"]);
-    let allowed = jbench::emu::host::allowed_cpus();
+    let allowed = jbench::rig::emulated::allowed_cpus();
     for r in &recs {
         assert_eq!(r["status"], "ok", "{r}");
         let placement = r["config"]["placement"].as_str().unwrap();
@@ -334,7 +334,7 @@ fn a_trial_whose_daemon_stalls_is_failed_and_named_in_every_report() {
     // Trial 0's daemon holds its first request after timing is on for 2 s before the
     // image write: below the 30 s watchdog, far past the 1 s bound.
     let out = jbench()
-        .env(jbench::emu::host::INJECT_STALL_VAR, "0:io:2000")
+        .env(jbench::rig::emulated::INJECT_STALL_VAR, "0:io:2000")
         .arg("run")
         .arg(&spec)
         .arg("--results")

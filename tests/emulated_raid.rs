@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use common::*;
 use jbench::emu::daemon::DiskSpec;
-use jbench::emu::host::DeviceDaemon;
 use jbench::emu::{CalibrationRun, EmulationOptions, Pattern, Request};
+use jbench::rig::emulated::DeviceDaemon;
 
 const DISK: u64 = 256 << 20;
 /// A cache the stream overflows, so that writes pay the destage (the default 1 GiB

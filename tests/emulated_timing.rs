@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use common::*;
 use jbench::emu::daemon::DiskSpec;
-use jbench::emu::host::DeviceDaemon;
 use jbench::emu::EmulationOptions;
+use jbench::rig::emulated::DeviceDaemon;
 
 /// Size of the emulated disk.
 const TIMED_DISK: u64 = 256 << 20;
@@ -53,7 +53,7 @@ fn an_ssd_request_stream_takes_the_models_time_within_10_percent() {
         image_id: None,
     }];
     // Pinned as a trial is: the daemon on one CPU, the requests from the others.
-    let split = jbench::emu::host::split_cpus(&jbench::emu::host::allowed_cpus());
+    let split = jbench::rig::emulated::split_cpus(&jbench::rig::emulated::allowed_cpus());
     let daemon = DeviceDaemon::start(
         &session,
         &disks,
@@ -67,7 +67,7 @@ fn an_ssd_request_stream_takes_the_models_time_within_10_percent() {
     let path = daemon.measure_path("ssd", &lo).unwrap();
     let restore = split
         .as_ref()
-        .map(|(_, mine)| jbench::emu::host::pin_current_thread(mine).unwrap());
+        .map(|(_, mine)| jbench::rig::emulated::pin_current_thread(mine).unwrap());
 
     // Reads (100 µs each), buffered writes (68 µs) and their flush, fsync'ed appends
     // (a 1.5 ms flush each): about 0.5 s of model time in all.
@@ -126,7 +126,7 @@ fn an_ssd_request_stream_takes_the_models_time_within_10_percent() {
         "{d:?}"
     );
     if let Some(cpus) = restore {
-        jbench::emu::host::pin_current_thread(&cpus).unwrap();
+        jbench::rig::emulated::pin_current_thread(&cpus).unwrap();
     }
     assert!(
         ratios.iter().any(|r| (r - 1.0).abs() <= 0.10),

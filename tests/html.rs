@@ -9,8 +9,11 @@ use jbench::report;
 fn page() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     fx::write_results_dir(dir.path());
-    let html =
-        jbench::report::html::render_dir(dir.path(), "journal-sweep", &fx::options()).unwrap();
+    let html = jbench::report::html::render_results(
+        &jbench::results::open(dir.path()).unwrap(),
+        &fx::options(),
+    )
+    .unwrap();
     (dir, html)
 }
 
@@ -355,7 +358,10 @@ fn sample_report_for_the_docs() {
     let dir = std::path::PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
     fx::write_results_dir_with_fsync(&dir);
-    let html =
-        jbench::report::html::render_dir(&dir, "journal-sweep", &fx::options_with_fsync()).unwrap();
+    let html = jbench::report::html::render_results(
+        &jbench::results::open(&dir).unwrap(),
+        &fx::options_with_fsync(),
+    )
+    .unwrap();
     std::fs::write(dir.join("report.html"), html).unwrap();
 }

@@ -118,8 +118,11 @@ fn chromium_renders_every_chart_without_errors_or_requests() {
     };
     let dir = tempfile::tempdir().unwrap();
     fx::write_results_dir(dir.path());
-    let html =
-        jbench::report::html::render_dir(dir.path(), "journal-sweep", &fx::options()).unwrap();
+    let html = jbench::report::html::render_results(
+        &jbench::results::open(dir.path()).unwrap(),
+        &fx::options(),
+    )
+    .unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html).unwrap();
     let profile = dir.path().join("profile");
@@ -294,9 +297,11 @@ fn chromium_shows_trials_intervals_latency_and_no_stub_timelines() {
     };
     let dir = tempfile::tempdir().unwrap();
     let records = fx::write_results_dir_with_fsync(dir.path());
-    let html =
-        jbench::report::html::render_dir(dir.path(), "journal-sweep", &fx::options_with_fsync())
-            .unwrap();
+    let html = jbench::report::html::render_results(
+        &jbench::results::open(dir.path()).unwrap(),
+        &fx::options_with_fsync(),
+    )
+    .unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html).unwrap();
     let (dom, stderr) = run_chromium(bin, &page, &dir.path().join("p"), &["--dump-dom"]);

@@ -427,7 +427,7 @@ fn a_two_shard_run_with_crash_merges_into_the_report_of_the_whole() {
     assert_eq!(merged_crash.len(), 2 * 2 * STATES);
     // The merged directory's report is the report of every shard's records together.
     let spec_v = jbench::experiment::spec::load(&merged.join("spec.toml")).unwrap();
-    let opts = jbench::cli::report::report_options(&spec_v, None, None).unwrap();
+    let opts = jbench::report::ReportOptions::of_spec(&spec_v, None, None).unwrap();
     records.sort_by_key(|r| r.trial);
     let want = report::render_with_crash(&records, &crash, &opts, Format::Json);
     let got = run_ok(

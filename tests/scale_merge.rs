@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use jbench::scale::fingerprint::Fingerprint;
+use jbench::results::fingerprint::Fingerprint;
 use jbench::scale::seal::{write_seal, Seal, SEAL_VERSION};
 
 fn spec_text() -> String {

@@ -11,10 +11,11 @@ use std::sync::Mutex;
 
 use common::*;
 use jbench::emu::daemon::DiskSpec;
-use jbench::emu::host::DeviceDaemon;
 use jbench::emu::EmulationOptions;
+use jbench::file_id::FileId;
+use jbench::rig::emulated::DeviceDaemon;
 use jbench::rig::image::ImageFile;
-use jbench::rig::loopdev::{FileId, LoopDevice};
+use jbench::rig::loopdev::LoopDevice;
 use jbench::rig::session::SessionDir;
 use jbench::rig::{self, Workspace};
 

@@ -5,8 +5,7 @@
 use super::model::ReportOptions;
 use crate::results::record::TrialRecord;
 
-/// Suffix of the pseudo-phase holding a phase's time up to `syncfs`.
-pub const DURABLE_SUFFIX: &str = "+syncfs";
+pub use crate::workload::DURABLE_SUFFIX;
 
 /// Settings shared by the per-workload analysis.
 pub(crate) struct Ctx<'a> {

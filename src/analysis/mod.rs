@@ -4,16 +4,17 @@
 //! outcomes, `warnings` what makes a figure untrustworthy, [`summary`] the ranking on each
 //! workload's main phase that opens a report), the crash lab's figures ([`crash`],
 //! from `crash.jsonl`), the [`answer`] that joins speed, safety and recovery per
-//! configuration, and the comparison of several result sets ([`compare`]). Words belong to `report/`: nothing here formats a
-//! verdict.
+//! configuration, and the report options of a run, a merge or a comparison of runs
+//! (`options`). Words belong to `report/`: nothing here formats a verdict, and nothing
+//! here reads a directory (`results::open` does).
 
 pub mod answer;
 mod build;
-pub mod compare;
 mod context;
 pub mod crash;
 pub mod families;
 pub mod model;
+mod options;
 pub mod ranking;
 pub mod ratio;
 mod significance;

@@ -314,7 +314,7 @@ pub struct PhaseComparison {
     /// What the comparison says. Its words ("12.3% faster", "no significant
     /// difference (p = 0.41)", "too few trials", with " (suspect: phase < 60 s)"
     /// appended when suspect) are written by the exporters
-    /// (`crate::report::words::Wording`); the JSON report carries them as `verdict`
+    /// (the report's `Wording`); the JSON report carries them as `verdict`
     /// just before this field.
     #[serde(default)]
     pub outcome: Outcome,

@@ -672,7 +672,7 @@ pub struct FloorArgs {
     /// Where the daemon runs: split (as in a trial: its own CPU), shared (every CPU),
     /// one (everything on one CPU).
     #[arg(long, value_enum, default_value = "split")]
-    pub placement: crate::emu::floor::Placement,
+    pub placement: crate::selftest::floor::Placement,
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,

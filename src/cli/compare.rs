@@ -4,9 +4,10 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use crate::analysis::compare;
 use crate::cli::args::CompareArgs;
-use crate::report::{html, Format};
+use crate::report::ReportOptions;
+use crate::report::{self, html, Format};
+use crate::results::compare;
 
 pub fn compare(args: CompareArgs) -> Result<ExitCode> {
     for d in &args.dirs {
@@ -17,14 +18,14 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode> {
             );
         }
     }
-    let merged = compare::merge(&args.dirs)?;
-    let opts = merged.report_options(args.baseline.as_deref())?;
+    let merged = compare::gather(&args.dirs)?;
+    let opts = ReportOptions::of_comparison(&merged, args.baseline.as_deref())?;
     if matches!(args.format, Format::Csv | Format::Json) {
         for w in &merged.warnings {
             eprintln!("jbench: warning: {w}");
         }
     }
-    out!("{}", compare::render(&merged, &opts, args.format));
+    out!("{}", report::compare::render(&merged, &opts, args.format));
     if let Some(path) = &args.html {
         let names: Vec<String> = args
             .dirs

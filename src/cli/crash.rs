@@ -7,16 +7,11 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 
 use crate::cli::args::CrashArgs;
-use crate::cli::report::report_options;
-use crate::cli::run::{open_store, print_run_report, results_dir};
-use crate::crash::campaign::{self, Campaign};
+use crate::cli::run::print_run_report;
+use crate::crash::campaign;
 use crate::experiment::{plan, spec};
-use crate::report::{self, Format};
-use crate::results::crash::load_crash_records;
-use crate::results::{layout, store};
-use crate::run::executor::RigExecutor;
-use crate::run::runner::Run;
-use crate::run::{interrupt, preflight};
+use crate::run::preflight;
+use crate::run::session::{self, Session};
 
 pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
@@ -41,11 +36,13 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     spec.crash.requested = false;
     spec.repetitions = 1;
     spec.adaptive = None;
-    let results_dir = results_dir(&args.resume, &args.results, &format!("{}-crash", spec.name))?;
+    let results_dir =
+        session::results_dir(&args.resume, &args.results, &format!("{}-crash", spec.name))?;
     preflight::create_dirs(&spec)?;
     let trials = plan::plan(&spec);
-    let (mut store, existing) = open_store(&results_dir, args.resume.is_some(), &spec, &original)?;
-    let dir = store.dir().to_path_buf();
+    let mut session =
+        Session::open(&spec, &original, &results_dir, args.resume.is_some())?.quiet(args.quiet);
+    let dir = session.dir().to_path_buf();
     let say = |quiet: bool, m: &str| {
         if !quiet {
             eprintln!("jbench: {m}");
@@ -65,40 +62,20 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
             dir.display()
         ),
     );
-    let ctl = interrupt::install()?;
     let outcome = {
-        let mut exec = RigExecutor::new(&spec, Vec::new())?
-            .verbose(args.verbose)
-            .with_write_logs(layout::write_log_dir(&dir))
-            .with_monitor_dir(layout::monitor_dir(&dir))
-            .with_output_dir(layout::output_dir(&dir));
-        Run::new(&spec, &mut store, &mut exec, &ctl)
-            .quiet(args.quiet)
-            .execute(&trials, &existing)?
+        let mut exec = session.rig_executor(Vec::new(), args.verbose)?;
+        session.execute(&mut exec, &trials)?
     };
-    let records = store::load_records(&dir)?;
     let mut interrupted = outcome.interrupted;
     let mut lab_failed = Vec::new();
     if !interrupted {
-        let lab = Campaign {
-            spec: &spec,
-            dir: &dir,
-            opts: &opts,
-            seed,
-            ctl: &ctl,
-            quiet: args.quiet,
-        }
-        .run(&records.iter().collect::<Vec<_>>())?;
+        let records = session.records()?;
+        let lab = session.crash_lab(&records.iter().collect::<Vec<_>>(), &opts, seed)?;
         interrupted = lab.interrupted;
         lab_failed = lab.failed;
     }
-    let crash = load_crash_records(&layout::crash_file(&dir))?;
-    let report_opts = report_options(&spec, None, None)?;
-    store::write_summary(
-        &dir,
-        &report::render_with_crash(&records, &crash, &report_opts, Format::Csv),
-    )?;
-    print_run_report(&dir, &spec, &records, &crash, &report_opts)?;
+    let (results, report_opts) = session.finish()?;
+    print_run_report(&results, &report_opts)?;
     if interrupted {
         let again = match (&args.source.spec, &args.source.preset) {
             (Some(p), _) => p.display().to_string(),
@@ -120,7 +97,7 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
-    let found = unexpected(&crash);
+    let found = unexpected(&results.crash);
     for u in found.lost.iter().chain(&found.hung) {
         eprintln!("jbench: {u}");
     }

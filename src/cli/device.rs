@@ -8,7 +8,8 @@ use crate::cli::args::DeviceCmd;
 use crate::run::{interrupt, preflight};
 
 pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
-    use crate::emu::{calibrate, model, writelog};
+    use crate::emu::{model, writelog};
+    use crate::selftest::calibrate;
     match cmd {
         DeviceCmd::Models => {
             for name in crate::emu::MODEL_NAMES {
@@ -74,17 +75,17 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             preflight::require_root("jbench device floor")?;
             crate::trust::create_trusted_dir(&a.work_dir)?;
             crate::trust::create_trusted_dir(&a.tmpfs_dir)?;
-            let opts = crate::emu::floor::FloorOptions {
+            let opts = crate::selftest::floor::FloorOptions {
                 work_dir: a.work_dir,
                 tmpfs_dir: a.tmpfs_dir,
                 requests: a.requests.max(100),
                 placement: a.placement,
             };
-            let f = crate::emu::floor::floor(&opts, &mut |line| eprintln!("jbench: {line}"))?;
+            let f = crate::selftest::floor::floor(&opts, &mut |line| eprintln!("jbench: {line}"))?;
             if a.json {
                 outln!("{}", serde_json::to_string_pretty(&f)?);
             } else {
-                out!("{}", crate::emu::floor::render(&f));
+                out!("{}", crate::selftest::floor::render(&f));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -250,7 +251,7 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
 
 /// `jbench device stress`: exit 1 when any model's run failed.
 fn stress(a: crate::cli::args::StressArgs) -> Result<ExitCode> {
-    use crate::emu::stress;
+    use crate::selftest::stress;
     preflight::require_root("jbench device stress")?;
     crate::trust::create_trusted_dir(&a.dirs.work_dir)?;
     crate::trust::create_trusted_dir(&a.dirs.image_dir)?;

@@ -4,13 +4,11 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::args::MergeArgs;
-use crate::cli::report::report_options;
-use crate::experiment::spec;
-use crate::report::{self, Format};
-use crate::results::{layout, store};
+use crate::report::{self, Format, ReportOptions};
+use crate::results::store;
 use crate::scale::merge::{self, MergeOutcome, MergeRequest};
 
 pub fn merge(args: MergeArgs) -> Result<ExitCode> {
@@ -21,12 +19,9 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
         allow_heterogeneous: args.allow_heterogeneous,
     })?;
     let dir = &args.out;
-    let spec = spec::load(&dir.join(layout::SPEC))
-        .with_context(|| format!("cannot read the experiment merged into {}", dir.display()))?;
-    let mut records = store::load_records(dir)?;
-    let mut opts = report_options(&spec, None, None)?;
-    merge::apply_dir(dir, &mut records, &mut opts)?;
-    store::write_summary(dir, &report::render(&records, &opts, Format::Csv))?;
+    let results = crate::results::open(dir)?;
+    let opts = ReportOptions::of_results(&results, None, None)?;
+    store::write_summary(dir, &report::render(&results.records, &opts, Format::Csv))?;
     print_outcome(&outcome, dir)?;
     for w in &opts.warnings {
         eprintln!("jbench: warning: {w}");

@@ -1,29 +1,30 @@
-//! `jbench run`: checks, the results directory, the run itself (through
-//! [`crate::run::runner::Run`]), then summary.csv, the text report, report.html and
-//! the exit status that says what happened to the trials.
+//! `jbench run`: checks, the shard of a sharded run, the run itself (a
+//! [`crate::run::session::Session`]), then the text report, report.html and the exit
+//! status that says what happened to the trials.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::units::count;
 use anyhow::{Context, Result};
 
 use crate::cli::args::{ExecutorKind, RunArgs};
 use crate::cli::exit::is_broken_pipe;
-use crate::cli::report::report_options;
-use crate::crash::campaign::{Campaign, CampaignOutcome};
+use crate::crash::campaign::CampaignOutcome;
 use crate::experiment::{plan, spec};
 use crate::report::{self, Format, ReportOptions};
-use crate::results::crash::{load_crash_records, CrashRecord};
+use crate::results::crash::CrashRecord;
+use crate::results::fingerprint::Fingerprint;
+use crate::results::layout;
 use crate::results::record::TrialRecord;
-use crate::results::{layout, store};
-use crate::run::executor::{Executor, RigExecutor};
-use crate::run::runner::{Run, RunOutcome};
+use crate::results::Results;
+use crate::run::executor::Executor;
+use crate::run::preflight;
+use crate::run::runner::RunOutcome;
 use crate::run::scripted::ScriptedExecutor;
-use crate::run::{interrupt, preflight};
-use crate::scale::fingerprint::Fingerprint;
+use crate::run::session::{self, Session};
 use crate::scale::shard::{self, ShardArg, ShardBy};
 use crate::scale::{seal, sha256_hex};
+use crate::units::count;
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
@@ -54,7 +55,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             preflight::check_results_dir_trusted(&dir)?;
             dir
         }
-        _ => results_dir(&args.resume, &args.results, &spec.name)?,
+        _ => session::results_dir(&args.resume, &args.results, &spec.name)?,
     };
     if let (None, Some(dir)) = (&shard, &args.resume) {
         // The whole plan resumed into one shard's attempt would break its seal.
@@ -80,10 +81,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             s.check_resumed(&results_dir)?;
         }
     }
-    let (mut store, existing) = open_store(&results_dir, args.resume.is_some(), &spec, &original)?;
-    let dir = store.dir().to_path_buf();
+    let mut session =
+        Session::open(&spec, &original, &results_dir, args.resume.is_some())?.quiet(args.quiet);
+    let dir = session.dir().to_path_buf();
     if let Some(s) = &shard {
-        s.check_existing(&dir, &trials, &existing)?;
+        s.check_existing(&dir, &trials, session.existing())?;
         eprintln!(
             "jbench: shard {}/{} by {} (index from {}): {} of the plan's {} trials",
             s.index,
@@ -114,25 +116,23 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             dir.display()
         );
     }
-    let ctl = interrupt::install()?;
     let outcome = {
         let mut exec: Box<dyn Executor> = match args.executor {
-            ExecutorKind::Rig => Box::new(
-                RigExecutor::new(&spec, args.destroy.clone())?
-                    .verbose(args.verbose)
-                    .with_write_logs(layout::write_log_dir(&dir))
-                    .with_monitor_dir(layout::monitor_dir(&dir))
-                    .with_output_dir(layout::output_dir(&dir)),
-            ),
+            ExecutorKind::Rig => {
+                Box::new(session.rig_executor(args.destroy.clone(), args.verbose)?)
+            }
             ExecutorKind::Scripted => Box::new(ScriptedExecutor),
         };
-        Run::new(&spec, &mut store, exec.as_mut(), &ctl)
-            .quiet(args.quiet)
-            .execute(&trials, &existing)?
+        session.execute(exec.as_mut(), &trials)?
     };
-    let mut records = store::load_records(&dir)?;
     let lab = if spec.crash.requested && real && !outcome.interrupted {
-        crash_half(&spec, &dir, &records, &ctl, args.quiet)?
+        let records = session.records()?;
+        let recordings: Vec<&TrialRecord> = records.iter().filter(|r| r.crash_recording).collect();
+        session.crash_lab(
+            &recordings,
+            &spec.crash,
+            spec.crash.effective_seed(spec.seed),
+        )?
     } else {
         if spec.crash.requested && !real {
             eprintln!(
@@ -158,24 +158,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             );
         }
     }
-    let mut opts = report_options(&spec, None, None)?;
     if args.resume.is_some() {
         // A merged directory: the trials run here are this machine's, which may not
         // be the shards' (merge.json; nothing happens to an ordinary directory).
-        let here = crate::scale::fingerprint::Fingerprint::of_spec(&spec);
-        crate::scale::merge::record_local_trials(&dir, &records, &here)?;
-        crate::scale::merge::apply_dir(&dir, &mut records, &mut opts)?;
+        let here = Fingerprint::of_spec(&spec);
+        crate::results::merged::record_local_trials(&dir, &session.records()?, &here)?;
     }
-    let crash = load_crash_records(&layout::crash_file(&dir))?;
-    store::write_summary(
-        &dir,
-        &report::render_with_crash(&records, &crash, &opts, Format::Csv),
-    )?;
+    let (results, opts) = session.finish()?;
     // The run's status says what happened to the trials; a closed or full standard
     // output must not hide it (the results are on disk either way).
-    let printed = print_run_report(&dir, &spec, &records, &crash, &opts);
-    let code = run_status(&args, &dir, &records, &outcome, interrupted)
-        .or_else(|| crash_status(&lab.failed, &crash))
+    let printed = print_run_report(&results, &opts);
+    let code = run_status(&args, &dir, &results.records, &outcome, interrupted)
+        .or_else(|| crash_status(&lab.failed, &results.crash))
         .unwrap_or(ExitCode::SUCCESS);
     match printed {
         Ok(()) => Ok(code),
@@ -203,19 +197,13 @@ fn repetitions(spec: &spec::Spec) -> String {
 }
 
 /// The tables, the HTML report's path and the results directory, on standard output.
-pub(crate) fn print_run_report(
-    dir: &Path,
-    spec: &spec::Spec,
-    records: &[TrialRecord],
-    crash: &[crate::results::crash::CrashRecord],
-    opts: &ReportOptions,
-) -> Result<()> {
+pub(crate) fn print_run_report(results: &Results, opts: &ReportOptions) -> Result<()> {
     outln!(
         "{}",
-        report::environment::render_in_dir(dir, records, crash, opts, Format::Table)
+        report::environment::render_results(results, opts, Format::Table)
     );
-    let html_path = layout::report_html(dir);
-    match report::html::render_dir(dir, &spec.name, opts)
+    let html_path = layout::report_html(&results.dir);
+    match report::html::render_results(results, opts)
         .and_then(|page| Ok(std::fs::write(&html_path, page)?))
     {
         Ok(()) => outln!("HTML report: {}", html_path.display()),
@@ -224,31 +212,8 @@ pub(crate) fn print_run_report(
             html_path.display()
         ),
     }
-    outln!("results: {}", dir.display());
+    outln!("results: {}", results.dir.display());
     Ok(())
-}
-
-/// The crash half of a run: the lab on this directory's crash recordings.
-fn crash_half(
-    spec: &spec::Spec,
-    dir: &Path,
-    records: &[TrialRecord],
-    ctl: &crate::workload::RunControl,
-    quiet: bool,
-) -> Result<CampaignOutcome> {
-    let recordings: Vec<&TrialRecord> = records.iter().filter(|r| r.crash_recording).collect();
-    if recordings.is_empty() {
-        return Ok(CampaignOutcome::default());
-    }
-    Campaign {
-        spec,
-        dir,
-        opts: &spec.crash,
-        seed: spec.crash.effective_seed(spec.seed),
-        ctl,
-        quiet,
-    }
-    .run(&recordings)
 }
 
 /// 2 when the crash lab failed on a recording, else the crash lab's own statuses
@@ -310,40 +275,6 @@ fn run_status(
         return Some(ExitCode::from(2));
     }
     None
-}
-
-/// `--resume DIR`, else `--results DIR`, else `results/<name>-<timestamp>`; checked to
-/// be a directory nobody else can change.
-pub(crate) fn results_dir(
-    resume: &Option<PathBuf>,
-    results: &Option<PathBuf>,
-    name: &str,
-) -> Result<PathBuf> {
-    let dir = match (resume, results) {
-        (Some(dir), _) | (None, Some(dir)) => dir.clone(),
-        (None, None) => default_results_dir(name),
-    };
-    preflight::check_results_dir_trusted(&dir)?;
-    Ok(dir)
-}
-
-/// The run's store: resumed (with the trials already recorded) or created afresh.
-pub(crate) fn open_store(
-    dir: &Path,
-    resume: bool,
-    spec: &spec::Spec,
-    original: &str,
-) -> Result<(store::Store, Vec<TrialRecord>)> {
-    if resume {
-        store::Store::resume(dir, spec)
-    } else {
-        Ok((store::Store::create(dir, spec, original)?, Vec::new()))
-    }
-}
-
-fn default_results_dir(name: &str) -> PathBuf {
-    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
-    PathBuf::from("results").join(format!("{name}-{stamp}"))
 }
 
 /// `jbench run --shard`: the resolved shard of this attempt.
@@ -454,7 +385,7 @@ impl Shard {
 
     /// Writes the seal when every trial of the shard has a record (ok or failed).
     fn seal(&self, dir: &Path, spec: &spec::Spec, trials: &[plan::Trial]) -> Result<()> {
-        let done = store::done_indices(&store::load_records(dir)?);
+        let done = crate::results::store::done_indices(&crate::results::store::load_records(dir)?);
         let missing: Vec<usize> = trials
             .iter()
             .map(|t| t.index)
@@ -473,8 +404,8 @@ impl Shard {
             std::fs::read(dir.join(name))
                 .with_context(|| format!("cannot read {}", dir.join(name).display()))
         };
-        let spec_sha256 = sha256_hex(&read(store::SPEC)?);
-        let trials_sha256 = sha256_hex(&read(store::TRIALS)?);
+        let spec_sha256 = sha256_hex(&read(layout::SPEC)?);
+        let trials_sha256 = sha256_hex(&read(layout::TRIALS)?);
         let crash_file = layout::crash_file(dir);
         let crash_sha256 = if crash_file.is_file() {
             Some(sha256_hex(&read(layout::CRASH)?))

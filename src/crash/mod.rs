@@ -4,7 +4,8 @@
 //! disks), served by the device daemon over a copy-on-write overlay, recovered by the
 //! kernel and fsck, and judged by an oracle that knows what every fsync promised.
 //!
-//! - `options`: the `[crash]` table;
+//! - `options`: the `[crash]` table (read with the rest of the experiment file, so it
+//!   is the experiment's: `experiment::crash_options`);
 //! - `states`: which crash states a log yields (pure: no devices);
 //! - `journal_scan`: the jbd2 blocks of a log's payloads, and what the journal holds
 //!   at a cut (for `fill` and each record's `journal_live`);
@@ -18,7 +19,7 @@
 pub mod campaign;
 pub mod journal_scan;
 pub mod lab;
-pub mod options;
+pub use crate::experiment::crash_options as options;
 pub mod oracle;
 pub mod pool;
 pub mod promises;

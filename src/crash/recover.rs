@@ -13,11 +13,11 @@ use anyhow::{bail, Context, Result};
 
 use super::states::{LogRec, StatePlan};
 use crate::emu::daemon::DiskSpec;
-use crate::emu::host::DeviceDaemon;
 use crate::emu::writelog::{read_payload, write_zeros, LogHeader, LogWriter, RecordKind, Stamp};
 use crate::emu::EmulationOptions;
 use crate::experiment::config::{Config, FsType, Placement};
 use crate::rig::cmd::{self, Ran};
+use crate::rig::emulated::DeviceDaemon;
 use crate::rig::image::ImageFile;
 use crate::rig::loopdev::{self, LoopDevice};
 use crate::rig::session::SessionDir;
@@ -161,7 +161,7 @@ impl RecoveryRig {
                 image: image.path().to_path_buf(),
                 model: model.model.clone(),
                 params: model.params.clone(),
-                image_id: Some(loopdev::FileId::of(image.file())?),
+                image_id: Some(crate::file_id::FileId::of(image.file())?),
             });
             images.push(image);
         }

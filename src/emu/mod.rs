@@ -2,14 +2,8 @@
 //! SATA and NVMe SSDs, NVRAM, RAM — that say how long each request should take, and
 //! the user-space daemon that serves image files as block devices with that timing.
 
-pub mod bench;
-pub mod calibrate;
 pub mod daemon;
-pub mod floor;
-pub mod host;
-pub mod inject;
 pub mod model;
-pub mod stress;
 pub mod writelog;
 
 use std::time::Duration;

@@ -6,8 +6,6 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::record::ConfigRecord;
-
 /// Where the journal lives.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -238,25 +236,6 @@ impl Config {
             0
         } else {
             self.journal_size
-        }
-    }
-
-    pub fn record(&self) -> ConfigRecord {
-        ConfigRecord {
-            label: self.label.clone(),
-            filesystem: self.fs_type.to_string(),
-            fs_size: self.fs_size,
-            placement: self.placement.as_str().to_string(),
-            journal_size: self.journal_bytes(),
-            mode: self.mode_label().to_string(),
-            mkfs_options: self.mkfs_options.clone(),
-            mount_options: self.mount_options.clone(),
-            fast_commit: self.fast_commit,
-            commit_seconds: self.commit_seconds,
-            memory_limit: self.memory_limit,
-            ramdisk_size: self.ramdisk_size,
-            fs_device_model: self.fs_model.as_ref().map(|m| m.name.clone()),
-            journal_device_model: self.journal_model.as_ref().map(|m| m.name.clone()),
         }
     }
 }

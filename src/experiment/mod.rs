@@ -1,8 +1,10 @@
 //! What to measure: the experiment file (`spec`), the configurations it expands to
-//! (`config`), the built-in presets and the ordered plan of trials. Nothing here
+//! (`config`) and its `[crash]` table (`crash_options`), the built-in presets, the
+//! ordered plan of trials and what a plan costs in time and space. Nothing here
 //! touches a device.
 
 pub mod config;
+pub mod crash_options;
 pub mod estimate;
 pub mod footprint;
 pub mod plan;

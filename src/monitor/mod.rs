@@ -17,13 +17,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use crate::results::monitor_series::write_series;
-pub use crate::results::monitor_series::{CpuPct, DeviceRate, SeriesPoint};
+use series::write_series;
+pub use series::{CpuPct, DeviceRate, SeriesPoint};
 
 use crate::workload::{PhaseEvent, PhaseHook};
 
 pub mod host_load;
 mod procfs;
+pub mod series;
 mod summary;
 
 pub use host_load::HostLoad;

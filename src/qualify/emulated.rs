@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::{qualify_device, ModelRef, Patterns, Qualification};
-use crate::emu::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
+use crate::selftest::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
 
 pub struct ModelOptions {
     /// The name shown: a built-in model or a `[models]` entry.

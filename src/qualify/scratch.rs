@@ -38,7 +38,7 @@ impl Scratch {
                 parent.display()
             )
         })?;
-        let free = crate::run::preflight::free_bytes(parent)?;
+        let free = crate::workload::sys::free_bytes(parent)?;
         if free < size + HEADROOM {
             bail!(
                 "{} has {} free; qualify needs {} there ({} scratch file + {}). Free some space or pass a smaller --size.",

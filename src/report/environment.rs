@@ -2,34 +2,18 @@
 //! writeback settings, the work_dir's disk and mount, the CPU governor, the disks'
 //! caches), for the header of the text and Markdown reports and the HTML page.
 
-use std::path::Path;
-
 use super::grid::Style;
 use super::Format;
 use crate::analysis::Analysis;
-use crate::results::crash::CrashRecord;
 use crate::results::envinfo::{DiskSettings, Environment, ImageLocation, Writeback};
-use crate::results::layout;
-use crate::results::record::TrialRecord;
+use crate::results::Results;
 
-/// `env.json` of results directory `dir`; `None` when it is missing or unreadable
-/// (a report still renders without it).
-pub fn load(dir: &Path) -> Option<Environment> {
-    let text = std::fs::read_to_string(dir.join(layout::ENV)).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
-/// [`super::render_with_crash`] with `dir`'s `env.json` in the header of the table and
-/// Markdown formats (CSV and JSON are unchanged: `env.json` sits beside them).
-pub fn render_in_dir(
-    dir: &Path,
-    records: &[TrialRecord],
-    crash: &[CrashRecord],
-    opts: &super::ReportOptions,
-    format: Format,
-) -> String {
-    let mut a = super::analyse(records, opts).with_crash(crash);
-    a.environment = load(dir);
+/// [`super::render_with_crash`] of a results directory, with its `env.json` in the
+/// header of the table and Markdown formats (CSV and JSON are unchanged: `env.json`
+/// sits beside them).
+pub fn render_results(results: &Results, opts: &super::ReportOptions, format: Format) -> String {
+    let mut a = super::analyse(&results.records, opts).with_crash(&results.crash);
+    a.environment = results.environment();
     format.exporter().render(&a)
 }
 

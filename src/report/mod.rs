@@ -10,12 +10,14 @@
 //!   recovery per configuration;
 //! - [`summary`]: the words of the summary that opens each report;
 //! - [`crash`]: the words and tables of the crash section (`crash.jsonl`);
+//! - [`compare`]: `jbench compare`'s header of the compared runs;
 //! - `words`: the words of verdicts, the only place a typed outcome becomes text.
 //!
 //! The model and its construction are re-exported here ([`analyse`], [`Analysis`],
 //! [`ReportOptions`], ...) so `report::render` stays the one front door.
 
 pub mod answer;
+pub mod compare;
 pub mod crash;
 pub mod csv;
 pub mod environment;

@@ -1,9 +1,15 @@
-//! What a run leaves behind: the results directory, its trial records and the
-//! description of the machine that ran them.
+//! What a run leaves behind: the results directory (its [`layout`], the [`store`] that
+//! writes it, the one reader [`open`]), its trial records, crash states and merge
+//! record, and the description of the machine that ran them.
 
+pub mod compare;
 pub mod crash;
 pub mod envinfo;
+pub mod fingerprint;
 pub mod layout;
-pub mod monitor_series;
+pub mod merged;
+mod open;
 pub mod record;
 pub mod store;
+
+pub use open::{open, read_spec, read_trials, Results, Trials};

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::config::Config;
+pub use crate::rig::verify::Verified;
 use crate::workload::PhaseResult;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -46,6 +48,28 @@ pub struct ConfigRecord {
     pub journal_device_model: Option<String>,
 }
 
+impl ConfigRecord {
+    /// The record of `config`, as the experiment file asked for it.
+    pub fn of(c: &Config) -> Self {
+        Self {
+            label: c.label.clone(),
+            filesystem: c.fs_type.to_string(),
+            fs_size: c.fs_size,
+            placement: c.placement.as_str().to_string(),
+            journal_size: c.journal_bytes(),
+            mode: c.mode_label().to_string(),
+            mkfs_options: c.mkfs_options.clone(),
+            mount_options: c.mount_options.clone(),
+            fast_commit: c.fast_commit,
+            commit_seconds: c.commit_seconds,
+            memory_limit: c.memory_limit,
+            ramdisk_size: c.ramdisk_size,
+            fs_device_model: c.fs_model.as_ref().map(|m| m.name.clone()),
+            journal_device_model: c.journal_model.as_ref().map(|m| m.name.clone()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadRecord {
     pub kind: String,
@@ -54,21 +78,6 @@ pub struct WorkloadRecord {
     /// Phases were also timed up to `syncfs` (`durable_seconds`).
     #[serde(default)]
     pub durable: bool,
-}
-
-/// What the mounted file system really had, read back from the devices and the kernel.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Verified {
-    /// Journal block device path, or `internal`.
-    pub journal_device: String,
-    /// Journal size in bytes as the on-disk journal superblock reports it.
-    pub journal_bytes: u64,
-    /// Data mode from /proc/mounts.
-    pub mode: String,
-    /// Human-readable evidence, one line per check, e.g.
-    /// `dumpe2fs /dev/loop3: Journal UUID 1f.. = journal device UUID`.
-    #[serde(default)]
-    pub checks: Vec<String>,
 }
 
 /// `ok` or `failed`.
@@ -105,7 +114,7 @@ pub struct TrialRecord {
     /// The emulated disks' counters and the device daemon's CPU time, for
     /// configurations with a `device_model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub emulation: Option<crate::emu::host::EmulationRecord>,
+    pub emulation: Option<crate::rig::emulated::EmulationRecord>,
     /// Devices, journal, CPU and memory during each phase (`monitor_interval`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor: Option<crate::monitor::MonitorSummary>,

@@ -113,11 +113,12 @@ fn drop_torn_tail(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes `bytes` to `path` and waits until they are on disk.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
     f.write_all(bytes)?;
-    f.sync_all()?;
-    Ok(())
+    f.sync_all()
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// One parsed line of `trials.jsonl`.
@@ -369,7 +370,7 @@ mod tests {
     #[test]
     fn a_record_whose_daemon_stalled_is_read_as_failed_with_the_reason() {
         use crate::emu::daemon::DiskStats;
-        use crate::emu::host::EmulationRecord;
+        use crate::rig::emulated::EmulationRecord;
         let with = |trial, overdue, slow_io| {
             let mut r = rec(trial, "a", "w", 10.0);
             r.emulation = Some(EmulationRecord {
@@ -559,7 +560,15 @@ mod props {
                     }
                 }
                 // No spec.toml or env.json: the HTML page must still not panic.
-                let _ = crate::report::html::render_dir(d.path(), "t", &ReportOptions::default());
+                let _ = crate::report::html::render_page(&crate::report::html::Page {
+                    records: &records,
+                    env: None,
+                    title: "t",
+                    opts: &ReportOptions::default(),
+                    results_dir: Some(d.path()),
+                    extra_warnings: &[],
+                    crash: &[],
+                });
             }
             // --resume's view must agree: after cutting, the same records load.
             if let Ok(before) = load_records(d.path()) {

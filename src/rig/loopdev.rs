@@ -15,26 +15,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
+use crate::file_id::FileId;
 use crate::rig::cmd;
-
-/// Which file: device and inode numbers, as `stat` gives them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileId {
-    pub dev: u64,
-    pub ino: u64,
-}
-
-impl FileId {
-    pub fn of(file: &File) -> Result<Self> {
-        let st = nix::sys::stat::fstat(file.as_raw_fd()).context("cannot stat an open file")?;
-        Ok(Self {
-            dev: st.st_dev as u64,
-            ino: st.st_ino as u64,
-        })
-    }
-}
 
 #[derive(Debug)]
 pub struct LoopDevice {

@@ -4,6 +4,7 @@
 
 pub mod cmd;
 pub mod dirty;
+pub mod emulated;
 pub mod ext4;
 pub mod image;
 pub mod loopdev;
@@ -23,12 +24,12 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::emu::daemon::DiskSpec;
-use crate::emu::host::{self, DeviceDaemon};
 use crate::emu::EmulationOptions;
 use crate::experiment::config::DeviceModelSpec;
 use crate::experiment::config::{Config, FsType, Placement};
-use crate::results::record::Verified;
+use crate::rig::verify::Verified;
 use crate::units::format_size;
+use emulated::DeviceDaemon;
 use image::ImageFile;
 use loopdev::LoopDevice;
 use mounts::Mount;
@@ -551,12 +552,12 @@ fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSet
                     image: d.path.clone(),
                     model: m.model.clone(),
                     params: m.params.clone(),
-                    image_id: Some(loopdev::FileId::of(&d.file)?),
+                    image_id: Some(crate::file_id::FileId::of(&d.file)?),
                 })
             })
             .collect::<Result<_>>()?;
         let cpus = if emu.options.pin_cpus {
-            host::split_cpus(&host::allowed_cpus())
+            emulated::split_cpus(&emulated::allowed_cpus())
                 .map(|(daemon, _)| daemon)
                 .unwrap_or_default()
         } else {

@@ -6,10 +6,25 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
 
 use crate::experiment::config::{Config, FsType, Placement};
-use crate::results::record::Verified;
 use crate::rig::{ext4, mounts, xfs};
+
+/// What the mounted file system really had, read back from the devices and the kernel.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verified {
+    /// Journal block device path, or `internal`.
+    pub journal_device: String,
+    /// Journal size in bytes as the on-disk journal superblock reports it.
+    pub journal_bytes: u64,
+    /// Data mode from /proc/mounts.
+    pub mode: String,
+    /// Human-readable evidence, one line per check, e.g.
+    /// `dumpe2fs /dev/loop3: Journal UUID 1f.. = journal device UUID`.
+    #[serde(default)]
+    pub checks: Vec<String>,
+}
 
 pub fn verify(
     config: &Config,

@@ -145,15 +145,17 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
     for m in mounts::mounts().into_iter().filter(is_daemon_mount) {
         if inside(&m.target) {
             act(format!("unmount {}", m.target.display()), &mut || {
-                crate::emu::host::unmount_fuse(&m.target)
+                crate::rig::emulated::unmount_fuse(&m.target)
             });
         }
     }
     // The FUSE control file system, when a jbench mounted it and no daemon serves.
-    if Path::new(crate::emu::host::FUSECTL_MARK).exists() && !crate::emu::host::daemons_serving() {
+    if Path::new(crate::rig::emulated::FUSECTL_MARK).exists()
+        && !crate::rig::emulated::daemons_serving()
+    {
         act(
-            format!("unmount {}", crate::emu::host::FUSECTL),
-            &mut || crate::emu::host::release_fusectl().map(|_| ()),
+            format!("unmount {}", crate::rig::emulated::FUSECTL),
+            &mut || crate::rig::emulated::release_fusectl().map(|_| ()),
         );
     }
     for (file, limits) in crate::rig::dirty::stale() {
@@ -206,7 +208,7 @@ fn trusted(dir: &Path) -> Result<()> {
 /// The pid of a device daemon a session directory's pid file names, if that process
 /// still runs and is that session's daemon (pids are reused).
 fn daemon_of(dir: &Path) -> Option<i32> {
-    let text = fs::read_to_string(dir.join(crate::emu::host::PID_FILE)).ok()?;
+    let text = fs::read_to_string(dir.join(crate::rig::emulated::PID_FILE)).ok()?;
     let pid: i32 = text.trim().parse().ok()?;
     let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     let cmdline = String::from_utf8_lossy(&cmdline);
@@ -222,7 +224,7 @@ fn stop_daemon(pid: i32) -> Result<()> {
             return Ok(());
         }
         // An orphan is reaped by init; a zombie whose parent lives on is harmless.
-        if crate::emu::host::process_state(pid.as_raw() as u32).starts_with("dead") {
+        if crate::rig::emulated::process_state(pid.as_raw() as u32).starts_with("dead") {
             return Ok(());
         }
         std::thread::sleep(std::time::Duration::from_millis(10));

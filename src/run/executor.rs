@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::emu::host::{self, EmulationRecord};
 use crate::experiment::plan::Trial;
 use crate::experiment::spec::Spec;
 use crate::monitor::{Monitor, MonitorSummary, Targets};
 use crate::results::layout;
 use crate::results::record::Verified;
+use crate::rig::emulated::{self, EmulationRecord};
 use crate::rig::memcg::{MemoryLimit, MemoryUse};
 use crate::rig::{self, Workspace};
 use crate::workload::{Interrupted, PhaseResult, RunControl};
@@ -196,7 +196,7 @@ impl Executor for RigExecutor {
         // The cgroup is made fresh per trial so its peak is this trial's alone.
         let limit = config.memory_limit.map(MemoryLimit::create).transpose();
         // A testing aid: `JBENCH_EMU_INJECT_STALL` makes this trial's daemon stall once.
-        let stall = host::InjectedStall::for_trial(trial.index);
+        let stall = emulated::InjectedStall::for_trial(trial.index);
         let session = limit
             .and_then(|limit| EmulatedRun::begin(&rig, &emu, stall?.as_ref()).map(|e| (limit, e)));
         let (mut limit, emulated) = match session {
@@ -306,7 +306,7 @@ impl EmulatedRun {
     fn begin(
         rig: &rig::Rig,
         emu: &rig::EmuSetup,
-        stall: Option<&host::InjectedStall>,
+        stall: Option<&emulated::InjectedStall>,
     ) -> Result<Option<Self>> {
         let Some(daemon) = rig.daemon() else {
             return Ok(None);
@@ -328,12 +328,12 @@ impl EmulatedRun {
         let mut restore_cpus = None;
         let mut workload_cpus = Vec::new();
         if !daemon.cpus().is_empty() {
-            let others: Vec<usize> = host::allowed_cpus()
+            let others: Vec<usize> = emulated::allowed_cpus()
                 .into_iter()
                 .filter(|c| !daemon.cpus().contains(c))
                 .collect();
             if !others.is_empty() {
-                restore_cpus = Some(host::pin_current_thread(&others)?);
+                restore_cpus = Some(emulated::pin_current_thread(&others)?);
                 workload_cpus = others;
             }
         }
@@ -348,7 +348,7 @@ impl EmulatedRun {
     /// The record of the run, and why the daemon failed if it did.
     fn end(self, rig: &rig::Rig) -> (Option<EmulationRecord>, Option<String>) {
         if let Some(cpus) = &self.restore_cpus {
-            let _ = host::pin_current_thread(cpus);
+            let _ = emulated::pin_current_thread(cpus);
         }
         let Some(daemon) = rig.daemon() else {
             return (None, None);

@@ -11,3 +11,4 @@ pub mod preflight;
 pub(crate) mod progress;
 pub mod runner;
 pub mod scripted;
+pub mod session;

@@ -11,6 +11,7 @@ use crate::rig::cmd;
 use crate::rig::safety;
 use crate::trust;
 use crate::units::format_size;
+use crate::workload::sys::{existing_ancestor, free_bytes};
 
 pub const TOOLS: [&str; 7] = [
     "mke2fs", "dumpe2fs", "losetup", "blkid", "blockdev", "mount", "umount",
@@ -411,18 +412,6 @@ pub fn mem_available() -> Result<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map(|kb| kb * 1024)
         .ok_or_else(|| anyhow::anyhow!("/proc/meminfo has no MemAvailable line"))
-}
-
-fn existing_ancestor(path: &Path) -> &Path {
-    path.ancestors()
-        .find(|p| p.exists())
-        .unwrap_or(Path::new("/"))
-}
-
-pub fn free_bytes(path: &Path) -> Result<u64> {
-    let st = nix::sys::statvfs::statvfs(existing_ancestor(path))
-        .map_err(|e| anyhow::anyhow!("cannot stat {}: {e}", path.display()))?;
-    Ok(st.blocks_available() as u64 * st.fragment_size() as u64)
 }
 
 pub fn fs_type(path: &Path) -> String {

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::experiment::plan::Trial;
 use crate::experiment::spec::Spec;
-use crate::results::record::{Status, TrialRecord, WorkloadRecord, SCHEMA_VERSION};
+use crate::results::record::{ConfigRecord, Status, TrialRecord, WorkloadRecord, SCHEMA_VERSION};
 use crate::results::store::Store;
 use crate::run::adaptive::{self, Rule};
 use crate::run::executor::{Executor, FailedTrial, TrialError, TrialOutcome};
@@ -193,7 +193,7 @@ fn trial_record(
         trial: trial.index,
         rep: trial.rep,
         crash_recording: trial.recording,
-        config: config.record(),
+        config: ConfigRecord::of(config),
         workload: WorkloadRecord {
             kind: workload.engine.kind().to_string(),
             name: workload.name.clone(),

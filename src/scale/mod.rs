@@ -3,22 +3,15 @@
 //! wrote. jbench schedules nothing itself.
 //!
 //! - `shard`: which trials a shard runs (deterministic, balanced by estimated time);
-//! - `fingerprint`: the machine a trial ran on;
 //! - `seal`: the atomic completion file that says an attempt finished;
-//! - `merge`: attempts into one results directory;
+//! - `merge`: attempts into one results directory (the machine a trial ran on and the
+//!   `merge.json` every report reads are the results directory's: `results::fingerprint`,
+//!   `results::merged`);
 //! - `launch`: the scheduler files `jbench submit` writes.
 
-pub mod fingerprint;
 pub mod launch;
 pub mod merge;
 pub mod seal;
 pub mod shard;
 
-/// SHA-256 of `bytes`, lowercase hex: the spec and trial hashes of a seal.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use crate::results::fingerprint::sha256_hex;

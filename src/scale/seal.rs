@@ -41,7 +41,7 @@ pub struct Seal {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crash_sha256: Option<String>,
     /// The machine the attempt ran on.
-    pub machine: crate::scale::fingerprint::Fingerprint,
+    pub machine: crate::results::fingerprint::Fingerprint,
     /// Where the shard index came from: `--shard I/N`, `SLURM_ARRAY_TASK_ID`, ...
     pub index_source: String,
     /// Wall-clock time the seal was written (metadata only: durations come from
@@ -154,7 +154,7 @@ pub fn verify(dir: &Path, seal: &Seal) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scale::fingerprint::Fingerprint;
+    use crate::results::fingerprint::Fingerprint;
     use std::os::unix::fs::PermissionsExt;
 
     fn sealed(dir: &Path) -> Seal {

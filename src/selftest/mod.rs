@@ -7,7 +7,11 @@
 //! round after round, and the median of each phase is compared, so that slow drift of
 //! the machine falls on both sides alike.
 
+pub mod bench;
+pub mod calibrate;
+pub mod floor;
 pub mod monitor;
+pub mod stress;
 
 use std::fmt;
 use std::io;

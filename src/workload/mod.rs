@@ -58,6 +58,11 @@ pub struct FioLatency {
     pub lat: Option<Latency>,
 }
 
+/// Suffix of the pseudo-phase holding a phase's time up to `syncfs`
+/// ([`PhaseResult::durable_seconds`]) in the statistics and the experiment file's
+/// `main_phase`.
+pub const DURABLE_SUFFIX: &str = "+syncfs";
+
 /// One measured phase of a workload.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {

@@ -154,6 +154,21 @@ pub fn read_once(fd: RawFd, buf: &mut [u8]) -> Result<usize, SysError> {
     }
 }
 
+/// The nearest ancestor of `path` that exists (`/` at worst): what a directory not
+/// made yet will be on.
+pub fn existing_ancestor(path: &Path) -> &Path {
+    path.ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"))
+}
+
+/// Bytes free to an unprivileged writer on the file system `path` is (or will be) on.
+pub fn free_bytes(path: &Path) -> anyhow::Result<u64> {
+    let st = nix::sys::statvfs::statvfs(existing_ancestor(path))
+        .map_err(|e| anyhow::anyhow!("cannot stat {}: {e}", path.display()))?;
+    Ok(st.blocks_available() as u64 * st.fragment_size() as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -204,9 +204,12 @@ pub fn monitor_lines() -> String {
     out
 }
 
-/// Writes the results directory: trials.jsonl, env.json, monitor/trial-0.jsonl.
+/// Writes the results directory: spec.toml, trials.jsonl, env.json,
+/// monitor/trial-0.jsonl.
 pub fn write_results_dir(dir: &Path) -> Vec<TrialRecord> {
     let records = records();
+    let spec = "name = \"journal-sweep\"\n[[workload]]\nkind = \"fdtree\"\nname = \"small-deep\"\n";
+    std::fs::write(dir.join("spec.toml"), spec).unwrap();
     let mut trials = String::new();
     for r in &records {
         trials.push_str(&serde_json::to_string(r).unwrap());

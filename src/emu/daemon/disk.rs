@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use super::overlay::Overlay;
 use super::{DiskSpec, DiskStats, PathCost};
 use crate::emu::model::{model_by_name, spans_disk, DeviceModel};
-use crate::rig::loopdev::FileId;
+use crate::file_id::FileId;
 
 pub(super) struct DiskState {
     pub(super) model: Box<dyn DeviceModel>,

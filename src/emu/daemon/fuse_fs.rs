@@ -13,7 +13,7 @@ use fuser::{
     ReplyEntry, ReplyOpen, ReplyWrite, Request as FuseRequest, WriteFlags,
 };
 
-use super::completion::{Answer, LogEntry, INJECTED};
+use super::queue::{Answer, LogEntry, INJECTED};
 use super::state::Inner;
 use super::{CONTROL_FILE, STATS_FILE};
 use crate::emu::model::Request;

@@ -32,10 +32,11 @@ use fuser::MountOption;
 use serde::{Deserialize, Serialize};
 
 use super::writelog::{LogDisk, LogHeader, LogWriter};
-use crate::rig::loopdev::FileId;
-use completion::{completer, Queue};
+use crate::file_id::FileId;
+use completion::completer;
 use disk::Disk;
 use fuse_fs::EmuFs;
+use queue::Queue;
 use state::Inner;
 
 mod completion;
@@ -44,6 +45,7 @@ mod fuse_fs;
 mod overlay;
 mod path;
 mod priority;
+mod queue;
 mod state;
 mod stats;
 

@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use super::completion::{Answer, LogEntry, Pending, Queue, INJECTED};
 use super::disk::{build_model, Disk};
 use super::path::floor_of;
+use super::queue::{Answer, LogEntry, Pending, Queue, INJECTED};
 use super::{DaemonStats, DiskStats, PathCost};
 use crate::emu::model::{Request, Service};
 use crate::emu::writelog::{LogWriter, RecordKind, Stamp, NO_DISK};

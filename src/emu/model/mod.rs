@@ -18,7 +18,7 @@
 //! - 1 MB = 10^6 bytes in every `*_mb_per_s` parameter, as in drive data sheets.
 //!
 //! The FUSE path itself costs something per request (the floor: measured when a loop
-//! device is attached, see `emu::host::DeviceDaemon::measure_path`; [`FUSE_FLOOR`] when
+//! device is attached, see `rig::emulated::DeviceDaemon::measure_path`; [`FUSE_FLOOR`] when
 //! it was not), so a model whose [`DeviceModel::min_service`] is below it cannot be
 //! emulated faithfully for its fastest requests; [`below_floor`] lets the daemon flag it.
 //!

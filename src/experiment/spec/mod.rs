@@ -20,9 +20,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::crash::CrashOptions;
 use crate::emu::EmulationOptions;
 use crate::experiment::config::{Config, DataMode, DeviceModelSpec, FsType, Placement};
+use crate::experiment::crash_options::CrashOptions;
 use crate::units::{format_size, parse_duration, parse_size};
 use crate::workload::Workload;
 
@@ -127,7 +127,7 @@ pub struct WorkloadSpec {
     /// Also time each phase up to `syncfs` of the file system.
     pub durable: bool,
     /// The phase the report's summary ranks configurations on (`main_phase`);
-    /// `None`: the engine's default (`crate::analysis::default_main_phase`).
+    /// `None`: the engine's default (the analysis's `default_main_phase`).
     pub main_phase: Option<String>,
 }
 

@@ -149,7 +149,10 @@ pub(super) fn resolve(spec: &Spec) -> String {
 /// `[crash]` with every key explicit. `lose_journal` left to the placement is written
 /// `"auto"`, which reads back as not given: writing the per-configuration answer would
 /// turn a rule into a fixed choice.
-fn crash_table(c: &crate::crash::CrashOptions, experiment_seed: u64) -> toml::Table {
+fn crash_table(
+    c: &crate::experiment::crash_options::CrashOptions,
+    experiment_seed: u64,
+) -> toml::Table {
     let int = |n: u64| toml::Value::Integer(n as i64);
     let mut t = toml::Table::new();
     t.insert("states".into(), int(c.states.into()));

@@ -61,7 +61,7 @@ pub(super) fn build_crash(
     raw: &Key<RawCrash>,
     experiment_seed: u64,
 ) -> Result<CrashOptions, SpecError> {
-    use crate::crash::options::{
+    use crate::experiment::crash_options::{
         DEFAULT_RECOVERY_TIMING, MAX_MOUNT_TIMEOUT, MAX_STATES, MIN_MOUNT_TIMEOUT,
     };
     let mut out = CrashOptions {
@@ -165,7 +165,7 @@ pub(super) fn build_crash(
 fn read_strategies(
     ctx: &Ctx,
     v: &Spanned<toml::Value>,
-) -> Result<Vec<crate::crash::Strategy>, SpecError> {
+) -> Result<Vec<crate::experiment::crash_options::Strategy>, SpecError> {
     let blame = |m: String| ctx.at(v, "crash.strategies", m);
     let toml::Value::Array(items) = v.get_ref() else {
         return Err(blame(format!(
@@ -186,7 +186,7 @@ fn read_strategies(
                 kind_of(item)
             )));
         };
-        let s = crate::crash::Strategy::parse(text).map_err(blame)?;
+        let s = crate::experiment::crash_options::Strategy::parse(text).map_err(blame)?;
         if out.contains(&s) {
             return Err(blame(format!(
                 "`{s}` is listed twice; name each strategy once"
@@ -360,7 +360,7 @@ fn checked_main_phase(
     engine: &dyn crate::workload::Workload,
     durable: bool,
 ) -> Result<String, String> {
-    let suffix = crate::analysis::DURABLE_SUFFIX;
+    let suffix = crate::workload::DURABLE_SUFFIX;
     let mut allowed: Vec<String> = engine.phase_names().iter().map(|p| p.to_string()).collect();
     if durable {
         let timed: Vec<String> = allowed.iter().map(|p| format!("{p}{suffix}")).collect();

@@ -30,7 +30,7 @@ mod tradeoff;
 mod trials;
 
 pub use charts::PALETTE;
-pub use page::{render, render_dir, render_page, Page, MIN_TIMELINE_SAMPLES};
+pub use page::{render, render_page, render_results, Page, MIN_TIMELINE_SAMPLES};
 
 #[cfg(test)]
 mod tests;

@@ -15,12 +15,12 @@ use super::charts::{
 use super::latency::{latency_chart, phase_curves, LatencyKind};
 use super::trials::trial_rates;
 use crate::analysis::CrashAnalysis;
+use crate::monitor::series::{parse_series, CpuPct, SeriesPoint};
 use crate::report::crash::CrashWorkload;
 use crate::report::{self, Analysis, ConfigAnalysis, ReportOptions, WorkloadAnalysis};
-use crate::results::crash::{load_crash_records, CrashRecord};
-use crate::results::layout;
-use crate::results::monitor_series::{parse_series, CpuPct, SeriesPoint};
+use crate::results::crash::CrashRecord;
 use crate::results::record::TrialRecord;
+use crate::results::Results;
 
 const TEMPLATE: &str = include_str!("../../../templates/report.html");
 
@@ -61,25 +61,19 @@ pub fn render(
     })
 }
 
-/// Renders the report of the results directory `dir` (records, `env.json`,
-/// monitor samples, `crash.jsonl`).
-pub fn render_dir(dir: &Path, title: &str, opts: &ReportOptions) -> Result<String> {
-    let mut records = crate::results::store::load_records(dir)?;
-    let mut opts = opts.clone();
-    crate::scale::merge::apply_dir(dir, &mut records, &mut opts)?;
-    let opts = &opts;
-    let crash = load_crash_records(&layout::crash_file(dir))?;
-    let env = std::fs::read_to_string(dir.join(layout::ENV))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+/// Renders the report of a results directory as [`crate::results::open`] read it
+/// (records, `env.json`, `crash.jsonl`; the monitor samples are read from its
+/// directory as each trial's timeline is drawn), titled with its experiment's name.
+/// `opts` are the caller's ([`ReportOptions::of_results`] for the directory's own).
+pub fn render_results(results: &Results, opts: &ReportOptions) -> Result<String> {
     render_page(&Page {
-        records: &records,
-        env: env.as_ref(),
-        title,
+        records: &results.records,
+        env: results.env.as_ref(),
+        title: &results.spec.name,
         opts,
-        results_dir: Some(dir),
+        results_dir: Some(&results.dir),
         extra_warnings: &[],
-        crash: &crash,
+        crash: &results.crash,
     })
 }
 
@@ -573,7 +567,7 @@ fn trial_views(records: &[TrialRecord], dir: Option<&Path>) -> Result<Vec<TrialV
     for r in sorted {
         let (charts, note) = match dir {
             Some(d) => {
-                let path = layout::monitor_file(d, r.trial);
+                let path = crate::results::layout::monitor_file(d, r.trial);
                 match std::fs::read_to_string(&path) {
                     Ok(text) => {
                         let (samples, bad) = parse_series(&text);

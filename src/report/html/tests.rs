@@ -6,7 +6,7 @@ use super::latency::*;
 use super::marks::*;
 use super::trials::trial_rates;
 use crate::analysis::stats::Summary;
-use crate::results::monitor_series::parse_series;
+use crate::monitor::series::parse_series;
 
 #[test]
 fn monitor_lines_parse_and_bad_ones_are_counted() {

@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn emulated_disks_answered_by_the_fuse_floor_are_warned_about() {
     use crate::emu::daemon::DiskStats;
-    use crate::emu::host::EmulationRecord;
+    use crate::rig::emulated::EmulationRecord;
     let disk = |name: &str, model: &str, floor_bound, excess, response, late| DiskStats {
         name: name.into(),
         model: model.into(),
@@ -73,7 +73,7 @@ fn emulated_disks_answered_by_the_fuse_floor_are_warned_about() {
 /// 300 times as long as its siblings, and with `stalled` its daemon said why.
 fn stall_records(stalled: bool) -> Vec<TrialRecord> {
     use crate::emu::daemon::DiskStats;
-    use crate::emu::host::EmulationRecord;
+    use crate::rig::emulated::EmulationRecord;
     let mut records = Vec::new();
     for (k, label) in ["same-disk", "ramdisk"].iter().enumerate() {
         for rep in 1..=4u32 {

@@ -549,7 +549,7 @@ impl Fdtree {
         );
         let mut large = inodes >= LARGE_INODES || self.data_bytes() >= LARGE_BYTES;
         if let Ok(fs) = nix::sys::statvfs::statvfs(dir) {
-            let free_bytes = crate::run::preflight::free_bytes(dir).unwrap_or(u64::MAX);
+            let free_bytes = crate::workload::sys::free_bytes(dir).unwrap_or(u64::MAX);
             let free_inodes: u64 = fs.files_available();
             // tmpfs without an inode limit reports 0 of 0.
             let counts_inodes = fs.files() > 0;

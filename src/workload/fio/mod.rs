@@ -41,6 +41,7 @@ pub use cli::*;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+#[path = "tests/promises.rs"]
 mod tests_promises;
 
 /// Spec keys this kind accepts besides the common ones.

@@ -1,8 +1,8 @@
 //! The `[crash]` table: defaults, refusals naming key and line, and the resolved spec.
 
 use super::*;
-use crate::crash::options::{DEFAULT_MOUNT_TIMEOUT, MAX_STATES};
-use crate::crash::Strategy;
+use crate::experiment::crash_options::Strategy;
+use crate::experiment::crash_options::{DEFAULT_MOUNT_TIMEOUT, MAX_STATES};
 
 fn with_crash(table: &str) -> String {
     format!("{BASE}\n[crash]\n{table}\n")

@@ -24,7 +24,7 @@ fn device_models_come_from_built_ins_and_the_models_table() {
     );
     assert_eq!(j.params["write_cache"], toml::Value::Boolean(false));
     assert_eq!(j.params["seed"], toml::Value::Integer(7));
-    let r = c.record();
+    let r = crate::results::record::ConfigRecord::of(c);
     assert_eq!(r.fs_device_model.as_deref(), Some("hdd-7200"));
     assert_eq!(r.journal_device_model.as_deref(), Some("slow-journal"));
     let json = serde_json::to_string(&r).unwrap();
@@ -35,7 +35,8 @@ fn device_models_come_from_built_ins_and_the_models_table() {
     // Without models the record has no such keys, as before.
     let plain = parse(&emulated("", "", ""), "x").unwrap();
     assert_eq!(plain.configs[0].fs_model, None);
-    let json = serde_json::to_string(&plain.configs[0].record()).unwrap();
+    let json = serde_json::to_string(&crate::results::record::ConfigRecord::of(&plain.configs[0]))
+        .unwrap();
     assert!(!json.contains("device_model"), "{json}");
     // Every built-in name works directly.
     for name in crate::emu::MODEL_NAMES {

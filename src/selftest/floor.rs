@@ -26,12 +26,13 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::daemon::DiskSpec;
-use super::host::{self, DeviceDaemon};
-use super::EmulationOptions;
+use crate::emu::daemon::DiskSpec;
+use crate::emu::EmulationOptions;
+use crate::file_id::FileId;
 use crate::measure::{quantile, DirectBuf};
+use crate::rig::emulated::{self, DeviceDaemon};
 use crate::rig::image::ImageFile;
-use crate::rig::loopdev::{FileId, LoopDevice};
+use crate::rig::loopdev::LoopDevice;
 use crate::rig::session::SessionDir;
 
 /// What to measure and where.
@@ -176,8 +177,8 @@ pub fn floor(opts: &FloorOptions, progress: &mut dyn FnMut(&str)) -> Result<Floo
     let tmp_session = SessionDir::create(&opts.tmpfs_dir)?;
     let tmp_img = ImageFile::create_allocated(&tmp_session, "plain.img", SPAN)?;
 
-    let allowed = host::allowed_cpus();
-    let split = host::split_cpus(&allowed);
+    let allowed = emulated::allowed_cpus();
+    let split = emulated::split_cpus(&allowed);
     let (daemon_cpus, mine) = match (opts.placement, &split) {
         (_, None) => (Vec::new(), None),
         (Placement::Split, Some((d, w))) => (d.clone(), Some(w.clone())),
@@ -185,7 +186,7 @@ pub fn floor(opts: &FloorOptions, progress: &mut dyn FnMut(&str)) -> Result<Floo
         (Placement::One, Some((d, _))) => (d.clone(), Some(d.clone())),
     };
     let restore = match &mine {
-        Some(m) => Some(host::pin_current_thread(m)?),
+        Some(m) => Some(emulated::pin_current_thread(m)?),
         None => None,
     };
     let result = (|| {
@@ -281,7 +282,7 @@ pub fn floor(opts: &FloorOptions, progress: &mut dyn FnMut(&str)) -> Result<Floo
         })
     })();
     if let Some(cpus) = restore {
-        let _ = host::pin_current_thread(&cpus);
+        let _ = emulated::pin_current_thread(&cpus);
     }
     result
 }

@@ -24,15 +24,17 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::daemon::{
+use crate::emu::daemon::{
     DaemonConfig, DaemonStats, DiskSpec, DiskStats, Ready, CONTROL_FILE, OVERDUE_AFTER, STATS_FILE,
 };
-pub use super::inject::{InjectedStall, StallAt, INJECT_STALL_VAR};
-use super::EmulationOptions;
-use crate::rig::loopdev::{FileId, LoopDevice};
+use crate::emu::EmulationOptions;
+use crate::file_id::FileId;
+use crate::rig::loopdev::LoopDevice;
 use crate::rig::session::SessionDir;
 use crate::rig::{cmd, mounts};
+pub use inject::{InjectedStall, StallAt, INJECT_STALL_VAR};
 
+mod inject;
 mod probe;
 
 /// Where the FUSE control file system lives.
@@ -696,7 +698,7 @@ pub fn release_fusectl() -> Result<bool> {
 pub fn daemons_serving() -> bool {
     mounts::mounts()
         .iter()
-        .any(|m| m.source == super::daemon::SUBTYPE)
+        .any(|m| m.source == crate::emu::daemon::SUBTYPE)
 }
 
 /// Aborts the daemon's FUSE connection; if that is impossible, kills the daemon,

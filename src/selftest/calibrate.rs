@@ -18,8 +18,8 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
-use super::daemon::PathCost;
-use super::model::{
+use crate::emu::daemon::PathCost;
+use crate::emu::model::{
     model_by_name, predicted, spans_disk, CalibrationRun, Kind, Pattern, Prediction, Request,
 };
 use crate::measure::{Direct, Target};

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-/// Where an injected stall holds the daemon ([`super::host::DeviceDaemon::inject_stall`]).
+/// Where an injected stall holds the daemon ([`super::DeviceDaemon::inject_stall`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StallAt {
     /// The FUSE thread, before the next disk request's image I/O.

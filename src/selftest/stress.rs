@@ -21,12 +21,12 @@ use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::daemon::DiskSpec;
-use super::host::{self, DeviceDaemon};
-use super::EmulationOptions;
+use crate::emu::daemon::DiskSpec;
+use crate::emu::EmulationOptions;
+use crate::file_id::FileId;
 use crate::measure::{quantile, DirectBuf};
+use crate::rig::emulated::{self, DeviceDaemon};
 use crate::rig::image::ImageFile;
-use crate::rig::loopdev::FileId;
 use crate::rig::session::SessionDir;
 
 /// How far past its model deadline any answer may go in a stress run: far above a
@@ -150,7 +150,7 @@ pub fn stress(
     ctl: &crate::workload::RunControl,
     progress: &mut dyn FnMut(&str),
 ) -> Result<StressReport> {
-    super::model_by_name(&opts.model, Some(&opts.params))?;
+    crate::emu::model_by_name(&opts.model, Some(&opts.params))?;
     let session = SessionDir::create(&opts.work_dir)?;
     let image_session = SessionDir::create(&opts.image_dir)?;
     let image = ImageFile::create(&image_session, "stress.img", opts.size)?;
@@ -161,11 +161,11 @@ pub fn stress(
         params: opts.params.clone(),
         image_id: Some(FileId::of(image.file())?),
     }];
-    let (daemon_cpus, mine) = host::split_cpus(&host::allowed_cpus()).unwrap_or_default();
+    let (daemon_cpus, mine) = emulated::split_cpus(&emulated::allowed_cpus()).unwrap_or_default();
     let restore = if mine.is_empty() {
         None
     } else {
-        Some(host::pin_current_thread(&mine)?)
+        Some(emulated::pin_current_thread(&mine)?)
     };
     let result = (|| {
         let mut daemon = DeviceDaemon::start(
@@ -211,7 +211,7 @@ pub fn stress(
         Ok::<_, anyhow::Error>((seen, stats, aborted))
     })();
     if let Some(cpus) = restore {
-        let _ = host::pin_current_thread(&cpus);
+        let _ = emulated::pin_current_thread(&cpus);
     }
     drop(image);
     let (seen, stats, aborted) = result?;

@@ -128,8 +128,8 @@ fn fio_entries_follow_fios_reporting_groups() {
     );
 }
 
-const FIXTURE_JOB: &str = include_str!("../../../tests/fixtures/fio_jsonplus.fio");
-const FIXTURE_JSON: &str = include_str!("../../../tests/fixtures/fio_jsonplus.json");
+const FIXTURE_JOB: &str = include_str!("../../../../tests/fixtures/fio_jsonplus.fio");
+const FIXTURE_JSON: &str = include_str!("../../../../tests/fixtures/fio_jsonplus.json");
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= b * 0.001 + 0.001
@@ -271,9 +271,9 @@ fn fio_runs_in_a_directory_and_leaves_it_as_found() {
     std::fs::remove_dir_all(&base).unwrap();
 }
 
-const FDATASYNC_JOB: &str = include_str!("../../../tests/fixtures/fio_fdatasync.fio");
+const FDATASYNC_JOB: &str = include_str!("../../../../tests/fixtures/fio_fdatasync.fio");
 /// fio 3.33's json+ of that job with `--lat_percentiles=1`, as the engine runs it.
-const FDATASYNC_JSON: &str = include_str!("../../../tests/fixtures/fio_fdatasync.json");
+const FDATASYNC_JSON: &str = include_str!("../../../../tests/fixtures/fio_fdatasync.json");
 
 #[test]
 fn fio_fdatasync_job_keeps_clat_sync_and_lat_apart() {

@@ -119,7 +119,7 @@ impl Fingerprint {
     pub fn id(&self) -> String {
         // serde_json writes struct fields in declaration order, so the bytes are stable.
         let json = serde_json::to_vec(self).expect("a fingerprint serialises");
-        crate::scale::sha256_hex(&json)[..12].to_string()
+        sha256_hex(&json)[..12].to_string()
     }
 
     fn fields(&self) -> Vec<(&'static str, String)> {
@@ -181,6 +181,15 @@ fn virtualization() -> String {
         })
         .unwrap_or(false);
     if flagged { "vm" } else { "none" }.to_string()
+}
+
+/// SHA-256 of `bytes`, lowercase hex: the spec and trial hashes of a seal.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::daemon::{DiskSpec, PathCost};
-use super::host::{self, DeviceDaemon};
-use super::EmulationOptions;
+use crate::emu::daemon::{DiskSpec, PathCost};
+use crate::emu::EmulationOptions;
+use crate::file_id::FileId;
+use crate::rig::emulated::{self, DeviceDaemon};
 use crate::rig::image::ImageFile;
-use crate::rig::loopdev::{FileId, LoopDevice};
+use crate::rig::loopdev::LoopDevice;
 use crate::rig::session::SessionDir;
 
 /// Where and what to serve.
@@ -78,7 +79,7 @@ impl Served {
             params: opts.params.clone(),
             image_id: Some(backing.id),
         }];
-        let cpus = host::split_cpus(&host::allowed_cpus())
+        let cpus = emulated::split_cpus(&emulated::allowed_cpus())
             .map(|(d, _)| d)
             .unwrap_or_default();
         let daemon = DeviceDaemon::start(
@@ -107,8 +108,8 @@ impl Served {
 /// Pins the calling thread away from the daemon's CPU, as a trial's workload is;
 /// returns the CPUs to restore, `None` when there is nothing to separate.
 pub fn pin_away_from_daemon() -> Result<Option<Vec<usize>>> {
-    match host::split_cpus(&host::allowed_cpus()) {
-        Some((_, mine)) => Ok(Some(host::pin_current_thread(&mine)?)),
+    match emulated::split_cpus(&emulated::allowed_cpus()) {
+        Some((_, mine)) => Ok(Some(emulated::pin_current_thread(&mine)?)),
         None => Ok(None),
     }
 }
@@ -116,6 +117,6 @@ pub fn pin_away_from_daemon() -> Result<Option<Vec<usize>>> {
 /// Undoes [`pin_away_from_daemon`].
 pub fn unpin(restore: Option<Vec<usize>>) {
     if let Some(cpus) = restore {
-        let _ = host::pin_current_thread(&cpus);
+        let _ = emulated::pin_current_thread(&cpus);
     }
 }

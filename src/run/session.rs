@@ -1,0 +1,145 @@
+//! One run of an experiment into one results directory, as `jbench run` and `jbench
+//! crash` both carry it out: the directory (created or resumed) and its store, the
+//! Ctrl-C control, the executor that writes write logs, monitor samples and outputs
+//! into the directory, the trials, the crash lab over the recordings, and at the end
+//! `summary.csv` and the directory read back whole for the report. The commands keep
+//! what differs: which trials, which options, what they print and their exit status.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::analysis::ReportOptions;
+use crate::crash::campaign::{Campaign, CampaignOutcome};
+use crate::crash::CrashOptions;
+use crate::experiment::plan::Trial;
+use crate::experiment::spec::Spec;
+use crate::report::{self, Format};
+use crate::results::layout;
+use crate::results::record::TrialRecord;
+use crate::results::store::{self, Store};
+use crate::results::Results;
+use crate::run::executor::{Executor, RigExecutor};
+use crate::run::runner::{Run, RunOutcome};
+use crate::run::{interrupt, preflight};
+use crate::workload::RunControl;
+
+/// A results directory being run into.
+pub struct Session<'a> {
+    spec: &'a Spec,
+    store: Store,
+    /// The records a resumed directory already held.
+    existing: Vec<TrialRecord>,
+    ctl: RunControl,
+    quiet: bool,
+}
+
+impl<'a> Session<'a> {
+    /// Creates results directory `dir` for `spec` (read from `original`), or resumes
+    /// it (`resume`: the experiment must be the one stored there), and installs the
+    /// Ctrl-C handler.
+    pub fn open(spec: &'a Spec, original: &str, dir: &Path, resume: bool) -> Result<Self> {
+        let (store, existing) = if resume {
+            Store::resume(dir, spec)?
+        } else {
+            (Store::create(dir, spec, original)?, Vec::new())
+        };
+        Ok(Self {
+            spec,
+            store,
+            existing,
+            ctl: interrupt::install()?,
+            quiet: false,
+        })
+    }
+
+    /// No progress output.
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.store.dir()
+    }
+
+    /// The records a resumed directory held before this run.
+    pub fn existing(&self) -> &[TrialRecord] {
+        &self.existing
+    }
+
+    /// The executor that builds real rigs, keeping write logs, monitor samples and
+    /// outputs in this directory. `destroy`: devices the user named to be formatted.
+    pub fn rig_executor(&self, destroy: Vec<PathBuf>, verbose: bool) -> Result<RigExecutor> {
+        let dir = self.dir();
+        Ok(RigExecutor::new(self.spec, destroy)?
+            .verbose(verbose)
+            .with_write_logs(layout::write_log_dir(dir))
+            .with_monitor_dir(layout::monitor_dir(dir))
+            .with_output_dir(layout::output_dir(dir)))
+    }
+
+    /// Runs `trials` (those a resumed directory has not recorded yet) with `exec`.
+    pub fn execute(&mut self, exec: &mut dyn Executor, trials: &[Trial]) -> Result<RunOutcome> {
+        Run::new(self.spec, &mut self.store, exec, &self.ctl)
+            .quiet(self.quiet)
+            .execute(trials, &self.existing)
+    }
+
+    /// Every record of the directory as stored now.
+    pub fn records(&self) -> Result<Vec<TrialRecord>> {
+        store::load_records(self.dir())
+    }
+
+    /// The crash lab over `recordings` with `opts`, skipping the states a resumed
+    /// directory already checked.
+    pub fn crash_lab(
+        &self,
+        recordings: &[&TrialRecord],
+        opts: &CrashOptions,
+        seed: u64,
+    ) -> Result<CampaignOutcome> {
+        if recordings.is_empty() {
+            return Ok(CampaignOutcome::default());
+        }
+        Campaign {
+            spec: self.spec,
+            dir: self.dir(),
+            opts,
+            seed,
+            ctl: &self.ctl,
+            quiet: self.quiet,
+        }
+        .run(recordings)
+    }
+
+    /// The directory read back whole ([`crate::results::open`]) with its report
+    /// options, after `summary.csv` is written from them.
+    pub fn finish(&self) -> Result<(Results, ReportOptions)> {
+        let results = crate::results::open(self.dir())?;
+        let opts = ReportOptions::of_results(&results, None, None)?;
+        store::write_summary(
+            self.dir(),
+            &report::render_with_crash(&results.records, &results.crash, &opts, Format::Csv),
+        )?;
+        Ok((results, opts))
+    }
+}
+
+/// `--resume DIR`, else `--results DIR`, else `results/<name>-<timestamp>`; checked to
+/// be a directory nobody else can change.
+pub fn results_dir(
+    resume: &Option<PathBuf>,
+    results: &Option<PathBuf>,
+    name: &str,
+) -> Result<PathBuf> {
+    let dir = match (resume, results) {
+        (Some(dir), _) | (None, Some(dir)) => dir.clone(),
+        (None, None) => {
+            let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+            PathBuf::from("results").join(format!("{name}-{stamp}"))
+        }
+    };
+    preflight::check_results_dir_trusted(&dir)?;
+    Ok(dir)
+}

@@ -2,12 +2,17 @@
 //! speed, on real Linux block devices, with fresh file systems per trial and honest
 //! statistics.
 //!
-//! Data flows one way, and the folders follow it:
-//! [`experiment`] (experiment file, configurations, plan of trials) -> [`run`] (runner,
-//! executor, adaptive rounds) which builds a [`rig`] (devices, mkfs, mount,
-//! verification; emulated disks in [`emu`]) and runs a [`workload`] engine while
-//! [`monitor`] samples -> [`results`] (the results directory) -> [`analysis`]
-//! (statistics, comparisons) -> [`report`] (one exporter per format).
+//! Data flows one way, and the folders follow it: each imports only folders below it
+//! (the README's "Development" section lists them from the ground up).
+//! [`experiment`] (experiment file, configurations, plan of trials) -> [`run`] (the
+//! [`run::session::Session`] of `run` and `crash`, runner, executor, adaptive rounds)
+//! which builds a [`rig`] (devices, mkfs, mount, verification; emulated disks served by
+//! [`emu`]'s daemon) and runs a [`workload`] engine while [`monitor`] samples ->
+//! [`results`] (the results directory, read back by [`results::open`]) -> [`crash`]
+//! (the crash lab over the recordings) -> [`analysis`] (statistics, comparisons) ->
+//! [`report`] (one exporter per format). Beside the flow: [`scale`] (shards, merge,
+//! scheduler files), [`qualify`] (the user's own device), [`selftest`] (jbench
+//! measuring itself), [`measure`] (the request engine), and [`cli`] on top.
 
 pub mod analysis;
 pub mod cli;

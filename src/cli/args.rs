@@ -234,7 +234,7 @@ pub struct RunArgs {
     // Hidden, for tests: `--executor scripted` runs every trial through
     // `run::scripted::ScriptedExecutor` (made-up, deterministic phase times; no devices,
     // no root), so the whole path run -> store -> report -> report.html is tested
-    // without root (tests/cli_scripted.rs). Not in `--help`.
+    // without root (tests/e2e/run/cli_scripted.rs). Not in `--help`.
     #[arg(long, value_enum, default_value = "rig", hide = true)]
     pub executor: ExecutorKind,
 }
@@ -681,7 +681,7 @@ pub struct FloorArgs {
 #[derive(Subcommand)]
 pub enum SelftestCmd {
     /// Panics on purpose, to show what a bug looks like to the user: one
-    /// `jbench: internal error` line (tests/cli_output.rs checks it).
+    /// `jbench: internal error` line (tests/e2e/run/cli_output.rs checks it).
     #[command(hide = true)]
     Panic,
     /// Replay the adaptive-repetitions rule on a recorded fixed-N run: trials each

@@ -3,7 +3,7 @@
 //! phases its workload would, with times derived from the configuration, the phase
 //! and the trial index through the spec's seed. Nothing is provisioned, so the whole
 //! command-line path (run -> store -> report -> summary.csv -> report.html) can be
-//! tested without root or devices (tests/cli_scripted.rs), as hyperfine tests its
+//! tested without root or devices (tests/e2e/run/cli_scripted.rs), as hyperfine tests its
 //! command line with a mock executor. The figures mean nothing about any file system.
 
 use rand::{Rng, SeedableRng};

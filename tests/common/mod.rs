@@ -6,12 +6,48 @@
 
 pub mod crash;
 pub mod require;
+pub mod slurm;
 #[allow(unused_imports)]
 pub use crash::*;
 pub use require::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// Skips (outside CI) or fails (under CI) the calling test unless every need holds, and
+/// says which test and why: `require!(root, fuse)`. The needs are `root`, `fuse`,
+/// `zram`, `xfs` and `memcg` ([`need`]); a test that needs a program or anything else
+/// calls [`require`] or [`need_program`] itself.
+macro_rules! require {
+    ($($need:ident),+ $(,)?) => {
+        let here: &str = $crate::common::test_name({
+            fn here() {}
+            ::std::any::type_name_of_val(&here)
+        });
+        if !(true $(&& $crate::common::need(stringify!($need), here))+) {
+            return;
+        }
+    };
+}
+
+/// The test's own name from the path of a function inside it
+/// (`e2e::run::run::the_test::here` -> `the_test`), for [`require!`].
+pub fn test_name(path_of_inner_fn: &'static str) -> &'static str {
+    let test = path_of_inner_fn.trim_end_matches("::here");
+    test.rsplit("::").next().unwrap_or(test)
+}
+
+/// One need of [`require!`], by name.
+pub fn need(what: &str, test: &str) -> bool {
+    match what {
+        "root" => need_root(test),
+        "fuse" => need_fuse(test),
+        "zram" => need_zram(test),
+        "xfs" => need_xfs(test),
+        "memcg" => need_memcg(test),
+        other => panic!("require!: unknown need `{other}` (root, fuse, zram, xfs or memcg)"),
+    }
+}
 
 /// Tests that add zram devices and count them run one at a time.
 pub fn zram_lock() -> std::sync::MutexGuard<'static, ()> {

@@ -1,0 +1,3 @@
+//! Qualifying the user's own device.
+
+mod qualify;

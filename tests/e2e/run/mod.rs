@@ -1,0 +1,8 @@
+//! Whole runs through the CLI: the runner, monitors, the environment record, first contact and output.
+
+mod cli_output;
+mod cli_scripted;
+mod env_record;
+mod first_contact;
+mod monitor;
+mod run;

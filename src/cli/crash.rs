@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 
 use crate::cli::args::CrashArgs;
-use crate::cli::run::print_run_report;
+use crate::cli::run::{crash_status, interrupted_status, print_run_report};
 use crate::crash::campaign;
 use crate::experiment::{plan, spec};
 use crate::run::preflight;
@@ -77,37 +77,17 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let (results, report_opts) = session.finish()?;
     print_run_report(&results, &report_opts)?;
     if interrupted {
-        let again = match (&args.source.spec, &args.source.preset) {
-            (Some(p), _) => p.display().to_string(),
-            (None, Some(p)) => format!("--preset {p}"),
-            (None, None) => String::new(),
-        };
-        eprintln!(
-            "jbench: interrupted; everything was released. Finish with: jbench crash {again} --resume {}",
-            dir.display()
-        );
-        return Ok(ExitCode::from(130));
+        return Ok(interrupted_status("crash", &args.source, &dir));
     }
-    if outcome.failed > 0 || !lab_failed.is_empty() {
+    if outcome.failed > 0 {
         eprintln!(
-            "jbench: {} recording trial(s) and {} crash lab run(s) failed; see {}/trials.jsonl and the messages above",
+            "jbench: {} recording trial(s) failed; see {}/trials.jsonl and the messages above",
             outcome.failed,
-            lab_failed.len(),
             dir.display()
         );
         return Ok(ExitCode::from(2));
     }
-    let found = unexpected(&results.crash);
-    for u in found.lost.iter().chain(&found.hung) {
-        eprintln!("jbench: {u}");
-    }
-    if !found.lost.is_empty() {
-        return Ok(ExitCode::from(5));
-    }
-    if !found.hung.is_empty() {
-        return Ok(ExitCode::from(6));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(crash_status(&lab_failed, &results.crash).unwrap_or(ExitCode::SUCCESS))
 }
 
 pub use crate::crash::campaign::{unexpected, Unexpected};

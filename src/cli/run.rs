@@ -2,12 +2,12 @@
 //! [`crate::run::session::Session`]), then the text report, report.html and the exit
 //! status that says what happened to the trials.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use crate::cli::args::{ExecutorKind, RunArgs};
+use crate::cli::args::{ExecutorKind, RunArgs, SpecSource};
 use crate::cli::exit::is_broken_pipe;
 use crate::crash::campaign::CampaignOutcome;
 use crate::experiment::{plan, spec};
@@ -22,15 +22,15 @@ use crate::run::preflight;
 use crate::run::runner::RunOutcome;
 use crate::run::scripted::ScriptedExecutor;
 use crate::run::session::{self, Session};
-use crate::scale::shard::{self, ShardArg, ShardBy};
-use crate::scale::{seal, sha256_hex};
+use crate::scale::attempt::ShardAttempt;
+use crate::scale::seal;
 use crate::units::count;
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
     let spec = spec::parse(&original, &origin)?;
     let shard = match &args.shard {
-        Some(arg) => Some(Shard::resolve(arg, args.shard_by, &spec)?),
+        Some(arg) => Some(ShardAttempt::resolve(arg, args.shard_by, &spec)?),
         None => None,
     };
     // The scripted executor provisions nothing: no root, tools or directories needed.
@@ -218,7 +218,7 @@ pub(crate) fn print_run_report(results: &Results, opts: &ReportOptions) -> Resul
 
 /// 2 when the crash lab failed on a recording, else the crash lab's own statuses
 /// (5 lost data, 6 no verdict; `jbench crash` documents them); `None`: all is well.
-fn crash_status(failed: &[(String, String)], crash: &[CrashRecord]) -> Option<ExitCode> {
+pub(crate) fn crash_status(failed: &[(String, String)], crash: &[CrashRecord]) -> Option<ExitCode> {
     if !failed.is_empty() {
         eprintln!(
             "jbench: the crash lab failed on {} recording(s); see the messages above",
@@ -236,6 +236,20 @@ fn crash_status(failed: &[(String, String)], crash: &[CrashRecord]) -> Option<Ex
     (!found.hung.is_empty()).then(|| ExitCode::from(6))
 }
 
+/// 130, after saying how to finish the interrupted `jbench COMMAND` into `dir`.
+pub(crate) fn interrupted_status(command: &str, source: &SpecSource, dir: &Path) -> ExitCode {
+    let again = match (&source.spec, &source.preset) {
+        (Some(p), _) => p.display().to_string(),
+        (None, Some(p)) => format!("--preset {p}"),
+        (None, None) => String::new(),
+    };
+    eprintln!(
+        "jbench: interrupted; everything was released. Finish with: jbench {command} {again} --resume {}",
+        dir.display()
+    );
+    ExitCode::from(130)
+}
+
 /// 130 interrupted, 3 every trial failed, 2 some failed, `None` all measured; said on
 /// stderr.
 fn run_status(
@@ -246,16 +260,7 @@ fn run_status(
     interrupted: bool,
 ) -> Option<ExitCode> {
     if interrupted {
-        let again = match (&args.source.spec, &args.source.preset) {
-            (Some(p), _) => p.display().to_string(),
-            (None, Some(p)) => format!("--preset {p}"),
-            (None, None) => String::new(),
-        };
-        eprintln!(
-            "jbench: interrupted; everything was released. Finish with: jbench run {again} --resume {}",
-            dir.display()
-        );
-        return Some(ExitCode::from(130));
+        return Some(interrupted_status("run", &args.source, dir));
     }
     let timed: Vec<&TrialRecord> = records.iter().filter(|r| !r.crash_recording).collect();
     if !timed.is_empty() && timed.iter().all(|r| !r.is_ok()) {
@@ -276,191 +281,3 @@ fn run_status(
     }
     None
 }
-
-/// `jbench run --shard`: the resolved shard of this attempt.
-struct Shard {
-    index: usize,
-    count: usize,
-    by: ShardBy,
-    source: String,
-}
-
-impl Shard {
-    fn resolve(arg: &ShardArg, by: ShardBy, spec: &spec::Spec) -> Result<Self> {
-        // The adaptive rule adds trials after the plan from the results of every
-        // configuration; shards would each add their own, with clashing numbers.
-        if spec.adaptive.is_some() {
-            anyhow::bail!(
-                "--shard cannot run an experiment with adaptive repetitions: the extra rounds depend on every shard's results; give a fixed `repetitions`"
-            );
-        }
-        let (index, source) = shard::resolve_index(arg, |k| std::env::var(k).ok())?;
-        Ok(Self {
-            index,
-            count: arg.count,
-            by,
-            source,
-        })
-    }
-
-    /// The shard's trials, with the numbers they have in the whole plan.
-    fn trials(&self, spec: &spec::Spec, all: &[plan::Trial]) -> Vec<plan::Trial> {
-        shard::assign(spec, all, self.count, self.by)[self.index]
-            .iter()
-            .map(|&i| all[i])
-            .collect()
-    }
-
-    /// `results/<name>-shard<I>of<N>-<host>-<pid>-<timestamp>`: every attempt its own
-    /// directory, since a scheduler may start one shard twice at once.
-    fn default_results_dir(&self, name: &str) -> PathBuf {
-        let host: String = nix::unistd::gethostname()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_default()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
-        PathBuf::from("results").join(format!(
-            "{name}-shard{}of{}-{host}-{}-{stamp}",
-            self.index,
-            self.count,
-            std::process::id()
-        ))
-    }
-
-    /// A sealed directory belongs to the shard its seal names.
-    fn check_resumed(&self, dir: &Path) -> Result<()> {
-        if let Some(seal) = seal::read_seal(dir)? {
-            if (seal.shard, seal.shards, seal.shard_by.as_str())
-                != (self.index, self.count, self.by.as_str())
-            {
-                anyhow::bail!(
-                    "{} is the sealed attempt of shard {}/{} by {}, not {}/{} by {}",
-                    dir.display(),
-                    seal.shard,
-                    seal.shards,
-                    seal.shard_by,
-                    self.index,
-                    self.count,
-                    self.by
-                );
-            }
-        }
-        Ok(())
-    }
-
-    /// Records of trials outside the shard mean the directory is another shard's (or a
-    /// whole run's): resuming into it would mix them.
-    fn check_existing(
-        &self,
-        dir: &Path,
-        trials: &[plan::Trial],
-        existing: &[TrialRecord],
-    ) -> Result<()> {
-        let mine: std::collections::BTreeSet<usize> = trials.iter().map(|t| t.index).collect();
-        let foreign: Vec<usize> = existing
-            .iter()
-            .map(|r| r.trial)
-            .filter(|i| !mine.contains(i))
-            .collect();
-        if !foreign.is_empty() {
-            anyhow::bail!(
-                "{} holds trials {} that are not in shard {}/{} by {}; resume it with the --shard and --shard-by it was started with",
-                dir.display(),
-                shard::compact_ranges(&foreign),
-                self.index,
-                self.count,
-                self.by
-            );
-        }
-        Ok(())
-    }
-
-    /// Writes the seal when every trial of the shard has a record (ok or failed).
-    fn seal(&self, dir: &Path, spec: &spec::Spec, trials: &[plan::Trial]) -> Result<()> {
-        let done = crate::results::store::done_indices(&crate::results::store::load_records(dir)?);
-        let missing: Vec<usize> = trials
-            .iter()
-            .map(|t| t.index)
-            .filter(|i| !done.contains(i))
-            .collect();
-        if !missing.is_empty() {
-            eprintln!(
-                "jbench: shard {}/{} not sealed: trials {} have no record",
-                self.index,
-                self.count,
-                shard::compact_ranges(&missing)
-            );
-            return Ok(());
-        }
-        let read = |name: &str| {
-            std::fs::read(dir.join(name))
-                .with_context(|| format!("cannot read {}", dir.join(name).display()))
-        };
-        let spec_sha256 = sha256_hex(&read(layout::SPEC)?);
-        let trials_sha256 = sha256_hex(&read(layout::TRIALS)?);
-        let crash_file = layout::crash_file(dir);
-        let crash_sha256 = if crash_file.is_file() {
-            Some(sha256_hex(&read(layout::CRASH)?))
-        } else {
-            None
-        };
-        // A resumed attempt that was already sealed over these same bytes keeps its
-        // seal (and its time).
-        if let Some(old) = seal::read_seal(dir)? {
-            if old.trials_sha256 == trials_sha256
-                && old.crash_sha256 == crash_sha256
-                && seal::verify(dir, &old).is_ok()
-            {
-                return Ok(());
-            }
-        }
-        let scheduler = SCHEDULER_VARS
-            .iter()
-            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
-            .collect();
-        let sealed = seal::Seal {
-            seal_version: seal::SEAL_VERSION,
-            shard: self.index,
-            shards: self.count,
-            shard_by: self.by.as_str().to_string(),
-            spec_sha256,
-            jbench_version: env!("CARGO_PKG_VERSION").to_string(),
-            schema_version: crate::results::record::SCHEMA_VERSION,
-            trials: trials.iter().map(|t| t.index).collect(),
-            trials_sha256,
-            crash_sha256,
-            machine: Fingerprint::of_spec(spec),
-            index_source: self.source.clone(),
-            sealed_at: chrono::Local::now().to_rfc3339(),
-            scheduler,
-        };
-        seal::write_seal(dir, &sealed)?;
-        eprintln!(
-            "jbench: shard {}/{} sealed: {}",
-            self.index,
-            self.count,
-            dir.join(seal::SEAL).display()
-        );
-        Ok(())
-    }
-}
-
-/// Scheduler identifiers kept in a seal, so a merge can tell attempts apart (`HOSTNAME`
-/// is the pod's name on Kubernetes).
-const SCHEDULER_VARS: [&str; 7] = [
-    "SLURM_JOB_ID",
-    "SLURM_ARRAY_JOB_ID",
-    "SLURM_ARRAY_TASK_ID",
-    "SLURM_RESTART_COUNT",
-    "SLURMD_NODENAME",
-    "JOB_COMPLETION_INDEX",
-    "HOSTNAME",
-];

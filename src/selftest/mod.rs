@@ -1,6 +1,15 @@
-//! `jbench selftest overhead`: how much the fdtree engine costs on top of the system
-//! calls it issues.
+//! jbench measuring itself: what its own parts cost and whether they keep their word.
 //!
+//! - this module, `jbench selftest overhead`: how much the fdtree engine costs on top
+//!   of the system calls it issues;
+//! - `monitor`: what the sampler costs a workload;
+//! - `bench`: one emulated disk served on its own for the device tools;
+//! - `calibrate` (`jbench device calibrate`): an emulated disk's timing against its
+//!   model; `floor` (`jbench device floor`): what the emulation path costs per request;
+//!   `stress` (`jbench device stress`): whether the daemon answers on time under many
+//!   writers.
+//!
+//! The overhead test:
 //! The engine and a bare loop of the same system calls, on the same paths and in the
 //! same order, build and remove the same tree on tmpfs, where the file system is as
 //! fast as it gets and any overhead of the engine shows most. The runs alternate,

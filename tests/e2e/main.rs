@@ -1,6 +1,7 @@
 //! The integration tests, in one binary (one link instead of one per file), grouped
 //! by the flow they exercise: rig -> emulated disks -> workloads -> runs -> crash lab
-//! -> reports -> scale-out, and qualifying a device. Tests that must not share the
+//! -> reports -> scale-out, and qualifying a device; `structure` holds the source tree
+//! to its shape (no two folders import each other). Tests that must not share the
 //! machine with others (timing, machine-wide state) are in `tests/serial`.
 //!
 //! A test that needs root, a tool or a kernel feature says so with [`require!`]:
@@ -19,4 +20,5 @@ mod report;
 mod rig;
 mod run;
 mod scale;
+mod structure;
 mod workload;

@@ -80,9 +80,7 @@ impl ReportOptions {
             }
         }
     }
-}
 
-impl ReportOptions {
     /// Report options for compared records. `baseline` is a prefixed label, or a
     /// label of the first source that has it; default: the first source's baseline,
     /// else the first configuration.

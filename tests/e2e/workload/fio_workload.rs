@@ -157,7 +157,10 @@ fn fio_job_through_jbench_matches_fio_by_hand() {
         assert!(lat.max_us >= l.max_us * 0.99, "{lat:?} vs {l:?}");
     }
     // db makes every write durable with fdatasync: fio times those calls apart, and
-    // each waits for the journal and the disk, unlike the write into the page cache.
+    // the typical one waits for the journal and the disk, unlike the typical write
+    // into the page cache. The tails are not compared: a write that finds its page
+    // still under writeback from the last fdatasync waits for it too (CI once saw a
+    // write p99 of 6.0 ms beside an fdatasync p99 of 5.9 ms, medians 22 us and 1.3 ms).
     let db = phases.iter().find(|p| p.name == "db:write").unwrap();
     let f = db.fio_latency.as_ref().unwrap();
     let (sync, clat) = (
@@ -166,7 +169,7 @@ fn fio_job_through_jbench_matches_fio_by_hand() {
     );
     assert!(sync.count + 1 >= db.ops, "{sync:?} for {} writes", db.ops);
     assert!(
-        sync.p50_us > clat.p50_us && sync.p99_us > clat.p99_us,
+        sync.p50_us > 5.0 * clat.p50_us,
         "sync {sync:?} vs clat {clat:?}"
     );
     let scan = phases.iter().find(|p| p.name == "scan:read").unwrap();

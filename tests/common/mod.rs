@@ -31,7 +31,7 @@ macro_rules! require {
 }
 
 /// The test's own name from the path of a function inside it
-/// (`e2e::run::run::the_test::here` -> `the_test`), for [`require!`].
+/// (`e2e::run::tiny_runs::the_test::here` -> `the_test`), for [`require!`].
 pub fn test_name(path_of_inner_fn: &'static str) -> &'static str {
     let test = path_of_inner_fn.trim_end_matches("::here");
     test.rsplit("::").next().unwrap_or(test)

@@ -1,6 +1,6 @@
 //! The crash lab: recordings, crash states, recovery and the bugs it must find.
 
-mod crash;
 mod crash_bugs;
 mod crash_fio;
+mod lab;
 mod run_crash;

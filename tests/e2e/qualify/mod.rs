@@ -1,3 +1,3 @@
 //! Qualifying the user's own device.
 
-mod qualify;
+mod measure_dir;

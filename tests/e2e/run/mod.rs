@@ -5,4 +5,4 @@ mod cli_scripted;
 mod env_record;
 mod first_contact;
 mod monitor;
-mod run;
+mod tiny_runs;

@@ -18,14 +18,14 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode> {
             );
         }
     }
-    let merged = compare::gather(&args.dirs)?;
-    let opts = ReportOptions::of_comparison(&merged, args.baseline.as_deref())?;
+    let compared = compare::gather(&args.dirs)?;
+    let opts = ReportOptions::of_comparison(&compared, args.baseline.as_deref())?;
     if matches!(args.format, Format::Csv | Format::Json) {
-        for w in &merged.warnings {
+        for w in &compared.warnings {
             eprintln!("jbench: warning: {w}");
         }
     }
-    out!("{}", report::compare::render(&merged, &opts, args.format));
+    out!("{}", report::compare::render(&compared, &opts, args.format));
     if let Some(path) = &args.html {
         let names: Vec<String> = args
             .dirs
@@ -38,12 +38,12 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode> {
             .collect();
         let title = format!("compare {}", names.join(" / "));
         let page = html::render_page(&html::Page {
-            records: &merged.records,
+            records: &compared.records,
             env: None,
             title: &title,
             opts: &opts,
             results_dir: None,
-            extra_warnings: &merged.warnings,
+            extra_warnings: &compared.warnings,
             // Crash states are per run; a comparison of runs has none of its own.
             crash: &[],
         })?;

@@ -196,23 +196,16 @@ fn simulated_sync(c: &Config, commit: bool) -> Option<f64> {
 /// the journal device's durable write, and for an external journal the flush jbd2
 /// sends the file system's device before the commit block.
 fn host_commit(c: &Config, data: &DeviceCost) -> f64 {
+    let modelled = |fallback: DeviceCost| {
+        c.journal_model
+            .as_ref()
+            .map_or(fallback, |m| DeviceCost::of_model(m, c.journal_size))
+    };
     let (journal, external) = match c.placement {
         Placement::None | Placement::Internal => (*data, false),
-        Placement::Ramdisk | Placement::Zram => (
-            c.journal_model
-                .as_ref()
-                .map(|m| DeviceCost::of_model(m, c.journal_size))
-                .unwrap_or(DeviceCost::MEMORY),
-            true,
-        ),
+        Placement::Ramdisk | Placement::Zram => (modelled(DeviceCost::MEMORY), true),
         Placement::SameDisk => (*data, true),
-        Placement::SecondDisk | Placement::Device => (
-            c.journal_model
-                .as_ref()
-                .map(|m| DeviceCost::of_model(m, c.journal_size))
-                .unwrap_or(DeviceCost::HOST),
-            true,
-        ),
+        Placement::SecondDisk | Placement::Device => (modelled(DeviceCost::HOST), true),
     };
     journal.sync_s * COMMIT_SYNCS + if external { data.sync_s * 0.5 } else { 0.0 }
 }

@@ -4,25 +4,25 @@
 use super::{Format, ReportOptions};
 use crate::results::compare::Compared;
 
-/// The merged comparison rendered like `jbench report`, the mismatch warnings first
+/// The compared runs rendered like `jbench report`, the mismatch warnings first
 /// for the text formats (CSV and JSON carry data only; the caller prints the warnings
 /// elsewhere).
-pub fn render(merged: &Compared, opts: &ReportOptions, format: Format) -> String {
-    let body = super::render(&merged.records, opts, format);
+pub fn render(compared: &Compared, opts: &ReportOptions, format: Format) -> String {
+    let body = super::render(&compared.records, opts, format);
     let header = match format {
         Format::Table => {
             let mut h = format!(
                 "Compared runs: {}\n",
-                merged
+                compared
                     .sources
                     .iter()
                     .map(|s| format!("{} ({})", s.name, s.dir.display()))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            if !merged.warnings.is_empty() {
+            if !compared.warnings.is_empty() {
                 h.push_str("Mismatches between the runs:\n");
-                for w in &merged.warnings {
+                for w in &compared.warnings {
                     h.push_str(&format!("  - {w}\n"));
                 }
             }
@@ -31,12 +31,12 @@ pub fn render(merged: &Compared, opts: &ReportOptions, format: Format) -> String
         }
         Format::Markdown => {
             let mut h = String::from("# jbench comparison\n\n");
-            for s in &merged.sources {
+            for s in &compared.sources {
                 h.push_str(&format!("- `{}`: {}\n", s.name, s.dir.display()));
             }
-            if !merged.warnings.is_empty() {
+            if !compared.warnings.is_empty() {
                 h.push_str("\n### Mismatches between the runs\n\n");
-                for w in &merged.warnings {
+                for w in &compared.warnings {
                     h.push_str(&format!("- {w}\n"));
                 }
             }

@@ -293,7 +293,8 @@ pub fn resident_pages(dev: &File, device: &Path) -> Result<usize> {
     if size == 0 || !dev.metadata()?.file_type().is_block_device() {
         return Ok(0);
     }
-    let page = 4096usize;
+    // SAFETY: sysconf reads a constant of the running kernel.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
     let len = size as usize;
     // SAFETY: a read-only shared mapping of a block device we hold open; it is only
     // passed to mincore and unmapped before returning, never read.

@@ -97,3 +97,21 @@ fn require_panics_under_ci_and_returns_false_without() {
     );
     assert!(text.contains("probe returned false"), "{text}");
 }
+
+#[test]
+fn require_names_the_test_from_the_path_of_a_function_inside_it() {
+    let _alone = crate::alone();
+    assert_eq!(
+        common::test_name("e2e::run::tiny_runs::the_test::here"),
+        "the_test"
+    );
+    // And the macro's own path, from inside a test of this binary.
+    let name = common::test_name({
+        fn here() {}
+        std::any::type_name_of_val(&here)
+    });
+    assert_eq!(
+        name,
+        "require_names_the_test_from_the_path_of_a_function_inside_it"
+    );
+}

@@ -38,6 +38,7 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
         describe_time(&spec, &trials, &estimator, history.is_some())
     );
     out!("{}", describe_space(&spec, &trials));
+    out!("\n{}\n", describe_writeback(&spec.writeback));
     if let Some(n) = args.shards {
         if spec.adaptive.is_some() {
             anyhow::bail!(
@@ -64,6 +65,37 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
             Err(e.context("`jbench run` would refuse this experiment"))
         }
     }
+}
+
+/// What the `[writeback]` table will do to the host, against what it has now.
+fn describe_writeback(w: &crate::experiment::writeback_options::WritebackOptions) -> String {
+    use crate::experiment::writeback_options::centisecs;
+    let now = crate::rig::writeback::Clock::current().ok();
+    let pin = |d: Option<std::time::Duration>, name: &str, host: Option<u64>| {
+        let host = host.map_or_else(|| "unreadable".to_string(), |v| v.to_string());
+        match d.and_then(centisecs) {
+            Some(cs) => format!("vm.{name} pinned to {cs} for the run (now {host})"),
+            None => format!("vm.{name} the host's ({host})"),
+        }
+    };
+    format!(
+        "writeback: {}; {}; {}",
+        if w.sync_at_start {
+            "every workload starts right after a sync"
+        } else {
+            "no sync before the workloads"
+        },
+        pin(
+            w.interval,
+            "dirty_writeback_centisecs",
+            now.map(|c| c.dirty_writeback_centisecs)
+        ),
+        pin(
+            w.expire,
+            "dirty_expire_centisecs",
+            now.map(|c| c.dirty_expire_centisecs)
+        ),
+    )
 }
 
 fn run_checks(spec: &Spec, destroy: &[std::path::PathBuf]) -> Result<Vec<String>> {

@@ -1,5 +1,6 @@
 //! What to measure: the experiment file (`spec`), the configurations it expands to
-//! (`config`) and its `[crash]` table (`crash_options`), the built-in presets, the
+//! (`config`), its `[crash]` table (`crash_options`) and its `[writeback]` table
+//! (`writeback_options`), the built-in presets, the
 //! ordered plan of trials and what a plan costs in time and space. Nothing here
 //! touches a device.
 
@@ -10,3 +11,4 @@ pub mod footprint;
 pub mod plan;
 pub mod presets;
 pub mod spec;
+pub mod writeback_options;

@@ -189,6 +189,8 @@ mod tests {
             s.workloads.iter().map(|w| w.engine.params()).collect()
         };
         assert_eq!(params(&era), params(&modern));
+        assert_eq!(era.writeback, modern.writeback, "the same writeback clock");
+        assert!(era.writeback.sync_at_start && era.writeback.pins());
         let study =
             crate::experiment::spec::parse(find("study3-nvram-postmark").unwrap(), "s").unwrap();
         assert_eq!(

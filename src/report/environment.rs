@@ -85,8 +85,25 @@ fn writeback(env: &Environment) -> String {
     };
     let secs =
         |cs: Option<u64>| cs.map_or("unknown".to_string(), |c| format!("{} s", c as f64 / 100.0));
+    let control = match env.writeback_control {
+        None => String::new(),
+        Some(c) => {
+            let mut parts = Vec::new();
+            if c.pins() {
+                parts.push("pinned");
+            }
+            if c.sync_at_start {
+                parts.push("synced before each workload");
+            }
+            if parts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", parts.join(", "))
+            }
+        }
+    };
     format!(
-        "writeback: {}, {}, expire {}, writeback {}",
+        "writeback: {}, {}, expire {}, writeback {}{control}",
         limit(w.dirty_bytes, w.dirty_ratio, "dirty"),
         limit(
             w.dirty_background_bytes,
@@ -240,5 +257,33 @@ mod tests {
         // An env.json of an older jbench has none of it: nothing rather than "unknown".
         assert!(header_lines(&Environment::default()).is_empty());
         assert!(html_rows(&Environment::default()).is_empty());
+    }
+
+    #[test]
+    fn the_writeback_line_says_what_the_run_controlled() {
+        use crate::experiment::writeback_options::WritebackOptions;
+        let mut e = env();
+        e.writeback_control = Some(WritebackOptions::default());
+        assert!(
+            header_lines(&e)[0]
+                .starts_with("writeback: dirty_ratio 20, background_ratio 10, expire 30 s, writeback 5 s (synced before each workload);"),
+            "{:?}",
+            header_lines(&e)
+        );
+        e.writeback_control = Some(WritebackOptions {
+            sync_at_start: false,
+            interval: Some(std::time::Duration::from_secs(5)),
+            expire: None,
+        });
+        assert!(
+            header_lines(&e)[0].contains("writeback 5 s (pinned);"),
+            "{:?}",
+            header_lines(&e)
+        );
+        e.writeback_control = Some(WritebackOptions {
+            sync_at_start: false,
+            ..WritebackOptions::default()
+        });
+        assert!(header_lines(&e)[0].contains("writeback 5 s;"));
     }
 }

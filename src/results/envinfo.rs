@@ -34,6 +34,10 @@ pub struct Environment {
     pub image_locations: Vec<ImageLocation>,
     /// The kernel's dirty-page writeback settings (`/proc/sys/vm/dirty_*`).
     pub writeback: Writeback,
+    /// The experiment's `[writeback]` table: whether those settings were pinned for the
+    /// run and every workload started right after a sync. Absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_control: Option<crate::experiment::writeback_options::WritebackOptions>,
     /// Distinct CPU frequency governors; empty (and absent) without cpufreq.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cpu_governors: Vec<String>,
@@ -82,6 +86,7 @@ pub fn collect(spec: &Spec) -> Environment {
         mkfs_extended_options: ext4::NO_LAZY_INIT.to_string(),
         image_locations: locations,
         writeback: Writeback::collect(),
+        writeback_control: Some(spec.writeback),
         cpu_governors: host::cpu_governors(),
         disks: disks::collect(spec),
     }

@@ -118,6 +118,10 @@ pub struct TrialRecord {
     /// Devices, journal, CPU and memory during each phase (`monitor_interval`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor: Option<crate::monitor::MonitorSummary>,
+    /// The kernel's writeback settings the workload ran with and whether it started
+    /// right after a sync (`[writeback]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback: Option<crate::rig::writeback::WritebackRecord>,
     pub status: Status,
     #[serde(default)]
     pub error: Option<String>,

@@ -14,15 +14,14 @@
 //! original values are also written to a file under /run, so `jbench cleanup` can
 //! restore them after a jbench that was killed.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-const VM: &str = "/proc/sys/vm";
-/// Where the values to restore are kept while a limit is applied.
-pub const RESTORE_DIR: &str = "/run/jbench";
+use crate::rig::host_settings::{read_vm, write_vm, Changed};
+
+const FILE_PREFIX: &str = "dirty-limits-";
 
 /// One of the kernel's two dirty limits, as the host had it: a ratio of memory, or
 /// bytes (the kernel uses whichever was written last; the other reads 0).
@@ -46,24 +45,9 @@ pub struct Applied {
     pub dirty_background_bytes: u64,
 }
 
-fn read_u64(name: &str) -> Result<u64> {
-    let path = Path::new(VM).join(name);
-    let text =
-        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    text.trim()
-        .parse()
-        .with_context(|| format!("{} holds `{}`", path.display(), text.trim()))
-}
-
-fn write_u64(name: &str, value: u64) -> Result<()> {
-    let path = Path::new(VM).join(name);
-    fs::write(&path, value.to_string())
-        .with_context(|| format!("cannot write {value} to {}", path.display()))
-}
-
 fn setting(ratio: &str, bytes: &str) -> Result<Setting> {
-    Ok(match read_u64(bytes)? {
-        0 => Setting::Ratio(read_u64(ratio)?),
+    Ok(match read_vm(bytes)? {
+        0 => Setting::Ratio(read_vm(ratio)?),
         b => Setting::Bytes(b),
     })
 }
@@ -94,14 +78,10 @@ pub fn scaled(host: Limits, memory: u64) -> Applied {
     }
 }
 
-fn restore_file() -> PathBuf {
-    Path::new(RESTORE_DIR).join(format!("dirty-limits-{}.json", std::process::id()))
-}
-
 fn write_setting(s: Setting, ratio: &str, bytes: &str) -> Result<()> {
     match s {
-        Setting::Ratio(r) => write_u64(ratio, r),
-        Setting::Bytes(b) => write_u64(bytes, b),
+        Setting::Ratio(r) => write_vm(ratio, r),
+        Setting::Bytes(b) => write_vm(bytes, b),
     }
 }
 
@@ -119,9 +99,8 @@ pub fn restore(l: Limits) -> Result<()> {
 /// Dirty limits scaled to a memory limit; the host's come back on drop.
 #[derive(Debug)]
 pub struct ScaledLimits {
-    host: Limits,
     pub applied: Applied,
-    file: PathBuf,
+    _host: Changed<Limits>,
 }
 
 impl ScaledLimits {
@@ -129,59 +108,21 @@ impl ScaledLimits {
     pub fn apply(memory: u64) -> Result<Self> {
         let host = current()?;
         let applied = scaled(host, memory);
-        fs::create_dir_all(RESTORE_DIR).with_context(|| format!("cannot create {RESTORE_DIR}"))?;
-        let file = restore_file();
-        fs::write(&file, serde_json::to_vec(&host)?)
-            .with_context(|| format!("cannot write {}", file.display()))?;
-        let set = write_u64("dirty_bytes", applied.dirty_bytes)
-            .and_then(|_| write_u64("dirty_background_bytes", applied.dirty_background_bytes));
-        if let Err(e) = set {
-            let _ = restore(host);
-            let _ = fs::remove_file(&file);
-            return Err(e.context("cannot scale the kernel's dirty limits to the memory limit"));
-        }
+        let change = || {
+            write_vm("dirty_bytes", applied.dirty_bytes)?;
+            write_vm("dirty_background_bytes", applied.dirty_background_bytes)
+        };
+        let host = Changed::apply(FILE_PREFIX, "dirty limits", host, restore, change)?;
         Ok(Self {
-            host,
             applied,
-            file,
+            _host: host,
         })
-    }
-}
-
-impl Drop for ScaledLimits {
-    fn drop(&mut self) {
-        match restore(self.host) {
-            Ok(()) => {
-                let _ = fs::remove_file(&self.file);
-            }
-            Err(e) => eprintln!(
-                "jbench: {e:#}; the host's dirty limits are kept in {} for `jbench cleanup`",
-                self.file.display()
-            ),
-        }
     }
 }
 
 /// Restore files left by a jbench that is gone, with the limits they hold.
 pub fn stale() -> Vec<(PathBuf, Limits)> {
-    let Ok(dir) = fs::read_dir(RESTORE_DIR) else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let pid: i32 = name
-                .strip_prefix("dirty-limits-")?
-                .strip_suffix(".json")?
-                .parse()
-                .ok()?;
-            if Path::new(&format!("/proc/{pid}")).exists() {
-                return None;
-            }
-            let limits = serde_json::from_slice(&fs::read(e.path()).ok()?).ok()?;
-            Some((e.path(), limits))
-        })
-        .collect()
+    crate::rig::host_settings::stale(FILE_PREFIX)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub mod cmd;
 pub mod dirty;
 pub mod emulated;
 pub mod ext4;
+pub mod host_settings;
 pub mod image;
 pub mod loopdev;
 pub mod memcg;
@@ -13,6 +14,7 @@ pub mod mounts;
 pub mod safety;
 pub mod session;
 pub mod verify;
+pub mod writeback;
 pub mod xfs;
 pub mod zram;
 

@@ -518,6 +518,7 @@ pub(crate) mod tests {
             memory: None,
             emulation: None,
             monitor: None,
+            writeback: None,
             status: Status::Ok,
             error: None,
             started_at: "2026-01-01T00:00:00Z".into(),

@@ -165,10 +165,17 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
                 file.display()
             ),
             &mut || {
-                crate::rig::dirty::restore(limits)?;
-                fs::remove_file(&file)?;
-                Ok(())
+                crate::rig::host_settings::restore_stale(&file, limits, crate::rig::dirty::restore)
             },
+        );
+    }
+    for (file, clock) in crate::rig::writeback::stale() {
+        act(
+            format!(
+                "restore the kernel's writeback settings from {} (left by a jbench that was killed)",
+                file.display()
+            ),
+            &mut || crate::rig::writeback::restore_stale(&file, clock),
         );
     }
     for cg in crate::rig::memcg::stale_cgroups() {

@@ -14,6 +14,7 @@ use crate::results::layout;
 use crate::results::record::Verified;
 use crate::rig::emulated::{self, EmulationRecord};
 use crate::rig::memcg::{MemoryLimit, MemoryUse};
+use crate::rig::writeback::{self as writeback_clock, WritebackRecord};
 use crate::rig::{self, Workspace};
 use crate::workload::{Interrupted, PhaseResult, RunControl};
 
@@ -28,6 +29,8 @@ pub struct TrialOutcome {
     pub emulation: Option<EmulationRecord>,
     /// What the monitor saw during each phase (`monitor_interval`).
     pub monitor: Option<MonitorSummary>,
+    /// The kernel's writeback settings the workload ran with, and the sync before it.
+    pub writeback: Option<WritebackRecord>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -193,6 +196,12 @@ impl Executor for RigExecutor {
                 .as_ref()
                 .map(|d| d.join(layout::output_dir_name(trial.index))),
         );
+        // After everything the rig wrote, so the kernel's writeback and commit clocks
+        // start with the workload's first write; and before an emulated disk's model
+        // starts afresh, so its first request is the workload's too.
+        let writeback = writeback_clock::before_workload(&spec.writeback)
+            .map_err(|e| say(&format!("trial {}: {e:#}", trial.index)))
+            .ok();
         // The cgroup is made fresh per trial so its peak is this trial's alone.
         let limit = config.memory_limit.map(MemoryLimit::create).transpose();
         // A testing aid: `JBENCH_EMU_INJECT_STALL` makes this trial's daemon stall once.
@@ -268,6 +277,7 @@ impl Executor for RigExecutor {
                 memory,
                 emulation,
                 monitor,
+                writeback,
             }),
             (Err(e), None) => Err(failed_with(e, emulation)),
         }

@@ -206,6 +206,7 @@ fn trial_record(
         memory: None,
         emulation: None,
         monitor: None,
+        writeback: None,
         status,
         error: None,
         started_at: started_at.clone(),
@@ -219,6 +220,7 @@ fn trial_record(
             memory,
             emulation,
             monitor,
+            writeback,
         }) => TrialRecord {
             layout,
             verified,
@@ -226,6 +228,7 @@ fn trial_record(
             memory,
             emulation,
             monitor,
+            writeback,
             ..base(Status::Ok)
         },
         Err(failed) => TrialRecord {
@@ -303,6 +306,7 @@ mod tests {
                 memory: None,
                 emulation: None,
                 monitor: None,
+                writeback: None,
                 phases: vec![PhaseResult {
                     name: "dir_create".into(),
                     seconds: 1.0 + trial.index as f64,
@@ -474,6 +478,7 @@ mod tests {
                 memory: None,
                 emulation: None,
                 monitor: None,
+                writeback: None,
                 phases: vec![PhaseResult {
                     name: "file_create".into(),
                     seconds: 1000.0 / rate,

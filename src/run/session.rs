@@ -2,8 +2,10 @@
 //! crash` both carry it out: the directory (created or resumed) and its store, the
 //! Ctrl-C control, the executor that writes write logs, monitor samples and outputs
 //! into the directory, the trials, the crash lab over the recordings, and at the end
-//! `summary.csv` and the directory read back whole for the report. The commands keep
-//! what differs: which trials, which options, what they print and their exit status.
+//! `summary.csv` and the directory read back whole for the report, with the kernel's
+//! writeback settings a `[writeback]` table pins held for the session's life. The
+//! commands keep what differs: which trials, which options, what they print and their
+//! exit status.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,7 @@ use crate::results::layout;
 use crate::results::record::TrialRecord;
 use crate::results::store::{self, Store};
 use crate::results::Results;
+use crate::rig::writeback::PinnedClock;
 use crate::run::executor::{Executor, RigExecutor};
 use crate::run::runner::{Run, RunOutcome};
 use crate::run::{interrupt, preflight};
@@ -32,6 +35,9 @@ pub struct Session<'a> {
     existing: Vec<TrialRecord>,
     ctl: RunControl,
     quiet: bool,
+    /// The writeback settings `[writeback]` pins, held until the session ends
+    /// (including after Ctrl-C: the runner returns and this drops).
+    _writeback: Option<PinnedClock>,
 }
 
 impl<'a> Session<'a> {
@@ -39,6 +45,9 @@ impl<'a> Session<'a> {
     /// it (`resume`: the experiment must be the one stored there), and installs the
     /// Ctrl-C handler.
     pub fn open(spec: &'a Spec, original: &str, dir: &Path, resume: bool) -> Result<Self> {
+        // Before the store records the host's environment, so env.json holds the
+        // settings the trials run with.
+        let writeback = PinnedClock::apply(&spec.writeback)?;
         let (store, existing) = if resume {
             Store::resume(dir, spec)?
         } else {
@@ -50,6 +59,7 @@ impl<'a> Session<'a> {
             existing,
             ctl: interrupt::install()?,
             quiet: false,
+            _writeback: writeback,
         })
     }
 

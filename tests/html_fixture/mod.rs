@@ -96,6 +96,7 @@ fn record(
         memory: None,
         emulation: None,
         monitor: None,
+        writeback: None,
         status: Status::Ok,
         error: None,
         started_at: format!("2026-11-23T10:{:02}:00+00:00", trial % 60),

@@ -23,6 +23,7 @@ use toml::Spanned;
 use crate::emu::EmulationOptions;
 use crate::experiment::config::{Config, DataMode, DeviceModelSpec, FsType, Placement};
 use crate::experiment::crash_options::CrashOptions;
+use crate::experiment::writeback_options::WritebackOptions;
 use crate::units::{format_size, parse_duration, parse_size};
 use crate::workload::Workload;
 
@@ -187,6 +188,9 @@ pub struct Spec {
     /// (`requested`) makes `jbench run` run the lab too. `seed` is always set (the
     /// experiment's when the table gives none).
     pub crash: CrashOptions,
+    /// The `[writeback]` table: how trials are put at the same point of the kernel's
+    /// writeback clock.
+    pub writeback: WritebackOptions,
     /// The spec with every default filled in, as TOML: stored with the results and
     /// compared on `--resume`.
     pub resolved: String,
@@ -205,7 +209,9 @@ use raw::*;
 use resolved::resolve;
 pub use rules::needed_bytes;
 use rules::{check_capacity, check_combination};
-use tables::{build_crash, build_emulation, build_models, build_workloads, model_of};
+use tables::{
+    build_crash, build_emulation, build_models, build_workloads, build_writeback, model_of,
+};
 
 struct Ctx<'a> {
     file: String,
@@ -415,6 +421,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
 
     let emulation = build_emulation(ctx, &raw.emulation)?;
     let crash = build_crash(ctx, &raw.crash, seed)?;
+    let writeback = build_writeback(ctx, &raw.writeback)?;
     let models = build_models(ctx, &raw.models)?;
     let workloads = build_workloads(ctx, &raw.workload)?;
     let configs = build_configs(ctx, &raw, &models)?;
@@ -457,6 +464,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         models,
         emulation,
         crash,
+        writeback,
         resolved: String::new(),
     };
     spec.resolved = resolve(&spec);

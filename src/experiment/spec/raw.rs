@@ -180,6 +180,7 @@ pub(super) struct RawSpec {
     pub(super) models: BTreeMap<String, Spanned<toml::Table>>,
     pub(super) emulation: Key<RawEmulation>,
     pub(super) crash: Key<RawCrash>,
+    pub(super) writeback: Key<RawWriteback>,
     #[serde(default)]
     pub(super) workload: Vec<Spanned<toml::Table>>,
     #[serde(default)]
@@ -206,6 +207,15 @@ pub(super) struct RawEmulation {
     pub(super) watchdog: Key<String>,
     pub(super) pin_cpus: Key<bool>,
     pub(super) image_dir: Key<String>,
+}
+
+/// The `[writeback]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWriteback {
+    pub(super) sync_at_start: Key<bool>,
+    pub(super) interval: Key<String>,
+    pub(super) expire: Key<String>,
 }
 
 /// The `[crash]` table. Its values are read as plain TOML values so that a wrong type

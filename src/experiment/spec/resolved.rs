@@ -15,6 +15,7 @@ pub(super) struct Resolved<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
     emulation: toml::Table,
+    writeback: toml::Table,
     #[serde(skip_serializing_if = "Option::is_none")]
     crash: Option<toml::Table>,
     /// The `[models]` entries the configurations use.
@@ -90,6 +91,17 @@ pub(super) fn resolve(spec: &Spec) -> String {
         "pin_cpus".into(),
         toml::Value::Boolean(spec.emulation.pin_cpus),
     );
+    let mut writeback = toml::Table::new();
+    writeback.insert(
+        "sync_at_start".into(),
+        toml::Value::Boolean(spec.writeback.sync_at_start),
+    );
+    let pinned = |d: Option<Duration>| match d {
+        Some(d) => s(&crate::units::format_duration(d)),
+        None => s("host"),
+    };
+    writeback.insert("interval".into(), pinned(spec.writeback.interval));
+    writeback.insert("expire".into(), pinned(spec.writeback.expire));
     let mut models = toml::Table::new();
     for m in spec
         .configs
@@ -132,6 +144,7 @@ pub(super) fn resolve(spec: &Spec) -> String {
         work_dir: spec.work_dir.display().to_string(),
         baseline: spec.baseline.as_deref(),
         emulation,
+        writeback,
         crash,
         models,
         workload,

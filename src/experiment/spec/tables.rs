@@ -1,5 +1,6 @@
 //! The tables of an experiment file that are not factors of the matrix: `[emulation]`,
-//! `[crash]`, `[models]` (device models with overridden parameters) and `[[workload]]`.
+//! `[crash]`, `[writeback]`, `[models]` (device models with overridden parameters) and
+//! `[[workload]]`.
 
 use super::*;
 
@@ -50,6 +51,57 @@ pub(super) fn build_emulation(
             .map_err(|m| ctx.at(w, "emulation.watchdog", m))?;
         out.watchdog = d;
     }
+    Ok(out)
+}
+
+/// The `[writeback]` table. `interval` and `expire` take a duration or `"host"` (the
+/// default: the host's setting is left alone).
+pub(super) fn build_writeback(
+    ctx: &Ctx,
+    raw: &Key<RawWriteback>,
+) -> Result<WritebackOptions, SpecError> {
+    use crate::experiment::writeback_options::{centisecs, MAX_PIN};
+    let mut out = WritebackOptions::default();
+    let Some(raw) = raw else {
+        return Ok(out);
+    };
+    let w = raw.get_ref();
+    if let Some(s) = &w.sync_at_start {
+        out.sync_at_start = *s.get_ref();
+    }
+    let pin = |v: &Key<String>, key: &str, sysctl: &str| -> Result<Option<Duration>, SpecError> {
+        let Some(v) = v else {
+            return Ok(None);
+        };
+        if v.get_ref() == "host" {
+            return Ok(None);
+        }
+        let d =
+            crate::units::parse_duration_in(v.get_ref(), Duration::ZERO, MAX_PIN).map_err(|m| {
+                ctx.at(
+                    v,
+                    key,
+                    format!("{m}, or \"host\" to leave {sysctl} as it is"),
+                )
+            })?;
+        if centisecs(d).is_none() {
+            return Err(ctx.at(
+                v,
+                key,
+                format!(
+                    "`{}` is not a whole number of centiseconds, the unit of {sysctl}; give e.g. \"5s\" or \"250ms\"",
+                    v.get_ref()
+                ),
+            ));
+        }
+        Ok(Some(d))
+    };
+    out.interval = pin(
+        &w.interval,
+        "writeback.interval",
+        "vm.dirty_writeback_centisecs",
+    )?;
+    out.expire = pin(&w.expire, "writeback.expire", "vm.dirty_expire_centisecs")?;
     Ok(out)
 }
 

@@ -81,6 +81,7 @@ fn rec(trial: usize, rep: u32, label: &str, workload: &str, rates: [f64; 4]) -> 
         memory: None,
         emulation: None,
         monitor: None,
+        writeback: None,
         status: Status::Ok,
         error: None,
         started_at: "2024-01-01T00:00:00Z".to_string(),

@@ -60,6 +60,7 @@ fn plan_tells_the_time_the_space_and_that_run_would_start() {
         "crash lab",
         "disk at peak:",
         "memory at peak: about",
+        "writeback: every workload starts right after a sync; vm.dirty_writeback_centisecs the host's (",
         "preflight: every check `jbench run` makes passed",
     ] {
         assert!(stdout.contains(want), "no {want:?} in:\n{stdout}");

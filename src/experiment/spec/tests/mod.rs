@@ -9,6 +9,7 @@ mod limits;
 mod models;
 mod parse;
 mod refusals;
+mod writeback;
 
 use super::*;
 

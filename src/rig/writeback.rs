@@ -1,0 +1,181 @@
+//! The kernel's writeback clock held still for a run: the flusher's two settings
+//! pinned as the `[writeback]` table asks, and restored afterwards, and every dirty
+//! page written back and every journal committed right before a workload starts.
+//!
+//! Why a sync is enough to restart the clocks (Linux's mm/fs-writeback.c and jbd2):
+//! the flusher's periodic wake-up is armed when a device's first inode becomes dirty
+//! and re-armed only while dirty inodes remain, so after a sync it waits for the next
+//! page dirtied; jbd2's commit timer starts with each transaction, and a sync commits
+//! the running one. Both then start with the workload's first write.
+//!
+//! The host's values are also written to a file under /run (like the dirty limits in
+//! `dirty.rs`), so `jbench cleanup` restores them after a jbench that was killed, and
+//! the next run restores them before it reads what the host has (`host_settings.rs`).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::writeback_options::{centisecs, WritebackOptions};
+use crate::rig::host_settings::{read_vm, write_vm, Changed};
+
+const INTERVAL: &str = "dirty_writeback_centisecs";
+const EXPIRE: &str = "dirty_expire_centisecs";
+const FILE_PREFIX: &str = "writeback-";
+
+/// The flusher's two settings, in centiseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clock {
+    pub dirty_writeback_centisecs: u64,
+    pub dirty_expire_centisecs: u64,
+}
+
+impl Clock {
+    /// The settings in effect now.
+    pub fn current() -> Result<Self> {
+        Ok(Self {
+            dirty_writeback_centisecs: read_vm(INTERVAL)?,
+            dirty_expire_centisecs: read_vm(EXPIRE)?,
+        })
+    }
+
+    fn write(self) -> Result<()> {
+        write_vm(INTERVAL, self.dirty_writeback_centisecs)?;
+        write_vm(EXPIRE, self.dirty_expire_centisecs)
+    }
+
+    /// `self` with what `opts` pins put in.
+    pub fn pinned(self, opts: &WritebackOptions) -> Self {
+        let cs = |d: Option<std::time::Duration>, host: u64| d.and_then(centisecs).unwrap_or(host);
+        Self {
+            dirty_writeback_centisecs: cs(opts.interval, self.dirty_writeback_centisecs),
+            dirty_expire_centisecs: cs(opts.expire, self.dirty_expire_centisecs),
+        }
+    }
+}
+
+/// What a trial ran with, as recorded with it (`writeback` in trials.jsonl).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WritebackRecord {
+    /// The settings in effect when the workload started.
+    #[serde(flatten)]
+    pub clock: Clock,
+    /// Whether the run pinned them (`[writeback] interval`/`expire`).
+    pub pinned: bool,
+    /// Whether everything was written back right before the workload started.
+    pub synced_at_start: bool,
+    /// How long that sync took (outside every phase's clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_seconds: Option<f64>,
+}
+
+/// Writes back every dirty page and commits every journal, so the flusher's and the
+/// journal's clocks start with the next write. Returns how long it took.
+pub fn restart_clocks() -> Duration {
+    let t = Instant::now();
+    nix::unistd::sync();
+    t.elapsed()
+}
+
+/// Right before a workload starts: the settings in effect, and the sync that restarts
+/// the clocks when `opts` asks for it.
+pub fn before_workload(opts: &WritebackOptions) -> Result<WritebackRecord> {
+    let sync_seconds = opts.sync_at_start.then(|| restart_clocks().as_secs_f64());
+    Ok(WritebackRecord {
+        clock: Clock::current()?,
+        pinned: opts.pins(),
+        synced_at_start: opts.sync_at_start,
+        sync_seconds,
+    })
+}
+
+/// The writeback settings a run pinned; the host's come back on drop.
+#[derive(Debug)]
+pub struct PinnedClock {
+    pub applied: Clock,
+    _host: Changed<Clock>,
+}
+
+impl PinnedClock {
+    /// Pins what `opts` asks for; `None` when it pins nothing. Settings a killed
+    /// jbench left pinned are restored first, pinning or not, so the host's own are
+    /// what a run records and puts back.
+    pub fn apply(opts: &WritebackOptions) -> Result<Option<Self>> {
+        for (file, clock) in stale() {
+            restore_stale(&file, clock)?;
+            eprintln!(
+                "jbench: restored the writeback settings a killed jbench left pinned ({})",
+                file.display()
+            );
+        }
+        if !opts.pins() {
+            return Ok(None);
+        }
+        let host = Clock::current()?;
+        let applied = host.pinned(opts);
+        let host = Changed::apply(
+            FILE_PREFIX,
+            "writeback settings ([writeback])",
+            host,
+            Clock::write,
+            || applied.write(),
+        )?;
+        Ok(Some(Self {
+            applied,
+            _host: host,
+        }))
+    }
+}
+
+/// Restore files left by a jbench that is gone, with the settings they hold.
+pub fn stale() -> Vec<(PathBuf, Clock)> {
+    crate::rig::host_settings::stale(FILE_PREFIX)
+}
+
+/// Puts back the settings a stale restore file holds, and removes it.
+pub fn restore_stale(file: &Path, clock: Clock) -> Result<()> {
+    crate::rig::host_settings::restore_stale(file, clock, Clock::write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_the_spec_names_is_pinned() {
+        let host = Clock {
+            dirty_writeback_centisecs: 500,
+            dirty_expire_centisecs: 3000,
+        };
+        let opts = WritebackOptions {
+            sync_at_start: true,
+            interval: Some(Duration::from_millis(2500)),
+            expire: None,
+        };
+        let p = host.pinned(&opts);
+        assert_eq!(p.dirty_writeback_centisecs, 250);
+        assert_eq!(p.dirty_expire_centisecs, 3000);
+        assert_eq!(host.pinned(&WritebackOptions::default()), host);
+    }
+
+    #[test]
+    fn the_record_names_the_kernel_settings() {
+        let r = WritebackRecord {
+            clock: Clock {
+                dirty_writeback_centisecs: 500,
+                dirty_expire_centisecs: 3000,
+            },
+            pinned: false,
+            synced_at_start: true,
+            sync_seconds: Some(0.25),
+        };
+        let v = serde_json::to_value(r).unwrap();
+        assert_eq!(v["dirty_writeback_centisecs"], 500);
+        assert_eq!(v["dirty_expire_centisecs"], 3000);
+        assert_eq!(v["synced_at_start"], true);
+        let back: WritebackRecord = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+    }
+}

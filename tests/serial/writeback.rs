@@ -114,11 +114,16 @@ fn a_run_pins_the_writeback_settings_records_them_and_puts_the_hosts_back() {
 }
 
 /// Starts a run whose workload sleeps, and waits until the settings are pinned and the
-/// workload runs.
+/// workload runs. The sleep leaves the mount point (`cd /`): a command a SIGKILLed
+/// jbench leaves running keeps its working directory busy, which this test is not about.
 fn start_pinned_run(tmp: &Path) -> std::process::Child {
+    let run = format!(
+        "cd / && echo $$ > {} && exec sleep 120",
+        tmp.join("sleeper").display()
+    );
     let child = jbench()
         .arg("run")
-        .arg(spec(tmp, "sleep 120", PIN))
+        .arg(spec(tmp, &run, PIN))
         .arg("--results")
         .arg(tmp.join("results"))
         .stdout(Stdio::null())
@@ -126,7 +131,7 @@ fn start_pinned_run(tmp: &Path) -> std::process::Child {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while clock() != PINNED || mounts_under(tmp).is_empty() {
+    while clock() != PINNED || !tmp.join("sleeper").exists() {
         assert!(
             Instant::now() < deadline,
             "the run never pinned the settings"
@@ -175,6 +180,12 @@ fn cleanup_puts_back_what_a_killed_run_pinned() {
     let mut child = start_pinned_run(tmp.path());
     child.kill().unwrap(); // SIGKILL: no chance to restore
     child.wait().unwrap();
+    // The workload outlives a SIGKILLed jbench (it runs in its own process group).
+    let sleeper = std::fs::read_to_string(tmp.path().join("sleeper")).unwrap();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(sleeper.trim().parse().unwrap()),
+        nix::sys::signal::SIGKILL,
+    );
     assert_eq!(clock(), PINNED, "a killed run cannot restore them itself");
     let out = run_ok(jbench().arg("cleanup").arg("--work-dir").arg(tmp.path()));
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -104,11 +104,18 @@ impl PinnedClock {
     /// what a run records and puts back.
     pub fn apply(opts: &WritebackOptions) -> Result<Option<Self>> {
         for (file, clock) in stale() {
-            restore_stale(&file, clock)?;
-            eprintln!(
-                "jbench: restored the writeback settings a killed jbench left pinned ({})",
-                file.display()
-            );
+            match restore_stale(&file, clock) {
+                Ok(()) => eprintln!(
+                    "jbench: restored the writeback settings a killed jbench left pinned ({})",
+                    file.display()
+                ),
+                // Pinning would then keep the killed run's values as the host's.
+                Err(e) if opts.pins() => return Err(e),
+                Err(e) => eprintln!(
+                    "jbench: warning: {e:#}; a killed jbench left the writeback settings pinned ({}): run `jbench cleanup` as root",
+                    file.display()
+                ),
+            }
         }
         if !opts.pins() {
             return Ok(None);

@@ -69,13 +69,20 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
 
 /// What the `[writeback]` table will do to the host, against what it has now.
 fn describe_writeback(w: &crate::experiment::writeback_options::WritebackOptions) -> String {
-    use crate::experiment::writeback_options::centisecs;
     let now = crate::rig::writeback::Clock::current().ok();
-    let pin = |d: Option<std::time::Duration>, name: &str, host: Option<u64>| {
-        let host = host.map_or_else(|| "unreadable".to_string(), |v| v.to_string());
-        match d.and_then(centisecs) {
-            Some(cs) => format!("vm.{name} pinned to {cs} for the run (now {host})"),
-            None => format!("vm.{name} the host's ({host})"),
+    let run = now.map(|c| c.pinned(w));
+    let pin = |pinned: bool, name: &str, value: fn(crate::rig::writeback::Clock) -> u64| {
+        let text = |c: Option<crate::rig::writeback::Clock>| {
+            c.map_or_else(|| "unreadable".to_string(), |c| value(c).to_string())
+        };
+        if pinned {
+            format!(
+                "vm.{name} pinned to {} for the run (now {})",
+                text(run),
+                text(now)
+            )
+        } else {
+            format!("vm.{name} the host's ({})", text(now))
         }
     };
     format!(
@@ -85,16 +92,12 @@ fn describe_writeback(w: &crate::experiment::writeback_options::WritebackOptions
         } else {
             "no sync before the workloads"
         },
-        pin(
-            w.interval,
-            "dirty_writeback_centisecs",
-            now.map(|c| c.dirty_writeback_centisecs)
-        ),
-        pin(
-            w.expire,
-            "dirty_expire_centisecs",
-            now.map(|c| c.dirty_expire_centisecs)
-        ),
+        pin(w.interval.is_some(), "dirty_writeback_centisecs", |c| {
+            c.dirty_writeback_centisecs
+        }),
+        pin(w.expire.is_some(), "dirty_expire_centisecs", |c| {
+            c.dirty_expire_centisecs
+        }),
     )
 }
 

@@ -94,7 +94,6 @@ pub fn before_workload(opts: &WritebackOptions) -> Result<WritebackRecord> {
 /// The writeback settings a run pinned; the host's come back on drop.
 #[derive(Debug)]
 pub struct PinnedClock {
-    pub applied: Clock,
     _host: Changed<Clock>,
 }
 
@@ -129,10 +128,7 @@ impl PinnedClock {
             Clock::write,
             || applied.write(),
         )?;
-        Ok(Some(Self {
-            applied,
-            _host: host,
-        }))
+        Ok(Some(Self { _host: host }))
     }
 }
 

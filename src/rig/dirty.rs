@@ -14,14 +14,21 @@
 //! original values are also written to a file under /run, so `jbench cleanup` can
 //! restore them after a jbench that was killed.
 
-use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::rig::host_settings::{read_vm, write_vm, Changed};
+use crate::rig::host_settings::{read_vm, write_vm, ChangeError, Changed, Settings, RESTORE_DIR};
 
-const FILE_PREFIX: &str = "dirty-limits-";
+/// The host's two dirty limits as one shared setting (`host_settings.rs`).
+pub const SETTINGS: Settings<Limits> = Settings {
+    prefix: "dirty-limits-",
+    what: "dirty limits",
+    read: current,
+    write: restore,
+    dir: RESTORE_DIR,
+};
 
 /// One of the kernel's two dirty limits, as the host had it: a ratio of memory, or
 /// bytes (the kernel uses whichever was written last; the other reads 0).
@@ -96,6 +103,23 @@ pub fn restore(l: Limits) -> Result<()> {
     write_setting(l.dirty, "dirty_ratio", "dirty_bytes")
 }
 
+impl Applied {
+    fn as_limits(self) -> Limits {
+        Limits {
+            dirty: Setting::Bytes(self.dirty_bytes),
+            background: Setting::Bytes(self.dirty_background_bytes),
+        }
+    }
+}
+
+fn describe(l: Limits) -> String {
+    let one = |s: Setting| match s {
+        Setting::Ratio(r) => format!("{r}%"),
+        Setting::Bytes(b) => format!("{b} bytes"),
+    };
+    format!("{} (background {})", one(l.dirty), one(l.background))
+}
+
 /// Dirty limits scaled to a memory limit; the host's come back on drop.
 #[derive(Debug)]
 pub struct ScaledLimits {
@@ -104,25 +128,44 @@ pub struct ScaledLimits {
 }
 
 impl ScaledLimits {
-    /// Scales the host's dirty limits to `memory` bytes.
+    /// Scales the host's dirty limits to `memory` bytes. While another jbench's trial
+    /// holds them at other values (a different memory limit), waits for it to end:
+    /// the limits are the whole host's, and a trial must run under its own.
     pub fn apply(memory: u64) -> Result<Self> {
-        let host = current()?;
-        let applied = scaled(host, memory);
-        let change = || {
-            write_vm("dirty_bytes", applied.dirty_bytes)?;
-            write_vm("dirty_background_bytes", applied.dirty_background_bytes)
-        };
-        let host = Changed::apply(FILE_PREFIX, "dirty limits", host, restore, change)?;
-        Ok(Self {
-            applied,
-            _host: host,
-        })
+        let mut said = false;
+        loop {
+            let mut applied = None;
+            let target = |host| {
+                let a = scaled(host, memory);
+                applied = Some(a);
+                a.as_limits()
+            };
+            match SETTINGS.change(target) {
+                Ok(host) => {
+                    return Ok(Self {
+                        applied: applied.expect("change computes the target"),
+                        _host: host,
+                    })
+                }
+                Err(ChangeError::Failed(e)) => return Err(e),
+                Err(ChangeError::Conflict {
+                    pid,
+                    in_effect,
+                    wanted,
+                }) => {
+                    if !said {
+                        eprintln!(
+                            "jbench: waiting for jbench {pid}: its trial holds the kernel's dirty limits at {}, this trial needs {}",
+                            describe(in_effect),
+                            describe(wanted)
+                        );
+                        said = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+            }
+        }
     }
-}
-
-/// Restore files left by a jbench that is gone, with the limits they hold.
-pub fn stale() -> Vec<(PathBuf, Limits)> {
-    crate::rig::host_settings::stale(FILE_PREFIX)
 }
 
 #[cfg(test)]

@@ -10,20 +10,29 @@
 //!
 //! The host's values are also written to a file under /run (like the dirty limits in
 //! `dirty.rs`), so `jbench cleanup` restores them after a jbench that was killed, and
-//! the next run restores them before it reads what the host has (`host_settings.rs`).
+//! the next run restores them before it reads what the host has. Runs that share the
+//! host share the pin: a second run may pin the same values, not others
+//! (`host_settings.rs`).
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::writeback_options::{centisecs, WritebackOptions};
-use crate::rig::host_settings::{read_vm, write_vm, Changed};
+use crate::rig::host_settings::{read_vm, write_vm, ChangeError, Changed, Settings, RESTORE_DIR};
 
 const INTERVAL: &str = "dirty_writeback_centisecs";
 const EXPIRE: &str = "dirty_expire_centisecs";
-const FILE_PREFIX: &str = "writeback-";
+
+/// The flusher's two settings as one shared setting (`host_settings.rs`).
+pub const SETTINGS: Settings<Clock> = Settings {
+    prefix: "writeback-",
+    what: "writeback settings ([writeback])",
+    read: Clock::current,
+    write: Clock::write,
+    dir: RESTORE_DIR,
+};
 
 /// The flusher's two settings, in centiseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,44 +111,42 @@ impl PinnedClock {
     /// jbench left pinned are restored first, pinning or not, so the host's own are
     /// what a run records and puts back.
     pub fn apply(opts: &WritebackOptions) -> Result<Option<Self>> {
-        for (file, clock) in stale() {
-            match restore_stale(&file, clock) {
-                Ok(()) => eprintln!(
-                    "jbench: restored the writeback settings a killed jbench left pinned ({})",
-                    file.display()
-                ),
-                // Pinning would then keep the killed run's values as the host's.
-                Err(e) if opts.pins() => return Err(e),
-                Err(e) => eprintln!(
-                    "jbench: warning: {e:#}; a killed jbench left the writeback settings pinned ({}): run `jbench cleanup` as root",
-                    file.display()
-                ),
+        match SETTINGS.restore_stale() {
+            Ok(files) => {
+                for file in files {
+                    eprintln!(
+                        "jbench: restored the writeback settings a killed jbench left pinned ({})",
+                        file.display()
+                    );
+                }
             }
+            // Pinning would then keep the killed run's values as the host's.
+            Err(e) if opts.pins() => return Err(e),
+            Err(e) => eprintln!(
+                "jbench: warning: {e:#}; a killed jbench left the writeback settings pinned: run `jbench cleanup` as root"
+            ),
         }
         if !opts.pins() {
             return Ok(None);
         }
-        let host = Clock::current()?;
-        let applied = host.pinned(opts);
-        let host = Changed::apply(
-            FILE_PREFIX,
-            "writeback settings ([writeback])",
-            host,
-            Clock::write,
-            || applied.write(),
-        )?;
-        Ok(Some(Self { _host: host }))
+        match SETTINGS.change(|host| host.pinned(opts)) {
+            Ok(host) => Ok(Some(Self { _host: host })),
+            Err(ChangeError::Failed(e)) => Err(e),
+            Err(ChangeError::Conflict {
+                pid,
+                in_effect,
+                wanted,
+            }) => bail!(
+                "jbench {pid} has pinned vm.{INTERVAL} = {} and vm.{EXPIRE} = {} for its run; this run pins {} and {}. \
+                 The host has one writeback clock: pin the same values in [writeback], \
+                 set interval and expire to \"host\", or run one after the other",
+                in_effect.dirty_writeback_centisecs,
+                in_effect.dirty_expire_centisecs,
+                wanted.dirty_writeback_centisecs,
+                wanted.dirty_expire_centisecs
+            ),
+        }
     }
-}
-
-/// Restore files left by a jbench that is gone, with the settings they hold.
-pub fn stale() -> Vec<(PathBuf, Clock)> {
-    crate::rig::host_settings::stale(FILE_PREFIX)
-}
-
-/// Puts back the settings a stale restore file holds, and removes it.
-pub fn restore_stale(file: &Path, clock: Clock) -> Result<()> {
-    crate::rig::host_settings::restore_stale(file, clock, Clock::write)
 }
 
 #[cfg(test)]

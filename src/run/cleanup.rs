@@ -78,6 +78,29 @@ fn orphan_session(backing: &Path) -> Option<PathBuf> {
     (shaped && !parent.exists()).then(|| parent.to_path_buf())
 }
 
+/// Puts back host settings that killed jbench processes left changed (one action for
+/// all their restore files; a live jbench that shares them puts them back itself).
+fn host_settings<T>(
+    act: &mut impl FnMut(String, &mut dyn FnMut() -> Result<()>),
+    settings: &crate::rig::host_settings::Settings<T>,
+    what: &str,
+) where
+    T: Copy + PartialEq + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let files = settings.stale();
+    if files.is_empty() {
+        return;
+    }
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    act(
+        format!(
+            "restore the kernel's {what} from {} (left by a jbench that was killed)",
+            names.join(", ")
+        ),
+        &mut || settings.restore_stale().map(|_| ()),
+    );
+}
+
 /// Releases leftovers of every stale session; with `dry_run`, only says what it would do.
 /// Works stage by stage across all stale sessions (mounts, then loops, then zram, then
 /// directories), because one session's mount can hold another's loop device (a journal
@@ -158,26 +181,12 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
             &mut || crate::rig::emulated::release_fusectl().map(|_| ()),
         );
     }
-    for (file, limits) in crate::rig::dirty::stale() {
-        act(
-            format!(
-                "restore the kernel's dirty limits from {} (left by a jbench that was killed)",
-                file.display()
-            ),
-            &mut || {
-                crate::rig::host_settings::restore_stale(&file, limits, crate::rig::dirty::restore)
-            },
-        );
-    }
-    for (file, clock) in crate::rig::writeback::stale() {
-        act(
-            format!(
-                "restore the kernel's writeback settings from {} (left by a jbench that was killed)",
-                file.display()
-            ),
-            &mut || crate::rig::writeback::restore_stale(&file, clock),
-        );
-    }
+    host_settings(&mut act, &crate::rig::dirty::SETTINGS, "dirty limits");
+    host_settings(
+        &mut act,
+        &crate::rig::writeback::SETTINGS,
+        "writeback settings",
+    );
     for cg in crate::rig::memcg::stale_cgroups() {
         act(format!("remove cgroup {}", cg.display()), &mut || {
             crate::rig::memcg::remove(&cg)

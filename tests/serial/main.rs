@@ -14,6 +14,7 @@ mod emu_stall;
 mod emulated_timing;
 mod qualify_fit;
 mod require;
+mod shared_host;
 mod swap_race;
 mod trust;
 mod writeback;

@@ -227,3 +227,51 @@ fn the_sync_at_start_writes_back_what_is_dirty() {
         "the sync wrote {synced} sectors; 8 MiB is 16384"
     );
 }
+
+#[test]
+fn a_second_run_may_share_the_pin_but_not_pin_other_values() {
+    let _alone = crate::alone();
+    require!(root);
+    let host = host_clock();
+    let tmp = scratch("writeback-shared-");
+    let first = start_pinned_run(tmp.path());
+
+    let other = scratch("writeback-other-");
+    let out = jbench()
+        .arg("run")
+        .arg(spec(other.path(), "true", "interval = \"4s\""))
+        .arg("--results")
+        .arg(other.path().join("results"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "other pins were accepted: {stderr}");
+    assert!(
+        stderr.contains(&format!("jbench {} has pinned", first.id())),
+        "{stderr}"
+    );
+    assert_eq!(clock(), PINNED, "the refused run changed nothing");
+
+    let same = scratch("writeback-same-");
+    run_ok(
+        jbench()
+            .arg("run")
+            .arg(spec(same.path(), "true", PIN))
+            .arg("--results")
+            .arg(same.path().join("results")),
+    );
+    let w = &records(&same.path().join("results"))[0]["writeback"];
+    assert_eq!(w["dirty_writeback_centisecs"], PINNED.0, "{w}");
+    assert_eq!(clock(), PINNED, "the first run still holds its pin");
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first.id() as i32),
+        nix::sys::signal::SIGINT,
+    )
+    .unwrap();
+    first.wait_with_output().unwrap();
+    assert_eq!(clock(), host, "the last one out put the host's back");
+    assert_no_leaks(tmp.path());
+    assert_no_leaks(other.path());
+    assert_no_leaks(same.path());
+}

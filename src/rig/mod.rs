@@ -6,6 +6,7 @@ pub mod cmd;
 pub mod dirty;
 pub mod emulated;
 pub mod ext4;
+pub mod holders;
 pub mod host_settings;
 pub mod image;
 pub mod loopdev;

@@ -140,6 +140,19 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
         .collect();
     targets.sort_by_key(|t| std::cmp::Reverse(t.components().count()));
     for t in targets {
+        // A workload runs in its own process group, so it outlives a killed jbench and
+        // keeps the trial's file system busy: it goes first.
+        for h in crate::rig::holders::under(&t) {
+            act(
+                format!(
+                    "kill process {} ({}), which holds {} busy (a workload of the killed run)",
+                    h.pid,
+                    h.name,
+                    t.display()
+                ),
+                &mut || crate::rig::holders::kill_holder(h.pid),
+            );
+        }
         act(format!("unmount {}", t.display()), &mut || {
             mounts::unmount(&t)
         });

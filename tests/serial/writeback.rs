@@ -113,12 +113,11 @@ fn a_run_pins_the_writeback_settings_records_them_and_puts_the_hosts_back() {
     assert_no_leaks(tmp.path());
 }
 
-/// Starts a run whose workload sleeps, and waits until the settings are pinned and the
-/// workload runs. The sleep leaves the mount point (`cd /`): a command a SIGKILLed
-/// jbench leaves running keeps its working directory busy, which this test is not about.
+/// Starts a run whose workload sleeps in the trial's file system, and waits until the
+/// settings are pinned and the workload runs.
 fn start_pinned_run(tmp: &Path) -> std::process::Child {
     let run = format!(
-        "cd / && echo $$ > {} && exec sleep 120",
+        "echo $$ > {} && exec sleep 120",
         tmp.join("sleeper").display()
     );
     let child = jbench()
@@ -180,16 +179,28 @@ fn cleanup_puts_back_what_a_killed_run_pinned() {
     let mut child = start_pinned_run(tmp.path());
     child.kill().unwrap(); // SIGKILL: no chance to restore
     child.wait().unwrap();
-    // The workload outlives a SIGKILLed jbench (it runs in its own process group).
-    let sleeper = std::fs::read_to_string(tmp.path().join("sleeper")).unwrap();
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(sleeper.trim().parse().unwrap()),
-        nix::sys::signal::SIGKILL,
-    );
+    // The workload outlives a SIGKILLed jbench (it runs in its own process group) and
+    // keeps the trial's file system busy: cleanup kills it before it unmounts.
+    let sleeper: i32 = std::fs::read_to_string(tmp.path().join("sleeper"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(Path::new(&format!("/proc/{sleeper}")).exists());
     assert_eq!(clock(), PINNED, "a killed run cannot restore them itself");
     let out = run_ok(jbench().arg("cleanup").arg("--work-dir").arg(tmp.path()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("writeback settings"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("kill process {sleeper} (sleep)")),
+        "{stdout}"
+    );
+    assert!(
+        !Path::new(&format!("/proc/{sleeper}")).exists() || {
+            let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap_or_default();
+            stat.contains(") Z")
+        }
+    );
     assert_eq!(clock(), host, "restored by cleanup");
     assert_no_leaks(tmp.path());
 }

@@ -171,6 +171,15 @@ pub fn assert_no_leaks(dir: &Path) {
 }
 
 /// Writes an experiment file into `dir` and returns its path.
+/// `/proc/sys/vm/<name>` now.
+pub fn vm(name: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/sys/vm/{name}"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 pub fn write_spec(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, body).unwrap();

@@ -14,18 +14,11 @@ use common::*;
 
 /// `(dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes)`.
 fn limits() -> (u64, u64, u64, u64) {
-    let read = |n: &str| {
-        std::fs::read_to_string(format!("/proc/sys/vm/{n}"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
     (
-        read("dirty_ratio"),
-        read("dirty_background_ratio"),
-        read("dirty_bytes"),
-        read("dirty_background_bytes"),
+        vm("dirty_ratio"),
+        vm("dirty_background_ratio"),
+        vm("dirty_bytes"),
+        vm("dirty_background_bytes"),
     )
 }
 

@@ -12,16 +12,9 @@ use crate::common;
 use common::*;
 
 fn clock() -> (u64, u64) {
-    let read = |n: &str| {
-        std::fs::read_to_string(format!("/proc/sys/vm/{n}"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
     (
-        read("dirty_writeback_centisecs"),
-        read("dirty_expire_centisecs"),
+        vm("dirty_writeback_centisecs"),
+        vm("dirty_expire_centisecs"),
     )
 }
 

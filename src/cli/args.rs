@@ -75,7 +75,9 @@ pub enum Command {
     /// Run one workload in an existing directory, without provisioning anything.
     #[command(subcommand)]
     Workload(WorkloadCmd),
-    /// Release mounts, loop and zram devices left by a jbench that was killed (root).
+    /// Release mounts, loop and zram devices, device daemons and kernel settings left by
+    /// a jbench that was killed, killing the workload processes that keep its mounts
+    /// busy first (root).
     Cleanup {
         /// Also scan this work directory for session directories (repeatable);
         /// registered sessions and those loop devices point into are always found.

@@ -22,9 +22,10 @@ fn limits() -> (u64, u64, u64, u64) {
     )
 }
 
-fn scaled_for(memory: u64) -> u64 {
-    // The host's dirty_ratio applied to the memory limit (rig::dirty::scaled).
-    memory / 100 * limits().0
+/// The host's dirty_ratio applied to `memory` (rig::dirty::scaled). Read before a
+/// trial changes them: while dirty_bytes is set, dirty_ratio reads 0.
+fn scaled_for(host: (u64, u64, u64, u64), memory: u64) -> u64 {
+    memory / 100 * host.0
 }
 
 /// A one-trial run in a `memory` cgroup whose command workload writes the dirty limit
@@ -122,7 +123,7 @@ fn a_run_beside_anothers_trial_records_the_hosts_limits_and_the_last_one_puts_th
         &tmp.path().join("a"),
     );
     wait_for("run a's trial", || seen_a.exists());
-    let scaled = scaled_for(64 << 20);
+    let scaled = scaled_for(host, 64 << 20);
     assert_eq!(limits().2, scaled, "run a's trial runs under scaled limits");
 
     // Run b, beside a's trial, with the same memory limit: it shares a's change.
@@ -187,7 +188,7 @@ fn a_trial_that_needs_other_limits_waits_for_the_one_holding_them() {
         !seen_c.exists(),
         "run c's trial started while a held other limits"
     );
-    assert_eq!(limits().2, scaled_for(64 << 20));
+    assert_eq!(limits().2, scaled_for(host, 64 << 20));
 
     std::fs::write(&release, "").unwrap();
     finish(a);
@@ -195,7 +196,7 @@ fn a_trial_that_needs_other_limits_waits_for_the_one_holding_them() {
     assert!(stderr.contains("waiting for jbench"), "{stderr}");
     assert_eq!(
         seen(&seen_c),
-        scaled_for(96 << 20),
+        scaled_for(host, 96 << 20),
         "run c ran under its own limits"
     );
     assert_eq!(limits(), host);

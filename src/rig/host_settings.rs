@@ -193,7 +193,8 @@ impl<T: Copy + PartialEq + Serialize + DeserializeOwned + std::fmt::Debug> Setti
             None => (self.read)().map_err(ChangeError::Failed)?,
         };
         let wanted = target(host);
-        if let Some(other) = all.iter().find(|k| k.live && k.pid != me()) {
+        let other = all.iter().find(|k| k.live && k.pid != me());
+        if let Some(other) = other {
             let now = (self.read)().map_err(ChangeError::Failed)?;
             if now != wanted {
                 return Err(ChangeError::Conflict {
@@ -214,7 +215,7 @@ impl<T: Copy + PartialEq + Serialize + DeserializeOwned + std::fmt::Debug> Setti
         };
         save().map_err(ChangeError::Failed)?;
         if let Err(e) = (self.write)(wanted) {
-            if !all.iter().any(|k| k.live && k.pid != me()) {
+            if other.is_none() {
                 let _ = (self.write)(host);
             }
             let _ = fs::remove_file(&file);

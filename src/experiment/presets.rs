@@ -193,11 +193,31 @@ mod tests {
         assert!(era.writeback.sync_at_start && era.writeback.pins());
         let study =
             crate::experiment::spec::parse(find("study3-nvram-postmark").unwrap(), "s").unwrap();
-        assert_eq!(
-            params(&era),
-            params(&study),
-            "the study's workloads, unscaled"
+        let named = |s: &crate::experiment::spec::Spec| -> Vec<(String, serde_json::Value)> {
+            s.workloads
+                .iter()
+                .map(|w| (w.name.clone(), w.engine.params()))
+                .collect()
+        };
+        let (unscaled, scaled): (Vec<_>, Vec<_>) = named(&era)
+            .into_iter()
+            .partition(|(name, _)| !name.ends_with("-scaled"));
+        assert_eq!(unscaled, named(&study), "the study's workloads, unscaled");
+        assert!(
+            !scaled.is_empty(),
+            "very-small is scaled past the page cache"
         );
+        for (name, params) in scaled {
+            let of = name.trim_end_matches("-scaled");
+            let (_, original) = unscaled.iter().find(|(n, _)| n == of).unwrap();
+            let mut only_more_transactions = params.clone();
+            only_more_transactions["transactions"] = original["transactions"].clone();
+            assert_eq!(
+                &only_more_transactions, original,
+                "{name} scales only transactions"
+            );
+            assert!(params["transactions"].as_u64() > original["transactions"].as_u64());
+        }
         for (e, m) in era.configs.iter().zip(&modern.configs) {
             assert_eq!(
                 (e.fs_type, e.journal_size, e.ramdisk_size, e.memory_limit),

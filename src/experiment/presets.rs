@@ -185,20 +185,17 @@ mod tests {
         assert_eq!(labels(&era), labels(&modern), "compare matches labels");
         assert_eq!(labels(&era)[0], "internal");
         assert_eq!(era.configs.len(), 7);
-        let params = |s: &crate::experiment::spec::Spec| -> Vec<serde_json::Value> {
-            s.workloads.iter().map(|w| w.engine.params()).collect()
-        };
-        assert_eq!(params(&era), params(&modern));
-        assert_eq!(era.writeback, modern.writeback, "the same writeback clock");
-        assert!(era.writeback.sync_at_start && era.writeback.pins());
-        let study =
-            crate::experiment::spec::parse(find("study3-nvram-postmark").unwrap(), "s").unwrap();
         let named = |s: &crate::experiment::spec::Spec| -> Vec<(String, serde_json::Value)> {
             s.workloads
                 .iter()
                 .map(|w| (w.name.clone(), w.engine.params()))
                 .collect()
         };
+        assert_eq!(named(&era), named(&modern));
+        assert_eq!(era.writeback, modern.writeback, "the same writeback clock");
+        assert!(era.writeback.sync_at_start && era.writeback.pins());
+        let study =
+            crate::experiment::spec::parse(find("study3-nvram-postmark").unwrap(), "s").unwrap();
         let (unscaled, scaled): (Vec<_>, Vec<_>) = named(&era)
             .into_iter()
             .partition(|(name, _)| !name.ends_with("-scaled"));

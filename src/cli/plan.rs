@@ -147,6 +147,7 @@ fn describe_time(spec: &Spec, trials: &[Trial], e: &Estimator, history: bool) ->
     let total = e.run_seconds(trials);
     let known = estimates.iter().filter(|t| t.from_history).count();
     let guessed = estimates.iter().any(|t| t.guessed && !t.from_history);
+    let unpriced = estimates.iter().filter(|t| t.writeback_unpriced).count();
     let mut out = String::new();
     let source = match (history, known) {
         (true, k) if k > 0 => format!(
@@ -210,6 +211,13 @@ fn describe_time(spec: &Spec, trials: &[Trial], e: &Estimator, history: bool) ->
         let _ = writeln!(
             out,
             "  (a `command` workload's time is a guess from its declared sizes; --history DIR of a run of it knows better)"
+        );
+    }
+    if unpriced > 0 {
+        let _ = writeln!(
+            out,
+            "  ({} write many files back to a spinning disk, where the scattered writes wait for their sectors; the model does not price those waits, so its figure for them can be far too little (11 to 116 times for Study 3's PostMark trials measured on a 2-vCPU VM: docs/experiment.md, \"How long a run takes\"); --history DIR of an earlier run of them knows better)",
+            count(unpriced as u64, "trial")
         );
     }
     out

@@ -113,6 +113,9 @@ const ASSUMED_CACHE: u64 = 4 << 30;
 /// recordings, 320 states: 78 s) and crash-placement (12, 2394: 317 s).
 const LAB_RECORDING_S: f64 = 5.5;
 const LAB_STATE_S: f64 = 0.105;
+/// A 4 KiB random write slower than this, in a sustained stream, waits for the
+/// medium: 1 ms is above any cache's or flash's answer and below any seek.
+const WAITS_FOR_MEDIUM_S: f64 = 1e-3;
 /// Starting a run and writing its report.
 const RUN_FIXED_S: f64 = 3.0;
 
@@ -271,6 +274,11 @@ pub struct TrialEstimate {
     pub from_history: bool,
     /// The workload's counts were a guess from its sizes.
     pub guessed: bool,
+    /// The workload's writeback is scattered over many files and the data disk's
+    /// scattered writes wait for the medium (a spinning disk, its write cache off or
+    /// outrun): the estimate leaves out the cost that decides such a trial's time, so
+    /// `plan` says so.
+    pub writeback_unpriced: bool,
 }
 
 impl TrialEstimate {
@@ -345,6 +353,8 @@ impl<'a> Estimator<'a> {
             lab,
             from_history: false,
             guessed: work.guessed,
+            writeback_unpriced: work.scattered_writeback
+                && cost.data.random_write_s > WAITS_FOR_MEDIUM_S,
         }
     }
 
@@ -363,8 +373,54 @@ mod tests {
     use super::*;
 
     fn quick() -> Spec {
-        let text = crate::experiment::presets::find("quick").unwrap();
-        crate::experiment::spec::parse(text, "quick").unwrap()
+        preset("quick")
+    }
+
+    fn preset(name: &str) -> Spec {
+        let text = crate::experiment::presets::find(name).unwrap();
+        crate::experiment::spec::parse(text, name).unwrap()
+    }
+
+    /// PostMark's scattered writeback on a spinning disk is what the model leaves out;
+    /// the same workloads on a fast device, and other engines, are priced. An earlier
+    /// run's measured time replaces the model and its caveat.
+    #[test]
+    fn scattered_writeback_to_a_spinning_disk_is_marked_unpriced() {
+        let unpriced = |s: &Spec, e: &Estimator| {
+            crate::experiment::plan::plan(s)
+                .iter()
+                .filter(|t| e.trial(t).writeback_unpriced)
+                .count()
+        };
+        let era = preset("study3-hdd");
+        let trials = crate::experiment::plan::plan(&era);
+        assert_eq!(unpriced(&era, &Estimator::new(&era)), trials.len());
+        // Today's disk has a write cache, but a sustained stream of scattered writes
+        // outruns it and waits for the medium all the same.
+        let mut modern = preset("study3-hdd-modern");
+        assert_eq!(
+            unpriced(&modern, &Estimator::new(&modern)),
+            crate::experiment::plan::plan(&modern).len()
+        );
+        // The same workloads on host images, with no model, are priced.
+        for c in &mut modern.configs {
+            c.fs_model = None;
+        }
+        assert_eq!(unpriced(&modern, &Estimator::new(&modern)), 0);
+        let q = quick();
+        assert_eq!(unpriced(&q, &Estimator::new(&q)), 0);
+
+        let mut h = History::default();
+        let w = &era.workloads[0].name;
+        for c in &era.configs {
+            h.seconds.insert((c.label.clone(), w.clone()), vec![450.0]);
+        }
+        let measured = trials.iter().filter(|t| t.workload == 0).count();
+        assert!(measured > 0 && measured < trials.len());
+        assert_eq!(
+            unpriced(&era, &Estimator::new(&era).with_history(&h)),
+            trials.len() - measured
+        );
     }
 
     #[test]

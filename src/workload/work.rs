@@ -27,6 +27,12 @@ pub struct Work {
     pub fixed_seconds: f64,
     /// True when the counts are a guess from sizes alone (a user's command).
     pub guessed: bool,
+    /// True when `bytes_written` reaches the device as the writeback of many separate
+    /// files, each at its own place (PostMark). It is priced as streamed, which is far
+    /// too little on a disk whose scattered writes wait for the medium; which of the
+    /// files reach the disk before they are deleted is not modelled, so the estimate
+    /// says so instead (`TrialEstimate::writeback_unpriced`).
+    pub scattered_writeback: bool,
 }
 
 impl Work {

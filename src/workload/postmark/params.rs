@@ -205,6 +205,7 @@ impl Workload for Postmark {
         crate::workload::work::Work {
             bytes_written: files.saturating_mul(mean),
             metadata_ops: files.saturating_mul(2).saturating_add(t),
+            scattered_writeback: true,
             ..Default::default()
         }
     }

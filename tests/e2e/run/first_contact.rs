@@ -65,10 +65,28 @@ fn plan_tells_the_time_the_space_and_that_run_would_start() {
     ] {
         assert!(stdout.contains(want), "no {want:?} in:\n{stdout}");
     }
-    // No Rust in what a person reads.
-    for unwanted in ["Interleaved", "(s)", "{\"", "..="] {
+    // No Rust in what a person reads; quick's disk has its write cache on.
+    for unwanted in ["Interleaved", "(s)", "{\"", "..=", "spinning disk"] {
         assert!(!stdout.contains(unwanted), "{unwanted:?} in:\n{stdout}");
     }
+}
+
+/// PostMark's writeback on Study 3's spinning disk waits for the platter on every
+/// scattered write, which the model does not price, and plan says so.
+#[test]
+fn plan_says_which_trials_its_model_does_not_price() {
+    let test = "plan_says_which_trials_its_model_does_not_price";
+    if !need_root(test) || !common::require::need_fuse(test) {
+        return;
+    }
+    let tmp = scratch("first-unpriced-");
+    let out = jb(&["plan", "--preset", "study3-hdd"], tmp.path());
+    let (stdout, stderr) = text(&out);
+    assert!(
+        stdout.contains("(84 trials write many files back to a spinning disk"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("--history DIR"), "{stdout}");
 }
 
 #[test]

@@ -156,11 +156,12 @@ fn fio_job_through_jbench_matches_fio_by_hand() {
         assert_eq!(lat.count, p.ops, "{}", p.name);
         assert!(lat.max_us >= l.max_us * 0.99, "{lat:?} vs {l:?}");
     }
-    // db makes every write durable with fdatasync: fio times those calls apart, and
-    // the typical one waits for the journal and the disk, unlike the typical write
-    // into the page cache. The tails are not compared: a write that finds its page
-    // still under writeback from the last fdatasync waits for it too (CI once saw a
-    // write p99 of 6.0 ms beside an fdatasync p99 of 5.9 ms, medians 22 us and 1.3 ms).
+    // db makes every write durable with fdatasync: fio times those calls apart, so
+    // their record must be fdatasync's own, not a copy of the writes'. Which of the two
+    // is slower is not asserted: a write that needs a journal handle while a commit
+    // runs waits for it too, and with other tests loading the host disk CI once saw
+    // write medians of 6.1 ms beside fdatasync's 0.75 ms (and once 22 us beside 1.3
+    // ms). An fdatasync that reaches a block device cannot take under 10 us.
     let db = phases.iter().find(|p| p.name == "db:write").unwrap();
     let f = db.fio_latency.as_ref().unwrap();
     let (sync, clat) = (
@@ -168,9 +169,10 @@ fn fio_job_through_jbench_matches_fio_by_hand() {
         f.clat.as_ref().unwrap(),
     );
     assert!(sync.count + 1 >= db.ops, "{sync:?} for {} writes", db.ops);
+    assert_ne!(sync, clat, "fdatasync's latencies are the writes' own");
     assert!(
-        sync.p50_us > 5.0 * clat.p50_us,
-        "sync {sync:?} vs clat {clat:?}"
+        sync.p50_us >= 10.0 && sync.p50_us <= sync.p99_us && sync.p99_us <= sync.max_us,
+        "sync {sync:?}"
     );
     let scan = phases.iter().find(|p| p.name == "scan:read").unwrap();
     assert_eq!(scan.fio_latency.as_ref().unwrap().sync, None);

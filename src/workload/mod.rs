@@ -5,7 +5,8 @@
 //! knows nothing of devices or file systems: the rig prepares the directory.
 //!
 //! One folder per engine (its spec, timed loop, system calls, command line and
-//! reports apart); `sys.rs` holds the system-call loops and the error type they share.
+//! reports apart); `sys.rs` holds the system-call loops and the error type they share,
+//! `start_line.rs` the start of a threaded phase (its clock before its workers run).
 
 pub mod command;
 pub mod fdtree;
@@ -13,6 +14,7 @@ pub mod fio;
 pub mod fsync;
 pub mod iozone;
 pub mod postmark;
+pub mod start_line;
 pub mod sys;
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -129,6 +131,10 @@ pub struct RunControl {
     output_dir: Option<PathBuf>,
     /// Sees every marker as well (tests: an engine's markers without a device daemon).
     mark_hook: Option<MarkHook>,
+    /// Tests: how long a threaded phase's coordinator sleeps right after releasing its
+    /// workers ([`start_line::StartLine::start`]), as a descheduled one would.
+    #[cfg(test)]
+    coordinator_lag: Option<std::time::Duration>,
 }
 
 /// What [`RunControl::mark`] also calls, with the label.
@@ -186,12 +192,7 @@ impl RunControl {
     pub fn from_flag(stop: Arc<AtomicBool>) -> Self {
         Self {
             stop,
-            durable: false,
-            marker: None,
-            phases: None,
-            progress: None,
-            output_dir: None,
-            mark_hook: None,
+            ..Self::default()
         }
     }
 
@@ -308,6 +309,24 @@ impl RunControl {
         nix::unistd::syncfs(std::os::fd::AsRawFd::as_raw_fd(&d))
             .map_err(|e| anyhow::anyhow!("syncfs {}: {e}", dir.display()))?;
         Ok(Some(started.elapsed().as_secs_f64()))
+    }
+
+    /// Makes the coordinator of every threaded phase sleep `lag` right after it
+    /// releases the workers: a test that the clock started before they could run.
+    #[cfg(test)]
+    pub fn with_coordinator_lag(mut self, lag: std::time::Duration) -> Self {
+        self.coordinator_lag = Some(lag);
+        self
+    }
+
+    /// Called by [`start_line::StartLine::start`] right after the release; nothing
+    /// outside tests.
+    #[inline]
+    pub(crate) fn coordinator_lag(&self) {
+        #[cfg(test)]
+        if let Some(lag) = self.coordinator_lag {
+            std::thread::sleep(lag);
+        }
     }
 
     pub fn request_stop(&self) {

@@ -29,13 +29,14 @@
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use hdrhistogram::Histogram;
 use nix::errno::Errno;
 
+use super::start_line::StartLine;
 use super::sys::{self, FsOpError, SysError};
 use super::{
     reject_unknown, table_bool, table_size, table_u64, Interrupted, Latency, ParamError,
@@ -264,7 +265,7 @@ impl FsyncSpec {
             .collect::<anyhow::Result<Vec<_>>>()?;
         let abort = AtomicBool::new(false);
         let halt = Halt { ctl, abort: &abort };
-        let start_line = Barrier::new(self.threads as usize + 1);
+        let start_line = StartLine::new(self.threads as usize);
         let (started, outcomes) = std::thread::scope(|s| {
             let handles: Vec<_> = tree
                 .threads
@@ -283,10 +284,9 @@ impl FsyncSpec {
                     })
                 })
                 .collect();
-            // Every worker waits at the line: nothing runs while the monitor samples.
-            ctl.phase_begin(phase.name());
-            start_line.wait();
-            let started = Instant::now();
+            // The clock starts before any worker can run, and stops after every one
+            // is joined; nothing runs while the monitor samples.
+            let started = start_line.start(ctl, phase.name());
             let outcomes: Vec<_> = handles
                 .into_iter()
                 .map(|h| h.join().expect("fsync worker panicked"))

@@ -213,6 +213,47 @@ fn latency_percentiles_are_ordered_and_count_every_file() {
     }
 }
 
+/// A coordinator descheduled right after releasing its workers (issue 45: 200 unlinks
+/// of 19 µs each once timed at 32 µs in all) cannot shorten a phase: at least half of
+/// its operations took p50 or more, shared among `threads` threads, and its slowest
+/// operation is inside it too. With the clock read after the release, the workers run
+/// (here: finish) during the lag and both phases come out far shorter.
+#[test]
+fn a_slow_coordinator_cannot_make_a_phase_shorter_than_its_operations() {
+    // tmpfs: operations of microseconds, all done well within the lag.
+    let Some(fs) = SmallFs::new(
+        "fsync a_slow_coordinator_cannot_make_a_phase_shorter",
+        "64m",
+    ) else {
+        return;
+    };
+    let spec = small(200, 2, 1);
+    let ctl = RunControl::new().with_coordinator_lag(std::time::Duration::from_millis(300));
+    let results = spec.run(fs.path(), &ctl).unwrap();
+    assert_eq!(results.len(), 2);
+    for r in &results {
+        let l = r.latency.as_ref().unwrap();
+        assert_eq!(l.count, 400, "{}", r.name);
+        let half_at_p50 = l.count as f64 * l.p50_us / (2.0 * spec.threads as f64) / 1e6;
+        assert!(
+            r.seconds >= half_at_p50,
+            "{}: {} s for {} operations of median {} µs on {} threads (at least {half_at_p50} s)",
+            r.name,
+            r.seconds,
+            l.count,
+            l.p50_us,
+            spec.threads
+        );
+        assert!(
+            r.seconds >= l.max_us / 1e6,
+            "{}: {} s, shorter than its slowest operation ({} µs)",
+            r.name,
+            r.seconds,
+            l.max_us
+        );
+    }
+}
+
 #[test]
 fn merged_histogram_adds_samples_not_percentiles() {
     let mut a = Tally::new().unwrap();

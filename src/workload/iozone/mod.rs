@@ -10,8 +10,9 @@
 //! - **Throughput mode** (`-t N`, N >= 2 here), files `iozone.DUMMY.<i>`, one per worker:
 //!   the initial writer opens `O_RDWR|O_CREAT` (`|O_SYNC`), *without* `O_TRUNC` and with
 //!   no `creat()`, so it must start from a fresh file; rewriters open `O_RDWR`. Workers
-//!   open their file, then wait at a barrier and start together; the parent clock runs
-//!   from the start signal until every worker has exited.
+//!   open their file, then wait at the start line (`start_line.rs`) and start together;
+//!   the parent clock starts before the start signal and runs until every worker has
+//!   exited.
 //! - Every phase moves floor(size / record) whole records with `write`/`read` of exactly
 //!   one record from one buffer; a size that is not a multiple of the record leaves the
 //!   tail out (iozone does the same silently; we warn).
@@ -42,11 +43,12 @@ use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 
+use super::start_line::StartLine;
 use super::sys::{self, FsOpError, SysError};
 use super::{table_bool, table_size, Interrupted, ParamError, PhaseResult, RunControl, Workload};
 use crate::units::{format_size, parse_size};
@@ -357,7 +359,7 @@ impl Iozone {
         let shared = Shared {
             stonewall: AtomicBool::new(false),
             abort: AtomicBool::new(false),
-            barrier: Barrier::new(cpaths.len() + 1),
+            start_line: StartLine::new(cpaths.len()),
         };
         let job = Job {
             phase,
@@ -377,11 +379,9 @@ impl Iozone {
                     s.spawn(move || worker(job, c, p, shared, ctl))
                 })
                 .collect();
-            // Every worker has opened its file (or failed to): start them together,
-            // as iozone's parent does with CHILD_STATE_BEGIN, and start its clock.
-            ctl.phase_begin(phase.name());
-            shared.barrier.wait();
-            let started = Instant::now();
+            // Once every worker has opened its file (or failed to), start the clock,
+            // then the workers together, as iozone's parent does with CHILD_STATE_BEGIN.
+            let started = shared.start_line.start(ctl, phase.name());
             let outcomes: Vec<anyhow::Result<Worker>> = handles
                 .into_iter()
                 .map(|h| {

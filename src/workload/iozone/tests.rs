@@ -213,6 +213,33 @@ fn throughput_mode_with_three_workers() {
     assert!(format!("{err:#}").contains("already exists"), "{err:#}");
 }
 
+/// The parent's clock covers every worker's, even when the parent is descheduled right
+/// after the start signal: "parent sees" can never exceed "children see" (each child's
+/// rate is its KiB over its own, shorter, time). With the clock read after the signal,
+/// the workers finish during the lag and the parent's rate comes out many times theirs.
+#[test]
+fn a_slow_parent_cannot_see_more_than_the_children() {
+    let dir = scratch();
+    let io = Iozone {
+        stonewall: false,
+        ..io(4096, 1 << 20, 2)
+    };
+    let ctl = RunControl::new().with_coordinator_lag(std::time::Duration::from_millis(300));
+    let results = io.run_in(dir.path(), &ctl, false).unwrap();
+    for r in &results {
+        let (c, p) = (
+            r.counters["children_kib_per_s"],
+            r.counters["parent_kib_per_s"],
+        );
+        // Both are rounded to whole KiB/s.
+        assert!(
+            p <= c + 1,
+            "{}: parent sees {p} KiB/s, children {c}",
+            r.name
+        );
+    }
+}
+
 #[test]
 fn stonewalling_counts_only_until_the_first_worker_ends() {
     let dir = scratch();

@@ -78,7 +78,7 @@ pub(super) struct Shared {
     pub(super) stonewall: AtomicBool,
     /// Raised by a worker that failed, so the others stop instead of running on.
     pub(super) abort: AtomicBool,
-    pub(super) barrier: Barrier,
+    pub(super) start_line: StartLine,
 }
 
 /// A worker that stopped because another one failed; its error is not the one to report.
@@ -86,7 +86,7 @@ pub(super) struct Shared {
 #[error("stopped because another worker failed")]
 pub(super) struct SiblingFailed;
 
-/// Opens, waits at the barrier, runs the timed loop, then the untimed close-out.
+/// Opens, waits at the start line, runs the timed loop, then the untimed close-out.
 pub(super) fn worker(
     job: &Job,
     cpath: &CString,
@@ -94,12 +94,12 @@ pub(super) fn worker(
     shared: &Shared,
     ctl: &RunControl,
 ) -> anyhow::Result<Worker> {
-    // The buffer is made before the barrier so the timed loop allocates nothing.
+    // The buffer is made before the start line so the timed loop allocates nothing.
     let opened = open_for(job, cpath, path).map(|fd| (fd, vec![PATTERN; job.record]));
     if opened.is_err() {
         shared.abort.store(true, Ordering::Relaxed);
     }
-    shared.barrier.wait();
+    shared.start_line.wait();
     let (fd, mut buf) = opened?;
     let outcome = timed_loop(job, fd.as_raw_fd(), &mut buf, path, shared, ctl);
     if outcome.is_err() {

@@ -1,7 +1,8 @@
 //! From trial records to figures: summaries, confidence intervals, significance tests
 //! ([`stats`]), the [`Analysis`] of one run built once by [`analyse`] ([`model`] its
 //! types, `build` the construction, `significance` the comparisons and their typed
-//! outcomes, `warnings` what makes a figure untrustworthy, [`summary`] the ranking on each
+//! outcomes, `warnings` what makes a figure untrustworthy, [`phase_bounds`] phase times
+//! their own operations' latencies rule out, [`summary`] the ranking on each
 //! workload's main phase that opens a report), the crash lab's figures ([`crash`],
 //! from `crash.jsonl`), the [`answer`] that joins speed, safety and recovery per
 //! configuration, and the report options of a run, a merge or a comparison of runs
@@ -15,6 +16,7 @@ pub mod crash;
 pub mod families;
 pub mod model;
 mod options;
+pub mod phase_bounds;
 pub mod ranking;
 pub mod ratio;
 mod significance;

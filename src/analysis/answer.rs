@@ -35,6 +35,12 @@ pub struct ConfigAnswer {
     /// Against the next slower configuration (the summary's ratio, interval and p);
     /// `None` for the slowest.
     pub versus: Option<Ratio>,
+    /// The summary's marks: the main phase is suspect here or in the configuration
+    /// compared with, and the emulated disk whose service time was mostly the path's.
+    #[serde(default)]
+    pub suspect: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_bound: Option<crate::analysis::PathBound>,
     /// Crash states checked; 0 without crash states.
     pub crash_states: usize,
     /// States whose verdict is a failure (lost data, inconsistent, no verdict).
@@ -99,6 +105,8 @@ pub fn answers(workloads: &[WorkloadAnalysis], crash: &[CrashAnalysis]) -> Vec<W
                             a.rate_mean = Some(r.mean);
                             a.trials = r.n;
                             a.versus = r.versus.clone();
+                            a.suspect = r.suspect;
+                            a.path_bound = r.path_bound.clone();
                             a
                         })
                         .collect()
@@ -130,6 +138,8 @@ fn empty(config: &str) -> ConfigAnswer {
         rate_mean: None,
         trials: 0,
         versus: None,
+        suspect: false,
+        path_bound: None,
         crash_states: 0,
         crash_failures: 0,
         verdicts: VerdictCounts::default(),

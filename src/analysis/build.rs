@@ -243,7 +243,8 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
             p: t.p,
             p_adjusted: t.p_adjusted,
             family: t.family.clone(),
-            different: t.rejected,
+            different: t.decision == Some(super::decision::Decision::Different),
+            decision: t.decision,
         })
         .collect();
     let family_size = families
@@ -271,7 +272,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         tests: &tests,
         suspect_phases: suspect_phases.len(),
     };
-    let summary = super::summary::summarise(&inputs, ctx);
+    let summary = super::summary::summarise(&inputs);
     WorkloadAnalysis {
         name,
         kind: first.workload.kind.clone(),
@@ -351,5 +352,12 @@ fn analyse_config(
         failed: recs.len() - ok,
         stalled: recs.iter().filter(|r| r.is_stalled()).count(),
         phases: phase_stats,
+        path_bound: super::warnings::path_bound(
+            &recs
+                .iter()
+                .copied()
+                .filter(|r| r.is_ok())
+                .collect::<Vec<_>>(),
+        ),
     }
 }

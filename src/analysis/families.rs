@@ -16,9 +16,12 @@
 //! i-th smallest p at alpha / (m - i + 1) and stops at the first that fails; each
 //! comparison's interval is Fieller's at that same level (at the level of the step
 //! where Holm stopped, for those after it). So an interval excludes 1 exactly when the
-//! comparison is significant, and an adjusted p is below alpha exactly then too.
+//! adjusted p is below alpha. The word a comparison gets (different, equivalent,
+//! undecided) is then read from where that same interval lies against the noise band
+//! ([`super::decision`]), never from p alone.
 
 use super::context::{samples, Ctx};
+use super::decision::{self, Decision};
 use super::model::{ConfigAnalysis, PhaseInfo};
 pub use super::model::{Family, FamilyKind};
 use super::ratio::{fieller, RatioCi};
@@ -43,8 +46,11 @@ pub(crate) struct Test {
     /// The level the comparison was decided at, and its interval at that level.
     pub level: Option<f64>,
     pub ci: Option<RatioCi>,
-    /// Adjusted p below alpha.
+    /// Adjusted p below alpha: the interval excludes 1.
     pub rejected: bool,
+    /// The interval against the noise band ([`super::decision`]); `None` without an
+    /// interval. Symmetric in the pair, so it holds from either side.
+    pub decision: Option<Decision>,
 }
 
 impl Test {
@@ -154,6 +160,7 @@ pub(crate) fn test_all(d: &Design, ctx: &Ctx) -> (Vec<Test>, Vec<Family>) {
             level: None,
             ci: None,
             rejected: false,
+            decision: None,
         });
         sampled.push((ra, rb));
     }
@@ -167,6 +174,9 @@ pub(crate) fn test_all(d: &Design, ctx: &Ctx) -> (Vec<Test>, Vec<Family>) {
                 .filter(|&t| tests[t].family == id && tests[t].p.is_some())
                 .collect();
             decide(&mut tests, &sampled, &members, looks, alpha);
+            for &t in &members {
+                tests[t].decision = tests[t].ci.map(|ci| decision::of(ci, ctx.opts.noise_band));
+            }
             let mut phases: Vec<String> = Vec::new();
             for info in d.phases {
                 if tests.iter().any(|t| t.family == id && t.phase == info.name) {

@@ -19,7 +19,7 @@ pub struct ReportOptions {
     /// Configuration label to compare against; `None`: the first configuration in
     /// trial order.
     pub baseline: Option<String>,
-    /// Confidence level of intervals; a difference is significant when p < 1 - level.
+    /// Confidence level of intervals (before Holm's steps); alpha is 1 - level.
     pub confidence: f64,
     /// Configuration labels in the experiment's matrix order. An interleaved plan's
     /// first trials are shuffled, so trial order alone would list configurations (and
@@ -29,8 +29,9 @@ pub struct ReportOptions {
     /// Workload names in the experiment's order.
     #[serde(default)]
     pub workload_order: Vec<String>,
-    /// Relative difference of means (0.02 = 2%) under which a significant difference
-    /// is still "no meaningful difference" (the spec's `noise_band`).
+    /// The noise band (0.02 = ±2%, the spec's `noise_band`): a comparison is
+    /// "different" only when its whole interval lies outside it, "equivalent" only
+    /// when its whole interval lies inside it ([`crate::analysis::decision`]).
     #[serde(default = "default_noise_band")]
     pub noise_band: f64,
     /// With adaptive repetitions: how many looks at the data the stopping rule could
@@ -218,6 +219,22 @@ pub struct ConfigAnalysis {
     pub stalled: usize,
     /// One per workload phase, in [`WorkloadAnalysis::phases`] order.
     pub phases: Vec<PhaseStats>,
+    /// An emulated disk whose service time was more than a tenth the emulation
+    /// path's rather than its model's: this configuration's speed is partly a property
+    /// of this host's path. `None` on real devices and model-bound disks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_bound: Option<PathBound>,
+}
+
+/// An emulated disk whose figures are partly the path's (docs/devices.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathBound {
+    /// The disk's name in the configuration (`journal`, `data`).
+    pub disk: String,
+    /// Its model (`ram`, `hdd-7200`).
+    pub model: String,
+    /// Share of its service time that was the path's floor, 0..1.
+    pub share: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -258,8 +275,12 @@ pub struct PairComparison {
     pub p: Option<f64>,
     pub p_adjusted: Option<f64>,
     pub family: String,
-    /// Adjusted p below alpha: the interval excludes 1.
+    /// The whole interval lies outside the noise band ([`Decision::Different`]).
     pub different: bool,
+    /// Different, equivalent or undecided, by the interval ([`super::decision`]);
+    /// `None` without an interval.
+    #[serde(default)]
+    pub decision: Option<super::decision::Decision>,
 }
 
 /// One configuration against the baseline on one phase's operation rate.
@@ -287,7 +308,8 @@ pub struct PhaseComparison {
     pub ratio: Option<f64>,
     /// Fieller's interval of [`PhaseComparison::ratio`] at [`PhaseComparison::ci_level`];
     /// never below 0, `ratio_ci_high` `None` when unbounded above. It excludes 1
-    /// exactly when the comparison is significant (or within the noise band).
+    /// exactly when the adjusted p is below alpha; the outcome is read from where it
+    /// lies against the noise band ([`super::decision`]).
     #[serde(default)]
     pub ratio_ci_low: Option<f64>,
     #[serde(default)]
@@ -302,13 +324,17 @@ pub struct PhaseComparison {
     /// Two-sided Mann-Whitney U p-value, when both sides have at least 4 trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mann_whitney_p: Option<f64>,
-    /// Adjusted p < 1 - confidence and the difference of means is outside the noise
-    /// band.
+    /// The whole interval lies outside the noise band: a difference larger than the
+    /// band ([`Outcome::Faster`] or [`Outcome::Slower`]).
     pub significant: bool,
-    /// Adjusted p < 1 - confidence but the difference is inside the noise band: no
-    /// meaningful difference.
+    /// The whole interval lies inside the noise band: equivalent within it
+    /// ([`Outcome::Equivalent`]).
     #[serde(default)]
     pub within_noise_band: bool,
+    /// Different, equivalent or undecided ([`super::decision`]); `None` without a
+    /// test.
+    #[serde(default)]
+    pub decision: Option<super::decision::Decision>,
     /// Either side's phase is suspect (too short).
     pub suspect: bool,
     /// What the comparison says. Its words ("12.3% faster", "no significant
@@ -325,17 +351,47 @@ pub struct PhaseComparison {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// The whole interval lies beyond the band's upper edge.
     Faster,
+    /// The whole interval lies beyond the band's lower edge.
     Slower,
-    /// Adjusted p not below alpha.
-    NoSignificantDifference,
-    /// Adjusted p below alpha, but the difference is inside the noise band.
-    WithinNoiseBand,
+    /// The whole interval lies inside the band: equivalent within it.
+    #[serde(alias = "within_noise_band")]
+    Equivalent,
+    /// The interval reaches across an edge of the band: neither a difference nor an
+    /// equivalence is shown. (Records written before the three-outcome rule said
+    /// `no_significant_difference` or `within_noise_band` for what may be this.)
+    #[serde(alias = "no_significant_difference")]
+    Undecided,
     /// Fewer than 2 successful trials on a side.
     TooFewTrials,
     /// No test possible: zero baseline rate or unusable values.
     #[default]
     NotComparable,
+}
+
+impl Outcome {
+    /// The outcome of a decided test seen from the side whose ratio is `ratio`.
+    pub fn of(decision: super::decision::Decision, ratio: f64) -> Self {
+        use super::decision::Decision;
+        match decision {
+            Decision::Different if ratio > 1.0 => Outcome::Faster,
+            Decision::Different => Outcome::Slower,
+            Decision::Equivalent => Outcome::Equivalent,
+            Decision::Undecided => Outcome::Undecided,
+        }
+    }
+
+    /// The three-outcome word of a decided comparison; `None` before a test.
+    pub fn decision(self) -> Option<super::decision::Decision> {
+        use super::decision::Decision;
+        match self {
+            Outcome::Faster | Outcome::Slower => Some(Decision::Different),
+            Outcome::Equivalent => Some(Decision::Equivalent),
+            Outcome::Undecided => Some(Decision::Undecided),
+            Outcome::TooFewTrials | Outcome::NotComparable => None,
+        }
+    }
 }
 
 /// The kind of a [`Family`] of tests; see [`crate::analysis::families`].

@@ -26,6 +26,14 @@ pub struct Ranked {
     pub n: usize,
     /// Against the next slower configuration; `None` for the slowest.
     pub versus: Option<Ratio>,
+    /// The main phase is suspect (too short to trust) for this configuration or the
+    /// next slower one: the line says so where it is read.
+    #[serde(default)]
+    pub suspect: bool,
+    /// This configuration's speed is partly the emulation path's
+    /// ([`crate::analysis::PathBound`]): the line says so where it is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_bound: Option<crate::analysis::PathBound>,
 }
 
 /// A configuration against the next slower one on the main phase.
@@ -53,10 +61,14 @@ pub struct Ratio {
     /// primary family (every pair of configurations on the main phase).
     pub p: Option<f64>,
     pub p_source: PSource,
-    /// p below 1 - confidence and the difference outside the noise band.
+    /// The whole interval lies outside the noise band: different.
     pub significant: bool,
-    /// p below 1 - confidence but the difference inside the noise band.
+    /// The whole interval lies inside the noise band: equivalent.
     pub within_noise_band: bool,
+    /// Different, equivalent or undecided, by the interval
+    /// ([`crate::analysis::decision`]); `None` without a test.
+    #[serde(default)]
+    pub decision: Option<crate::analysis::decision::Decision>,
 }
 
 /// Where a [`Ratio`]'s p comes from.

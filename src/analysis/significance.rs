@@ -63,7 +63,7 @@ fn from_test(
     test: Option<&Test>,
     suspect: bool,
     mann_whitney_p: Option<f64>,
-    ctx: &Ctx,
+    _ctx: &Ctx,
 ) -> PhaseComparison {
     let mut cmp = PhaseComparison {
         phase: phase.to_string(),
@@ -82,6 +82,7 @@ fn from_test(
         mann_whitney_p,
         significant: false,
         within_noise_band: false,
+        decision: None,
         suspect,
         outcome: Outcome::NotComparable,
     };
@@ -108,16 +109,13 @@ fn from_test(
         cmp.ci_low_pct = finite((ci.low - 1.0) * 100.0);
         cmp.ci_high_pct = ci.high.and_then(|h| finite((h - 1.0) * 100.0));
     }
-    let pct = cmp.pct.unwrap_or(0.0);
-    let band = ctx.opts.noise_band * 100.0;
-    cmp.within_noise_band = t.rejected && pct.abs() < band;
-    cmp.significant = t.rejected && !cmp.within_noise_band;
-    cmp.outcome = match (cmp.significant, cmp.within_noise_band) {
-        (true, _) if pct > 0.0 => Outcome::Faster,
-        (true, _) => Outcome::Slower,
-        (false, true) => Outcome::WithinNoiseBand,
-        (false, false) => Outcome::NoSignificantDifference,
+    cmp.decision = t.decision;
+    cmp.outcome = match (t.decision, t.ratio) {
+        (Some(d), Some(r)) => Outcome::of(d, r),
+        _ => Outcome::NotComparable,
     };
+    cmp.significant = matches!(cmp.outcome, Outcome::Faster | Outcome::Slower);
+    cmp.within_noise_band = cmp.outcome == Outcome::Equivalent;
     cmp
 }
 

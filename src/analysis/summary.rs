@@ -5,6 +5,7 @@
 //! written by `report/summary.rs`.
 
 use super::context::{Ctx, DURABLE_SUFFIX};
+use super::decision::Decision;
 use super::families::Test;
 use super::model::{ConfigAnalysis, PhaseInfo};
 
@@ -75,7 +76,7 @@ pub(crate) fn main_phase(
 }
 
 /// The summary of one workload.
-pub(crate) fn summarise(i: &Inputs, ctx: &Ctx) -> Option<WorkloadSummary> {
+pub(crate) fn summarise(i: &Inputs) -> Option<WorkloadSummary> {
     let main = i.main_phase?;
     let idx = i.phases.iter().position(|p| p.name == main)?;
     let mut ranked: Vec<(&ConfigAnalysis, f64)> = i
@@ -96,12 +97,17 @@ pub(crate) fn summarise(i: &Inputs, ctx: &Ctx) -> Option<WorkloadSummary> {
             config: c.label.clone(),
             mean: *mean,
             n: c.phases[idx].n,
+            suspect: c.phases[idx].suspect
+                || ranked
+                    .get(k + 1)
+                    .is_some_and(|(s, _)| s.phases[idx].suspect),
+            path_bound: c.path_bound.clone(),
             versus: ranked.get(k + 1).map(|(slower, slower_mean)| {
                 let test = i
                     .tests
                     .iter()
                     .find(|t| t.is_pair(&c.label, &slower.label, main));
-                let mut r = ratio(&c.label, &slower.label, *slower_mean > 0.0, test, ctx);
+                let mut r = ratio(&c.label, &slower.label, *slower_mean > 0.0, test);
                 r.family_size = test.map(|t| {
                     i.tests
                         .iter()
@@ -126,7 +132,7 @@ pub(crate) fn summarise(i: &Inputs, ctx: &Ctx) -> Option<WorkloadSummary> {
 /// `fast` against the next slower configuration, from their decided test in the
 /// primary family: the summary and the comparison tables read the same test, so they
 /// never disagree.
-fn ratio(fast: &str, slower: &str, slower_positive: bool, test: Option<&Test>, ctx: &Ctx) -> Ratio {
+fn ratio(fast: &str, slower: &str, slower_positive: bool, test: Option<&Test>) -> Ratio {
     let (value, ci) = test.map(|t| t.oriented(fast)).unwrap_or((None, None));
     let value = value.filter(|_| slower_positive);
     let mut out = Ratio {
@@ -141,14 +147,16 @@ fn ratio(fast: &str, slower: &str, slower_positive: bool, test: Option<&Test>, c
         p_source: PSource::None,
         significant: false,
         within_noise_band: false,
+        decision: None,
     };
     let decided = test.filter(|t| t.n_a >= 2 && t.n_b >= 2);
-    if let (Some(t), Some(r), Some(p)) = (decided, value, decided.and_then(|t| t.p_adjusted)) {
+    if let (Some(t), Some(_), Some(p)) = (decided, value, decided.and_then(|t| t.p_adjusted)) {
         out.p = Some(p);
         out.p_source = PSource::FamilyHolm;
         out.ci_level = t.level;
-        out.within_noise_band = t.rejected && (r - 1.0).abs() < ctx.opts.noise_band;
-        out.significant = t.rejected && !out.within_noise_band;
+        out.decision = t.decision;
+        out.significant = t.decision == Some(Decision::Different);
+        out.within_noise_band = t.decision == Some(Decision::Equivalent);
     }
     out
 }

@@ -95,22 +95,34 @@ pub(crate) fn config_warnings(
     out.extend(emulation_warnings(&at, &ok));
 }
 
-/// Emulated disks whose figures are partly the FUSE path's rather than the model's,
-/// or whose answers the host delivered late.
-fn emulation_warnings(at: &str, recs: &[&TrialRecord]) -> Vec<String> {
-    use std::collections::BTreeMap;
-    #[derive(Default)]
-    struct Sum {
-        model: String,
-        requests: u64,
-        floor_bound: u64,
-        excess: f64,
-        response: f64,
-        late: u64,
-        /// The path's 4 KiB floor measured in each trial, µs.
-        floors: Vec<f64>,
+/// Per emulated disk of `recs`, what its daemon recorded, summed over the trials.
+#[derive(Default)]
+struct DiskSum {
+    model: String,
+    requests: u64,
+    floor_bound: u64,
+    excess: f64,
+    response: f64,
+    late: u64,
+    /// The path's 4 KiB floor measured in each trial, µs.
+    floors: Vec<f64>,
+}
+
+impl DiskSum {
+    /// The share of the disk's service time that was the path's, not the model's.
+    fn path_share(&self) -> f64 {
+        self.excess / (self.excess + self.response).max(f64::MIN_POSITIVE)
     }
-    let mut disks: BTreeMap<String, Sum> = BTreeMap::new();
+
+    /// More than a tenth of the service time was the path's: the figures are partly
+    /// a property of this host's emulation path.
+    fn path_bound(&self) -> bool {
+        self.floor_bound > 0 && self.path_share() > 0.10
+    }
+}
+
+fn disk_sums(recs: &[&TrialRecord]) -> std::collections::BTreeMap<String, DiskSum> {
+    let mut disks: std::collections::BTreeMap<String, DiskSum> = Default::default();
     for r in recs {
         for d in r.emulation.iter().flat_map(|e| e.disks.iter()) {
             let s = disks.entry(d.name.clone()).or_default();
@@ -125,10 +137,31 @@ fn emulation_warnings(at: &str, recs: &[&TrialRecord]) -> Vec<String> {
             }
         }
     }
+    disks
+}
+
+/// The emulated disk of `recs` (successful trials of one configuration and workload)
+/// whose service time was most the emulation path's, when that is over a tenth: the
+/// same rule as the warning of [`emulation_warnings`], typed for the answer's mark.
+pub(crate) fn path_bound(recs: &[&TrialRecord]) -> Option<PathBound> {
+    disk_sums(recs)
+        .into_iter()
+        .filter(|(_, s)| s.path_bound())
+        .max_by(|a, b| a.1.path_share().total_cmp(&b.1.path_share()))
+        .map(|(disk, s)| PathBound {
+            disk,
+            model: s.model.clone(),
+            share: s.path_share(),
+        })
+}
+
+/// Emulated disks whose figures are partly the FUSE path's rather than the model's,
+/// or whose answers the host delivered late.
+fn emulation_warnings(at: &str, recs: &[&TrialRecord]) -> Vec<String> {
     let mut out = Vec::new();
-    for (name, s) in disks {
-        let share = s.excess / (s.excess + s.response).max(f64::MIN_POSITIVE);
-        if s.floor_bound > 0 && share > 0.10 {
+    for (name, s) in disk_sums(recs) {
+        let share = s.path_share();
+        if s.path_bound() {
             let lo = s.floors.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = s.floors.iter().copied().fold(0.0, f64::max);
             let floor = if s.floors.is_empty() {

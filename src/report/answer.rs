@@ -23,6 +23,9 @@ pub struct AnswerView {
     /// per configuration:"
     pub head: String,
     pub lines: Vec<String>,
+    /// Per line, the badges HTML marks it with ("suspect", "path-bound"); the words
+    /// are in the line itself.
+    pub marks: Vec<Vec<&'static str>>,
     /// How much to trust the speed half (the summary's trust line), when ranked.
     pub trust: Option<String>,
     pub table: Table,
@@ -35,6 +38,14 @@ pub fn answer_views(a: &Analysis) -> Vec<AnswerView> {
         .map(|w| AnswerView {
             head: head(w),
             lines: w.configs.iter().map(|c| answer_line(w, c, a)).collect(),
+            marks: w
+                .configs
+                .iter()
+                .map(|c| match &w.main_phase {
+                    Some(p) => super::summary::badges(c.suspect, c.path_bound.as_ref(), p, a),
+                    None => Vec::new(),
+                })
+                .collect(),
             trust: a
                 .workloads
                 .iter()
@@ -72,6 +83,12 @@ pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
         out.push_str(&grid(w).render(style));
         out.push('\n');
     }
+    if let Some(note) = super::summary::levels_note(a) {
+        let _ = match style {
+            Style::Plain => writeln!(out, "{note}\n"),
+            Style::Markdown => writeln!(out, "{}\n", md_escape(&note)),
+        };
+    }
     out
 }
 
@@ -102,6 +119,11 @@ pub fn answer_line(w: &WorkloadAnswer, c: &ConfigAnswer, a: &Analysis) -> String
                 speed.push_str(" (slowest)")
             }
             None => {}
+        }
+        if let Some(p) = &w.main_phase {
+            for (_, words) in super::summary::marks(c.suspect, c.path_bound.as_ref(), p, a) {
+                let _ = write!(speed, " [{words}]");
+            }
         }
         parts.push(speed);
     } else {
@@ -259,6 +281,8 @@ mod tests {
             rate_mean: Some(10.0),
             trials: 3,
             versus: None,
+            suspect: false,
+            path_bound: None,
             crash_states: states,
             crash_failures: verdicts.failures(),
             verdicts,

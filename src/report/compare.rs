@@ -139,8 +139,8 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("  ssd:ramdisk: no meaningful difference in file_create")
-                || text.contains("  ssd:ramdisk: no significant difference in file_create"),
+            text.contains("  ssd:ramdisk: equivalent within ±")
+                || text.contains("  ssd:ramdisk: undecided against ±"),
             "{text}"
         );
         // Another baseline, by its plain label (the first run that has it).

@@ -21,7 +21,7 @@ impl Exporter for Csv {
     }
 }
 
-pub(crate) const CSV_HEADER: [&str; 38] = [
+pub(crate) const CSV_HEADER: [&str; 42] = [
     "workload",
     "config",
     "phase",
@@ -70,6 +70,15 @@ pub(crate) const CSV_HEADER: [&str; 38] = [
     // Of the `failed` trials, those failed because the device daemon stalled on an
     // emulated disk (docs/devices.md, "Stalls").
     "stalled",
+    // The three-outcome word of the row's comparison with the baseline (different,
+    // equivalent, undecided: its interval against the noise band), and on a main
+    // phase's row the answer's: the word of the ratio to the next slower
+    // configuration, that ratio's level, and the line's marks (`suspect`,
+    // `path-bound`, separated by `;`).
+    "decision",
+    "ratio_vs_next_decision",
+    "ratio_vs_next_ci_level",
+    "answer_marks",
 ];
 
 /// The answer columns of configuration `config`'s row of `phase`: filled on the main
@@ -121,6 +130,14 @@ fn render_csv(a: &Analysis) -> String {
                 row.extend(answer_cells(&answers, &w.name, &c.label, &p.phase));
                 row.extend(decision_cells(w, cmp.map(|x| &x.phases[i]), is_base));
                 row.push(c.stalled.to_string());
+                row.push(
+                    cmp.map(|x| &x.phases[i])
+                        .filter(|_| !is_base)
+                        .and_then(|x| x.decision)
+                        .map(|d| d.to_string())
+                        .unwrap_or_default(),
+                );
+                row.extend(answer_decision_cells(&answers, w, &c.label, &p.phase, a));
                 out.push_str(&csv_line(row));
             }
         }
@@ -133,7 +150,34 @@ fn render_csv(a: &Analysis) -> String {
     out
 }
 
-/// The last four columns: how the row's comparison with the baseline was decided.
+/// The answer's word, level and marks on a main phase's row; empty elsewhere.
+fn answer_decision_cells(
+    answers: &[WorkloadAnswer],
+    w: &WorkloadAnalysis,
+    config: &str,
+    phase: &str,
+    a: &Analysis,
+) -> Vec<String> {
+    let found = answers
+        .iter()
+        .find(|x| x.workload == w.name && x.main_phase.as_deref() == Some(phase))
+        .and_then(|x| x.configs.iter().find(|c| c.config == config));
+    let Some(c) = found else {
+        return vec![String::new(); 3];
+    };
+    let v = c.versus.as_ref();
+    vec![
+        v.and_then(|v| v.decision)
+            .map(|d| d.to_string())
+            .unwrap_or_default(),
+        v.and_then(|v| v.ci_level)
+            .map(|l| l.to_string())
+            .unwrap_or_default(),
+        super::summary::badges(c.suspect, c.path_bound.as_ref(), phase, a).join(";"),
+    ]
+}
+
+/// Four columns: how the row's comparison with the baseline was decided.
 fn decision_cells(
     w: &WorkloadAnalysis,
     cmp: Option<&PhaseComparison>,

@@ -340,8 +340,9 @@ pub(crate) fn comparison_grid(w: &WorkloadAnalysis, base: &str, a: &Analysis) ->
     }
 }
 
-/// "+12.3% [+8.1%, +16.5%] at 98.3% p=0.002, adjusted p=0.006", or the verdict when
-/// there is no test.
+/// "+12.3% [+8.1%, +16.5%] at 98.3% different p=0.002, adjusted p=0.006" (the word
+/// by the interval beside it: different, equivalent or undecided), or the verdict
+/// when there is no test.
 pub(crate) fn comparison_cell(c: &PhaseComparison, words: &Wording, a: &Analysis) -> String {
     let marker = if c.suspect { "*" } else { "" };
     let (Some(pct), Some(p)) = (c.pct, c.p) else {
@@ -361,8 +362,9 @@ pub(crate) fn comparison_cell(c: &PhaseComparison, words: &Wording, a: &Analysis
         .map(|m| format!(" (MW {})", p_expr(m, false)))
         .unwrap_or_default();
     let adjusted = c.p_adjusted.unwrap_or(p);
+    let word = c.decision.map(|d| format!(" {d}")).unwrap_or_default();
     format!(
-        "{pct:+.1}%{ci}{level} {}{mw}{marker}",
+        "{pct:+.1}%{ci}{level}{word} {}{mw}{marker}",
         p_pair(p, adjusted, false)
     )
 }

@@ -174,6 +174,9 @@ struct PhaseComparisonView<'a> {
     mann_whitney_p: Option<f64>,
     significant: bool,
     within_noise_band: bool,
+    /// `different`, `equivalent` or `undecided` (the interval against the noise
+    /// band); null without a test.
+    decision: Option<crate::analysis::Decision>,
     suspect: bool,
     verdict: String,
     outcome: Outcome,
@@ -198,6 +201,7 @@ impl<'a> PhaseComparisonView<'a> {
             mann_whitney_p: p.mann_whitney_p,
             significant: p.significant,
             within_noise_band: p.within_noise_band,
+            decision: p.decision,
             suspect: p.suspect,
             verdict: words.verdict(p),
             outcome: p.outcome,

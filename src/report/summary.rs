@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 use super::grid::{md_escape, Style};
 pub(crate) use super::words::fmt_ratio;
 use super::words::{fmt_ci_level, fmt_level, fmt_num_short, fmt_ratio_ci, p_expr};
+use crate::analysis::decision::Decision;
 use crate::analysis::summary::{Ratio, WorkloadSummary};
-use crate::analysis::{Analysis, WorkloadAnalysis};
+use crate::analysis::{Analysis, PathBound, WorkloadAnalysis};
 
 /// The summary of workload `w` as lines of plain text: a heading line, one line per
 /// ranked configuration, and the trust line. Empty without a summary.
@@ -44,10 +45,130 @@ pub fn summary_lines(w: &WorkloadAnalysis, a: &Analysis) -> Vec<String> {
             None if s.ranking.len() > 1 => line.push_str(" (slowest)"),
             None => {}
         }
+        for (_, words) in marks(r.suspect, r.path_bound.as_ref(), &s.main_phase, a) {
+            let _ = write!(line, " [{words}]");
+        }
         out.push(line);
     }
     out.push(trust_line(s));
     out
+}
+
+/// What a ranked line must say about itself before anyone acts on it: its main phase
+/// is suspect, or its configuration's speed is partly the emulation path's. Each as
+/// (badge, words): the badge for HTML's mark, the words for the line itself.
+pub fn marks(
+    suspect: bool,
+    path_bound: Option<&PathBound>,
+    main_phase: &str,
+    a: &Analysis,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if suspect {
+        out.push((
+            "suspect",
+            format!(
+                "suspect: {main_phase} ran under the {} s threshold; too short to act on",
+                fmt_num_short(a.suspect_below_secs)
+            ),
+        ));
+    }
+    if let Some(p) = path_bound {
+        out.push((
+            "path-bound",
+            format!(
+                "path-bound: {:.0}% of the {} disk's ({}) service time is this host's emulation path, not its model, so this speed is partly a property of the path",
+                p.share * 100.0,
+                p.disk,
+                p.model
+            ),
+        ));
+    }
+    out
+}
+
+/// The badges of [`marks`] alone.
+pub fn badges(
+    suspect: bool,
+    path_bound: Option<&PathBound>,
+    main_phase: &str,
+    a: &Analysis,
+) -> Vec<&'static str> {
+    marks(suspect, path_bound, main_phase, a)
+        .into_iter()
+        .map(|m| m.0)
+        .collect()
+}
+
+/// The badges of [`marks`] for each line [`summary_lines`] returns after its heading
+/// (the trust line has none), for HTML to mark the lines where they stand.
+pub fn summary_marks(w: &WorkloadAnalysis, a: &Analysis) -> Vec<Vec<&'static str>> {
+    let Some(s) = &w.summary else {
+        return Vec::new();
+    };
+    let mut out: Vec<Vec<&'static str>> = s
+        .ranking
+        .iter()
+        .map(|r| badges(r.suspect, r.path_bound.as_ref(), &s.main_phase, a))
+        .collect();
+    out.push(Vec::new());
+    out
+}
+
+/// Said once per report: why the levels beside the intervals differ from line to line
+/// (Holm's step), and the rule the three words follow. `None` when no workload ranks
+/// more than two configurations (every interval is then at the report's level).
+pub fn levels_note(a: &Analysis) -> Option<String> {
+    let mut sizes: Vec<usize> = a
+        .workloads
+        .iter()
+        .flat_map(|w| &w.families)
+        .filter(|f| f.kind == crate::analysis::families::FamilyKind::Primary && f.size > 1)
+        .map(|f| f.size)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let alpha = (1.0 - a.confidence) * 100.0;
+    let band = format!("±{}%", fmt_num_short(a.noise_band * 100.0));
+    let rule = format!(
+        "A ratio is called different only when its whole interval lies outside the {band} noise band, equivalent only when its whole interval lies inside it, and undecided otherwise."
+    );
+    let compared = a
+        .workloads
+        .iter()
+        .filter_map(|w| w.summary.as_ref())
+        .any(|s| s.ranking.iter().any(|r| r.versus.is_some()));
+    if !compared {
+        return None;
+    }
+    let Some(&m) = sizes.last() else {
+        return Some(rule);
+    };
+    let pairs = sizes
+        .iter()
+        .map(|m| m.to_string())
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let looks = a.adaptive_looks.unwrap_or(1).max(1) as f64;
+    let (divisor, looks_words) = if looks > 1.0 {
+        (
+            format!("{m} x {looks}"),
+            format!(
+                " (each divisor also multiplied by the adaptive rule's {looks} possible looks)"
+            ),
+        )
+    } else {
+        (m.to_string(), String::new())
+    };
+    let level = |k: usize| fmt_ci_level(1.0 - alpha / 100.0 / (k as f64 * looks));
+    Some(format!(
+        "Why the levels differ: every pair of configurations ({pairs} pairs per workload) is tested, and Holm's correction decides them one step at a time in order of p: the smallest at {}% (1 - {}%/{divisor}), the next at {}%, and so on to the last at {}%{looks_words}; each interval is printed at the level of its own step, and a line that names no level is at {}%. {rule}",
+        level(m),
+        fmt_num_short(alpha),
+        level(m.max(2) - 1),
+        level(1),
+        fmt_level(a.confidence),
+    ))
 }
 
 /// The summaries of every workload of `a`, in `style`, as the block that opens the
@@ -74,16 +195,23 @@ pub(crate) fn summary_block(a: &Analysis, style: Style) -> String {
     if out.is_empty() {
         return out;
     }
+    if let Some(note) = levels_note(a) {
+        let _ = match style {
+            Style::Plain => writeln!(out, "{note}\n"),
+            Style::Markdown => writeln!(out, "{}\n", md_escape(&note)),
+        };
+    }
     match style {
         Style::Plain => format!("Summary\n\n{out}"),
         Style::Markdown => format!("## Summary\n\n{out}"),
     }
 }
 
-/// "2.52× as fast as same-disk [2.51×, 2.53×] at 98.3% (adjusted p < 0.001)", or
-/// what was decided instead: "not significant after correcting for 3 comparisons".
-/// The interval is the one the decision rests on, so it excludes 1 exactly when the
-/// words say the difference is real.
+/// "2.52× as fast as same-disk [2.51×, 2.53×] at 98.3% (adjusted p < 0.001)" when the
+/// whole interval is outside the noise band, or what was decided instead: "equivalent
+/// within the ±10% noise band", "undecided: the interval reaches across the ±10% noise
+/// band". The interval is the one the decision rests on
+/// ([`crate::analysis::decision`]), so the word and the interval follow one rule.
 pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
     let Some(ratio) = v.ratio else {
         return format!("not comparable with {} (its rate is 0)", v.slower);
@@ -108,26 +236,21 @@ pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
         Some(f) => format!("{p}; family {f}"),
         None => p,
     });
-    match (p, v.significant, v.within_noise_band) {
-        (None, _, _) => out.push_str(", too few trials to tell"),
-        (Some(p), true, _) => {
+    let band = || format!("±{}%", fmt_num_short(a.noise_band * 100.0));
+    match (p, v.decision) {
+        (None, _) | (_, None) => out.push_str(", too few trials to tell"),
+        (Some(p), Some(Decision::Different)) => {
             let _ = write!(out, " ({p})");
         }
-        (Some(p), false, true) => {
+        (Some(p), Some(Decision::Equivalent)) => {
+            let _ = write!(out, ", equivalent within the {} noise band ({p})", band());
+        }
+        (Some(p), Some(Decision::Undecided)) => {
             let _ = write!(
                 out,
-                ", a real difference inside the {}% noise band ({p})",
-                fmt_num_short(a.noise_band * 100.0)
+                ", undecided: the interval reaches across the {} noise band ({p})",
+                band()
             );
-        }
-        (Some(p), false, false) if m > 1 => {
-            let _ = write!(
-                out,
-                ", not significant after correcting for {m} comparisons ({p})"
-            );
-        }
-        (Some(p), false, false) => {
-            let _ = write!(out, ", not significant ({p})");
         }
     }
     out

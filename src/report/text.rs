@@ -134,7 +134,7 @@ fn suspect_legend(threshold: f64, style: Style) -> String {
 }
 
 /// One line per configuration: significant differences one by one with their p,
-/// then the other phases grouped by verdict ("no significant difference in
+/// then the other phases grouped by verdict ("equivalent within ±2% in
 /// dir_create, file_create"). The suspect condition is stated once: above the lines
 /// when every comparison involves a suspect phase, otherwise as a `*` on the phases
 /// that do, explained below the lines.
@@ -146,7 +146,7 @@ pub(crate) fn verdict_lines(
 ) -> String {
     let words = Wording::of(w, a);
     let alpha = fmt_alpha(1.0 - a.confidence);
-    let rule = significance_rule(&alpha, w, a.adaptive_looks);
+    let rule = significance_rule(&alpha, &words.band(), w, a.adaptive_looks);
     let mut out = match style {
         Style::Plain => format!("Verdicts (rate vs {base}, {rule}):\n"),
         Style::Markdown => format!("Verdicts (rate vs `{}`, {rule}):\n\n", md_escape(base)),
@@ -184,10 +184,11 @@ pub(crate) fn verdict_lines(
     out
 }
 
-/// "significant when p < 0.05", plus the corrections the p-values went through:
-/// Holm within each family of more than one test (named with its phases and size),
-/// Bonferroni over adaptive looks.
-fn significance_rule(alpha: &str, w: &WorkloadAnalysis, looks: Option<u32>) -> String {
+/// How each verdict is decided: by its interval against the band, at the level of
+/// alpha and the corrections the p-values went through: Holm within each family of
+/// more than one test (named with its phases and size), Bonferroni over adaptive
+/// looks.
+fn significance_rule(alpha: &str, band: &str, w: &WorkloadAnalysis, looks: Option<u32>) -> String {
     let mut how = Vec::new();
     if let Some(k) = looks.filter(|k| *k > 1) {
         how.push(format!(
@@ -218,10 +219,13 @@ fn significance_rule(alpha: &str, w: &WorkloadAnalysis, looks: Option<u32>) -> S
     } else if !families.is_empty() {
         how.push(format!("families: {}", families.join("; ")));
     }
+    let by = format!(
+        "different when the whole interval lies outside {band}, equivalent when it lies wholly inside, else undecided"
+    );
     let mut out = if how.is_empty() {
-        format!("significant when p < {alpha}")
+        format!("{by}; intervals at 1 - {alpha}")
     } else {
-        format!("significant when the adjusted p < {alpha}")
+        format!("{by}; each interval at the level its adjusted p is tested at (alpha {alpha})")
     };
     if !how.is_empty() {
         out.push_str("; ");
@@ -253,10 +257,10 @@ pub(crate) fn verdict_line(c: &Comparison, n_phases: usize, mark: bool, words: &
             )
         })
         .collect();
-    // The other phases, grouped by outcome in order of first appearance; "no
-    // significant difference (p = 0.41)" groups as "no significant difference" (the
-    // p-values are in the comparison table), a reason without figures stays.
-    let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    // The other phases, grouped by outcome in order of first appearance; "undecided
+    // against ±10% (+8.2% [...])" groups as "undecided against ±10%" (the intervals
+    // are in the comparison table), a reason without figures stays.
+    let mut groups: Vec<(String, &str, Vec<String>)> = Vec::new();
     for p in c.phases.iter().filter(|p| !p.significant) {
         let (head, tail) = words.group(p);
         match groups.iter_mut().find(|g| g.0 == head && g.1 == tail) {
@@ -272,10 +276,10 @@ pub(crate) fn verdict_line(c: &Comparison, n_phases: usize, mark: bool, words: &
         // Names are dropped only when none carries a marker.
         let whole =
             phases.len() == n_phases && n_phases > 1 && !phases.iter().any(|p| p.ends_with('*'));
-        let which = match (whole, head) {
-            (true, "no significant difference") => "any phase".to_string(),
-            (true, _) => "all phases".to_string(),
-            (false, _) => phases.join(", "),
+        let which = if whole {
+            "all phases".to_string()
+        } else {
+            phases.join(", ")
         };
         parts.push(format!("{head} in {which}{tail}"));
     }

@@ -1,5 +1,5 @@
-//! The words of verdicts, written only here: "12.3% faster", "no significant
-//! difference (p = 0.41)", "too few trials", the " (suspect: ...)" suffix, and the
+//! The words of verdicts, written only here: "12.3% faster [+8.1%, +16.5%]",
+//! "equivalent within ±10% (...)", "undecided against ±10% (...)", "too few trials", the " (suspect: ...)" suffix, and the
 //! p-value and level expressions the tables and verdict lines share. The analysis
 //! decides the typed [`Outcome`] and its figures; every exporter words it through
 //! [`Wording`], so no code reads a verdict back from its text.
@@ -12,6 +12,8 @@ use crate::analysis::{Analysis, Outcome, PhaseComparison, WorkloadAnalysis};
 pub struct Wording {
     /// [`crate::analysis::ReportOptions::noise_band`].
     pub noise_band: f64,
+    /// The report's confidence level: an interval at another level names its own.
+    pub confidence: f64,
     /// Phases shorter than this many seconds are suspect.
     pub suspect_below_secs: f64,
     /// Phases whose baseline mean rate is not above 0: their comparisons are not
@@ -37,6 +39,7 @@ impl Wording {
             .unwrap_or_default();
         Self {
             noise_band: a.noise_band,
+            confidence: a.confidence,
             suspect_below_secs: a.suspect_below_secs,
             zero_baseline_phases,
         }
@@ -54,20 +57,21 @@ impl Wording {
     }
 
     /// The outcome in words, without the suspect suffix (a table cell carries a `*`
-    /// instead); never empty.
+    /// instead); never empty. A decided outcome carries the interval it was decided
+    /// by: "12.3% faster [+8.1%, +16.5%] at 99%", "equivalent within ±10% (-1.2%
+    /// [-3.1%, +4.0%])", "undecided against ±10% (+8.2% [+0.5%, +16.3%] reaches
+    /// across the band)".
     pub fn outcome(&self, c: &PhaseComparison) -> String {
         let pct = c.pct.unwrap_or(0.0);
-        let p = c.p.unwrap_or(1.0);
-        let adj = c.p_adjusted.unwrap_or(p);
+        let interval = self.interval(c);
+        let band = self.band();
         match c.outcome {
-            Outcome::Faster | Outcome::Slower => verdict_text(pct, adj, true),
-            Outcome::WithinNoiseBand => format!(
-                "no meaningful difference ({pct:+.1}% is within the {}% noise band, {})",
-                fmt_num_short(self.noise_band * 100.0),
-                p_pair(p, adj, true)
-            ),
-            Outcome::NoSignificantDifference => {
-                format!("no significant difference ({})", p_pair(p, adj, true))
+            Outcome::Faster | Outcome::Slower => {
+                format!("{}{interval}", verdict_text(pct, 0.0, true))
+            }
+            Outcome::Equivalent => format!("equivalent within {band} ({pct:+.1}%{interval})"),
+            Outcome::Undecided => {
+                format!("undecided against {band} ({pct:+.1}%{interval} reaches across the band)")
             }
             Outcome::TooFewTrials | Outcome::NotComparable => {
                 let (head, why) = self.group(c);
@@ -76,31 +80,56 @@ impl Wording {
         }
     }
 
-    /// How a verdict line groups phases without a significant difference: the words
-    /// they share, and a reason that differs between groups of the same words
+    /// " [+8.1%, +16.5%] at 99%": the interval the outcome was decided by, with its
+    /// level where it is not the report's; empty without one.
+    fn interval(&self, c: &PhaseComparison) -> String {
+        let Some(lo) = c.ci_low_pct else {
+            return String::new();
+        };
+        let level = c
+            .ci_level
+            .filter(|l| (l - self.confidence).abs() > 1e-12)
+            .map(|l| format!(" at {}%", fmt_ci_level(l)))
+            .unwrap_or_default();
+        format!(" {}{level}", fmt_pct_ci(lo, c.ci_high_pct))
+    }
+
+    /// "±10%".
+    pub fn band(&self) -> String {
+        format!("±{}%", fmt_num_short(self.noise_band * 100.0))
+    }
+
+    /// How a verdict line groups phases that are not different: the words they
+    /// share, and a reason that differs between groups of the same words
     /// (" (baseline rate is 0)"). The figures are left out: they are in the table.
-    pub fn group(&self, c: &PhaseComparison) -> (&'static str, &'static str) {
-        match c.outcome {
-            Outcome::Faster => ("faster", ""),
-            Outcome::Slower => ("slower", ""),
-            Outcome::NoSignificantDifference => ("no significant difference", ""),
-            Outcome::WithinNoiseBand => ("no meaningful difference", ""),
-            Outcome::TooFewTrials => ("too few trials", ""),
+    pub fn group(&self, c: &PhaseComparison) -> (String, &'static str) {
+        let head = match c.outcome {
+            Outcome::Faster => "faster".to_string(),
+            Outcome::Slower => "slower".to_string(),
+            Outcome::Equivalent => format!("equivalent within {}", self.band()),
+            Outcome::Undecided => format!("undecided against {}", self.band()),
+            Outcome::TooFewTrials => "too few trials".to_string(),
+            Outcome::NotComparable => "not comparable".to_string(),
+        };
+        let why = match c.outcome {
             Outcome::NotComparable if self.zero_baseline_phases.contains(&c.phase) => {
-                ("not comparable", " (baseline rate is 0)")
+                " (baseline rate is 0)"
             }
-            Outcome::NotComparable => ("not comparable", " (invalid values)"),
-        }
+            Outcome::NotComparable => " (invalid values)",
+            _ => "",
+        };
+        (head, why)
     }
 }
 
 /// What an outcome says without its figures, for comparing verdicts across runs
-/// (adaptive replay): a difference inside the noise band counts as no difference.
+/// (adaptive replay): faster, slower, equivalent, undecided, or why there is no test.
 pub fn outcome_class(o: Outcome) -> &'static str {
     match o {
         Outcome::Faster => "faster",
         Outcome::Slower => "slower",
-        Outcome::NoSignificantDifference | Outcome::WithinNoiseBand => "no difference",
+        Outcome::Equivalent => "equivalent",
+        Outcome::Undecided => "undecided",
         Outcome::TooFewTrials => "too few trials",
         Outcome::NotComparable => "not comparable",
     }

@@ -1,7 +1,15 @@
 //! Adaptive repetitions: after the `min` interleaved rounds, a (configuration,
-//! workload) gets another trial only while one of its phases' rates varies more than
-//! the target coefficient of variation, or its comparison with the baseline is still
-//! undecided with respect to the noise band, and never beyond `max` trials.
+//! workload) gets another trial only while its main phase's rate varies more than the
+//! target coefficient of variation, or the report would call its comparison with the
+//! baseline on the main phase undecided (its interval reaches across an edge of the
+//! noise band), and never beyond `max` trials. A suspect main phase (shorter than the
+//! suspect threshold) is never chased: more trials of a phase too short to trust do
+//! not make it trustworthy.
+//!
+//! The rule reads the report's own analysis ([`crate::analysis::analyse`] with the
+//! run's report options), so it stops on exactly the outcomes the report prints
+//! (different, equivalent, undecided: [`crate::analysis::decision`]), at the levels
+//! the report decides them at.
 //!
 //! The rule is a pure function of the recorded trials ([`needs_more`]), so a resumed
 //! run recomputes the same decisions from `trials.jsonl` and continues where it
@@ -12,22 +20,20 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::analysis::stats::{self, Summary};
+use crate::analysis::{Outcome, ReportOptions};
 use crate::experiment::plan::Trial;
 use crate::experiment::spec::Spec;
 use crate::results::record::TrialRecord;
 
-/// The decision rule's parameters.
+/// The decision rule's parameters; the noise band, the baseline, the main phases and
+/// the suspect threshold are the report's ([`ReportOptions`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rule {
-    /// Largest coefficient of variation of a phase's rate that needs no more trials.
+    /// Largest coefficient of variation of the main phase's rate that needs no more
+    /// trials.
     pub target_cv: f64,
     /// Trials (successful or failed) a (configuration, workload) may have at most.
     pub max: u32,
-    /// Relative difference of means under which there is no meaningful difference.
-    pub noise_band: f64,
-    /// Confidence level of the interval of the difference.
-    pub confidence: f64,
 }
 
 impl Rule {
@@ -35,8 +41,6 @@ impl Rule {
         spec.adaptive.map(|a| Rule {
             target_cv: a.target_cv,
             max: a.max,
-            noise_band: spec.noise_band,
-            confidence: stats::DEFAULT_LEVEL,
         })
     }
 }
@@ -46,7 +50,8 @@ impl Rule {
 pub struct Need {
     pub config: String,
     pub workload: String,
-    /// e.g. `file_create CV 7.2% > 3%` or `file_create vs ramdisk undecided`.
+    /// e.g. `file_create CV 7.2% > 3%` or `file_create vs ramdisk undecided against
+    /// ±10% (+8.2% [+0.5%, +16.3%] reaches across the band)`.
     pub reason: String,
     /// Trials it has so far (successful or failed).
     pub trials: u32,
@@ -65,50 +70,6 @@ impl Need {
     }
 }
 
-/// How a comparison stands against the noise band.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// The interval of the difference lies inside ±band: no meaningful difference.
-    Inside,
-    /// The interval lies wholly beyond one edge: a meaningful difference.
-    Outside,
-    /// The interval straddles an edge of the band.
-    Undecided,
-}
-
-/// Where the `level` interval of mean(other) - mean(base), relative to mean(base),
-/// lies with respect to ±`band`. `None` without enough trials or a usable baseline.
-pub fn decide(base: &[f64], other: &[f64], band: f64, level: f64) -> Option<Decision> {
-    let b = Summary::of(base)?.mean;
-    if b <= 0.0 {
-        return None;
-    }
-    let w = stats::welch_with_level(base, other, level)?;
-    let (lo, hi) = (w.ci_low / b, w.ci_high / b);
-    Some(if lo > -band && hi < band {
-        Decision::Inside
-    } else if lo >= band || hi <= -band {
-        Decision::Outside
-    } else {
-        Decision::Undecided
-    })
-}
-
-/// Rates of each phase over the successful trials of one (configuration, workload),
-/// phases in order of first appearance.
-fn phase_rates(recs: &[&TrialRecord]) -> Vec<(String, Vec<f64>)> {
-    let mut out: Vec<(String, Vec<f64>)> = Vec::new();
-    for r in recs.iter().filter(|r| r.is_ok()) {
-        for p in &r.phases {
-            match out.iter_mut().find(|(n, _)| *n == p.name) {
-                Some((_, v)) => v.push(p.ops_per_sec()),
-                None => out.push((p.name.clone(), vec![p.ops_per_sec()])),
-            }
-        }
-    }
-    out
-}
-
 fn pct(x: f64) -> String {
     let s = format!("{:.1}", x * 100.0);
     let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -116,11 +77,13 @@ fn pct(x: f64) -> String {
 }
 
 /// The (configuration, workload) pairs that need another trial, in order of their
-/// first recorded trial. `baseline` is the configuration others are compared with.
-/// Pairs with fewer than 2 successful trials are left alone (failures are not noise),
-/// as are pairs that reached `rule.max`.
-pub fn needs_more(records: &[TrialRecord], baseline: Option<&str>, rule: &Rule) -> Vec<Need> {
-    let mut sorted: Vec<&TrialRecord> = records.iter().collect();
+/// first recorded trial, judged on each workload's main phase as the report made with
+/// `opts` judges it. Pairs with fewer than 2 successful trials are left alone
+/// (failures are not noise), as are pairs that reached `rule.max` and pairs whose main
+/// phase is suspect.
+pub fn needs_more(records: &[TrialRecord], opts: &ReportOptions, rule: &Rule) -> Vec<Need> {
+    let a = crate::analysis::analyse(records, opts);
+    let mut sorted: Vec<&TrialRecord> = records.iter().filter(|r| !r.crash_recording).collect();
     sorted.sort_by_key(|r| r.trial);
     let mut pairs: Vec<(&str, &str)> = Vec::new();
     for r in &sorted {
@@ -129,44 +92,56 @@ pub fn needs_more(records: &[TrialRecord], baseline: Option<&str>, rule: &Rule) 
             pairs.push(key);
         }
     }
-    let of = |label: &str, workload: &str| -> Vec<&TrialRecord> {
-        sorted
-            .iter()
-            .copied()
-            .filter(|r| r.config.label == label && r.workload.name == workload)
-            .collect()
-    };
     let mut out = Vec::new();
     for &(label, workload) in &pairs {
-        let recs = of(label, workload);
+        let recs: Vec<&&TrialRecord> = sorted
+            .iter()
+            .filter(|r| r.config.label == label && r.workload.name == workload)
+            .collect();
         let trials = recs.len() as u32;
         if trials >= rule.max || recs.iter().filter(|r| r.is_ok()).count() < 2 {
             continue;
         }
-        let rates = phase_rates(&recs);
-        let mut reasons: Vec<String> = rates
+        let Some(w) = a.workloads.iter().find(|w| w.name == workload) else {
+            continue;
+        };
+        let Some(main) = w.summary.as_ref().map(|s| s.main_phase.as_str()) else {
+            continue;
+        };
+        let Some(idx) = w.phases.iter().position(|p| p.name == main) else {
+            continue;
+        };
+        let Some(c) = w.configs.iter().find(|c| c.label == label) else {
+            continue;
+        };
+        let stats = &c.phases[idx];
+        if stats.suspect {
+            continue;
+        }
+        let mut reasons = Vec::new();
+        if let Some(s) = stats
+            .rate
+            .filter(|s| s.mean > 0.0 && s.cv() > rule.target_cv)
+        {
+            reasons.push(format!(
+                "{main} CV {:.1}% > {}",
+                s.cv() * 100.0,
+                pct(rule.target_cv)
+            ));
+        }
+        let vs_base = w
+            .comparisons
             .iter()
-            .filter_map(|(phase, xs)| {
-                let s = Summary::of(xs).filter(|s| s.mean > 0.0)?;
-                (s.cv() > rule.target_cv).then(|| {
-                    format!(
-                        "{phase} CV {:.1}% > {}",
-                        s.cv() * 100.0,
-                        pct(rule.target_cv)
-                    )
-                })
-            })
-            .collect();
-        if let Some(base) = baseline.filter(|b| *b != label) {
-            let base_rates = phase_rates(&of(base, workload));
-            for (phase, xs) in &rates {
-                let Some((_, b)) = base_rates.iter().find(|(n, _)| n == phase) else {
-                    continue;
-                };
-                if decide(b, xs, rule.noise_band, rule.confidence) == Some(Decision::Undecided) {
-                    reasons.push(format!("{phase} vs {base} undecided"));
-                }
-            }
+            .find(|x| x.config == label)
+            .map(|x| &x.phases[idx])
+            .filter(|p| !p.suspect && p.outcome == Outcome::Undecided);
+        if let Some(p) = vs_base {
+            let words = crate::report::words::Wording::of(w, &a);
+            reasons.push(format!(
+                "{main} vs {} {}",
+                w.baseline.as_deref().unwrap_or("the baseline"),
+                words.outcome(p)
+            ));
         }
         if !reasons.is_empty() {
             out.push(Need {
@@ -199,17 +174,14 @@ pub fn next_round(
     records: &[TrialRecord],
     planned: usize,
 ) -> Vec<ExtraTrial> {
-    let baseline = spec
-        .baseline
-        .clone()
-        .or_else(|| spec.configs.first().map(|c| c.label.clone()));
-    // A crash recording is not a timed trial: its spread says nothing of the rates'.
-    let timed: Vec<TrialRecord> = records
-        .iter()
-        .filter(|r| !r.crash_recording)
-        .cloned()
-        .collect();
-    let needs = needs_more(&timed, baseline.as_deref(), rule);
+    // The report's own options, so the rule stops on what the report will print. A
+    // spec's options cannot fail to build without a command-line threshold to parse.
+    let Ok(opts) = ReportOptions::of_spec(spec, None, None) else {
+        return Vec::new();
+    };
+    // Crash recordings are not timed trials: `needs_more` (through the analysis)
+    // leaves them out of every spread and comparison.
+    let needs = needs_more(records, &opts, rule);
     let mut next = records
         .iter()
         .map(|r| r.trial.saturating_add(1))
@@ -291,7 +263,7 @@ pub fn replay(
     records: &[TrialRecord],
     min: u32,
     rule: &Rule,
-    opts: &crate::report::ReportOptions,
+    opts: &ReportOptions,
 ) -> Vec<ReplayRow> {
     let mut sorted: Vec<&TrialRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.trial);
@@ -318,12 +290,8 @@ pub fn replay(
         max: u32::MAX,
         ..*rule
     };
-    let baseline = opts
-        .baseline
-        .clone()
-        .or_else(|| opts.config_order.first().cloned());
     loop {
-        let needs = needs_more(&subset(&taken), baseline.as_deref(), &unbounded);
+        let needs = needs_more(&subset(&taken), opts, &unbounded);
         let mut advanced = false;
         for need in needs {
             if let Some(i) = pairs
@@ -390,12 +358,12 @@ pub fn replay(
 }
 
 /// The replay as a table, with a total line.
-pub fn render_replay(rows: &[ReplayRow], min: u32, rule: &Rule) -> String {
+pub fn render_replay(rows: &[ReplayRow], min: u32, rule: &Rule, noise_band: f64) -> String {
     use std::fmt::Write;
     let mut out = format!(
         "adaptive rule replayed: min {min}, target CV {}, noise band {}\n\n",
         pct(rule.target_cv),
-        pct(rule.noise_band)
+        pct(noise_band)
     );
     let w = rows
         .iter()
@@ -456,19 +424,10 @@ pub fn replay_dir(
     let rule = Rule {
         target_cv,
         max: u32::MAX,
-        noise_band: spec.noise_band,
-        confidence: stats::DEFAULT_LEVEL,
     };
-    let opts = crate::report::ReportOptions {
-        suspect_below_secs: spec.suspect_below.as_secs_f64(),
-        baseline: spec.baseline.clone(),
-        config_order: spec.configs.iter().map(|c| c.label.clone()).collect(),
-        workload_order: spec.workloads.iter().map(|w| w.name.clone()).collect(),
-        noise_band: spec.noise_band,
-        ..crate::report::ReportOptions::default()
-    };
+    let opts = ReportOptions::of_spec(&spec, None, None)?;
     let rows = replay(&records, min, &rule, &opts);
-    Ok(render_replay(&rows, min, &rule))
+    Ok(render_replay(&rows, min, &rule, opts.noise_band))
 }
 
 #[cfg(test)]
@@ -529,9 +488,18 @@ pub(crate) mod tests {
     const RULE: Rule = Rule {
         target_cv: 0.03,
         max: 10,
-        noise_band: 0.02,
-        confidence: 0.95,
     };
+
+    /// The report's options these tests judge by: baseline `base`, a 2% band, and a
+    /// suspect threshold under the test phases' 0.5-1 s.
+    fn opts() -> ReportOptions {
+        ReportOptions {
+            baseline: Some("base".into()),
+            noise_band: 0.02,
+            suspect_below_secs: 0.1,
+            ..ReportOptions::default()
+        }
+    }
 
     fn series(out: &mut Vec<TrialRecord>, label: &str, rates: &[f64]) {
         for r in rates {
@@ -544,7 +512,7 @@ pub(crate) mod tests {
         let mut recs = Vec::new();
         series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
         series(&mut recs, "fast", &[1500.0, 1502.0, 1498.0]);
-        assert_eq!(needs_more(&recs, Some("base"), &RULE), []);
+        assert_eq!(needs_more(&recs, &opts(), &RULE), []);
     }
 
     #[test]
@@ -552,15 +520,17 @@ pub(crate) mod tests {
         let mut recs = Vec::new();
         series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
         series(&mut recs, "noisy", &[1500.0, 1800.0, 1200.0]);
-        let needs = needs_more(&recs, Some("base"), &RULE);
+        let needs = needs_more(&recs, &opts(), &RULE);
         assert_eq!(needs.len(), 1, "{needs:?}");
         assert_eq!(needs[0].config, "noisy");
-        assert_eq!(
-            needs[0].message(10),
-            "w/noisy: file_create CV 20.0% > 3%, file_create vs base undecided: trial 4 of at most 10"
+        let message = needs[0].message(10);
+        assert!(
+            message.starts_with("w/noisy: file_create CV 20.0% > 3%, file_create vs base undecided against ±2% (+50.0% [")
+                && message.ends_with("reaches across the band): trial 4 of at most 10"),
+            "{message}"
         );
         let capped = Rule { max: 3, ..RULE };
-        assert_eq!(needs_more(&recs, Some("base"), &capped), []);
+        assert_eq!(needs_more(&recs, &opts(), &capped), []);
     }
 
     #[test]
@@ -569,39 +539,59 @@ pub(crate) mod tests {
         let mut recs = Vec::new();
         series(&mut recs, "base", &[1000.0, 1010.0, 990.0]);
         series(&mut recs, "near", &[1020.0, 1030.0, 1010.0]);
-        let needs = needs_more(&recs, Some("base"), &RULE);
+        let needs = needs_more(&recs, &opts(), &RULE);
         assert_eq!(needs.len(), 1, "{needs:?}");
-        assert_eq!(needs[0].reason, "file_create vs base undecided");
-        assert_eq!(
-            decide(
-                &[1000.0, 1010.0, 990.0],
-                &[1020.0, 1030.0, 1010.0],
-                0.02,
-                0.95
-            ),
-            Some(Decision::Undecided)
+        assert!(
+            needs[0]
+                .reason
+                .starts_with("file_create vs base undecided against ±2% (+2.0% ["),
+            "{needs:?}"
         );
-        // Identical and steady: inside the band.
-        assert_eq!(
-            decide(
-                &[1000.0, 1001.0, 999.0],
-                &[1000.0, 1000.5, 999.5],
-                0.02,
-                0.95
-            ),
-            Some(Decision::Inside)
-        );
-        assert_eq!(
-            decide(&[1000.0, 1001.0, 999.0], &[900.0, 901.0, 899.0], 0.02, 0.95),
-            Some(Decision::Outside)
-        );
-        assert_eq!(decide(&[1000.0], &[900.0, 901.0], 0.02, 0.95), None);
+        // Identical and steady: equivalent within the band, so nothing more.
+        let mut recs = Vec::new();
+        series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
+        series(&mut recs, "same", &[1000.0, 1000.5, 999.5]);
+        assert_eq!(needs_more(&recs, &opts(), &RULE), []);
+    }
+
+    #[test]
+    fn a_suspect_main_phase_is_never_chased() {
+        let mut recs = Vec::new();
+        series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
+        series(&mut recs, "noisy", &[1500.0, 1800.0, 1200.0]);
+        // Every phase ran about 1 s: under a 2 s threshold, all suspect.
+        let strict = ReportOptions {
+            suspect_below_secs: 2.0,
+            ..opts()
+        };
+        assert_eq!(needs_more(&recs, &strict, &RULE), []);
+        assert_eq!(needs_more(&recs, &opts(), &RULE).len(), 1);
+    }
+
+    #[test]
+    fn only_the_main_phase_is_judged() {
+        // A second phase, noisy and far from the baseline's, never asks for trials:
+        // the main phase (fdtree's file_create) is steady and decided.
+        let mut recs = Vec::new();
+        series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
+        series(&mut recs, "fast", &[1500.0, 1502.0, 1498.0]);
+        for (i, r) in recs.iter_mut().enumerate() {
+            let wobble = [0.5, 1.0, 2.0][i % 3];
+            r.phases.push(PhaseResult {
+                name: "dir_remove".into(),
+                seconds: wobble,
+                ops: 100,
+                op_unit: "dir removes".into(),
+                ..PhaseResult::default()
+            });
+        }
+        assert_eq!(needs_more(&recs, &opts(), &RULE), []);
     }
 
     #[test]
     fn a_replay_on_a_recorded_directory_needs_fewer_trials_for_steady_configurations() {
         let tmp = tempfile::tempdir().unwrap();
-        let text = "repetitions = 10\nseed = 3\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"same-disk\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\nname = \"w\"\ndirs = 2\nlevels = 2\n";
+        let text = "repetitions = 10\nseed = 3\nsuspect_below = \"100ms\"\n[filesystem]\nsize = \"1G\"\n[journal]\nplacement = [\"internal\", \"same-disk\", \"ramdisk\"]\n[[workload]]\nkind = \"fdtree\"\nname = \"w\"\ndirs = 2\nlevels = 2\n";
         let spec = crate::experiment::spec::parse(text, "t").unwrap();
         std::fs::write(tmp.path().join(crate::results::store::SPEC), &spec.resolved).unwrap();
         // Ten interleaved rounds: internal steady, same-disk steady and 30% faster,
@@ -648,6 +638,6 @@ pub(crate) mod tests {
         series(&mut recs, "base", &[1000.0, 1001.0, 999.0]);
         series(&mut recs, "broken", &[1500.0, 1800.0]);
         recs[4].status = Status::Failed;
-        assert_eq!(needs_more(&recs, Some("base"), &RULE), []);
+        assert_eq!(needs_more(&recs, &opts(), &RULE), []);
     }
 }

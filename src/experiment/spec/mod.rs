@@ -155,7 +155,8 @@ pub struct Adaptive {
     pub target_cv: f64,
 }
 
-/// Default `noise_band`: differences of means under 2% are no meaningful difference.
+/// Default `noise_band`: ±2%; a comparison whose whole interval lies inside it is
+/// equivalent, one whose whole interval lies outside it different.
 pub const DEFAULT_NOISE_BAND: f64 = 0.02;
 
 /// A validated experiment.
@@ -166,8 +167,8 @@ pub struct Spec {
     pub repetitions: u32,
     /// Adaptive repetitions, when `repetitions` is a table.
     pub adaptive: Option<Adaptive>,
-    /// Relative difference of means (0.02 = 2%) under which two configurations show
-    /// no meaningful difference, however small p is.
+    /// The noise band (0.02 = ±2%): a comparison is different only when its whole
+    /// interval lies outside it, equivalent only when its whole interval lies inside.
     pub noise_band: f64,
     pub order: Order,
     pub seed: u64,

@@ -122,6 +122,7 @@ pub fn render_page(page: &Page) -> Result<String> {
         trials,
         crash: report::crash::crash_workloads(&analysis.crash),
         answer: report::answer::answer_views(&analysis),
+        levels_note: report::summary::levels_note(&analysis),
         tradeoff_charts: super::tradeoff::tradeoff_charts(&analysis, page.crash)
             .context("trade-off chart")?
             .into_iter()
@@ -163,6 +164,9 @@ struct PageView {
     crash: Vec<CrashWorkload>,
     /// Speed, safety and recovery per workload; empty without crash records.
     answer: Vec<report::answer::AnswerView>,
+    /// Why the levels beside the intervals differ, and the rule of the three words:
+    /// said once, under the answer or the summary.
+    levels_note: Option<String>,
     /// Per workload, throughput and recovery time against journal size and recovery
     /// time against the amount replayed, on one figure; empty unless the run has crash
     /// states at two journal sizes or more.
@@ -194,6 +198,8 @@ struct WorkloadView {
     /// The summary's heading line, then its other lines (`report::summary`).
     summary_head: Option<String>,
     summary: Vec<String>,
+    /// Per line of `summary`, the badges it is marked with ("suspect", "path-bound").
+    summary_marks: Vec<Vec<&'static str>>,
 }
 
 #[derive(Serialize)]
@@ -387,6 +393,7 @@ fn workload_view(
     Ok(WorkloadView {
         summary_head,
         summary,
+        summary_marks: report::summary::summary_marks(w, a),
         anchor: format!("workload-{i}"),
         name: w.name.clone(),
         kind: w.kind.clone(),

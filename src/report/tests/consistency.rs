@@ -1,9 +1,15 @@
-//! Words and numbers follow one rule, for any data: the interval printed beside a
-//! verdict excludes 1 exactly when the verdict says the difference is real; no
+//! Words and numbers follow one rule, for any data: a verdict's word follows where
+//! its interval lies against the noise band (different: wholly outside; equivalent:
+//! wholly inside; otherwise undecided), and the interval excludes 1 exactly when the
+//! adjusted p is below alpha; a suspect main phase is marked on its line and never
+//! chased by the adaptive rule; no
 //! interval of a rate, a time or a ratio goes below 0 or misses its own point
 //! estimate; and a suspect phase never changes another phase's adjusted p.
 
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+use crate::analysis::Decision;
 
 use super::*;
 
@@ -38,15 +44,52 @@ fn check_ci(low: Option<f64>, high: Option<f64>, point: Option<f64>, what: &str)
     }
 }
 
+/// The band word a decision allows beside interval [low, high]: the whole interval
+/// on its side of the band, or neither side wholly.
+fn check_decision(
+    decision: Option<Decision>,
+    low: Option<f64>,
+    high: Option<f64>,
+    band: f64,
+) -> Result<(), TestCaseError> {
+    let Some(low) = low else {
+        prop_assert!(
+            decision.is_none(),
+            "a word without an interval: {decision:?}"
+        );
+        return Ok(());
+    };
+    let (lo_edge, hi_edge) = crate::analysis::decision::band_edges(band);
+    let outside = low > hi_edge || high.is_some_and(|h| h < lo_edge);
+    let inside = low > lo_edge && high.is_some_and(|h| h < hi_edge);
+    let want = if outside {
+        Decision::Different
+    } else if inside {
+        Decision::Equivalent
+    } else {
+        Decision::Undecided
+    };
+    prop_assert_eq!(
+        decision,
+        Some(want),
+        "[{}, {:?}] against ±{}",
+        low,
+        high,
+        band
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn the_verdict_and_its_interval_never_disagree(data in samples(), band in 0.0f64..0.1) {
+    fn the_verdict_and_its_interval_never_disagree(data in samples(), band in 0.0f64..0.2) {
         let recs = records_of(&data);
         let opts = ReportOptions { noise_band: band, ..opts() };
         let a = analyse(&recs, &opts);
         let w = &a.workloads[0];
+        let words = Wording::of(w, &a);
         for c in &w.configs {
             for p in &c.phases {
                 for (s, what) in [(p.rate, "rate"), (p.seconds, "seconds"), (p.kib_per_sec, "KiB/s")] {
@@ -56,40 +99,81 @@ proptest! {
                 }
             }
         }
+        let alpha = 1.0 - a.confidence;
         for c in w.comparisons.iter().flat_map(|c| &c.phases) {
             check_ci(c.ratio_ci_low, c.ratio_ci_high, c.ratio, "comparison");
             if c.p.is_none() {
                 continue;
             }
-            let alpha = 1.0 - a.confidence;
             let rejected = c.p_adjusted.unwrap() < alpha;
-            prop_assert_eq!(rejected, c.significant || c.within_noise_band, "{:?}", c);
             if let Some(lo) = c.ratio_ci_low {
+                // The interval is the test's: it excludes 1 exactly when the adjusted p
+                // is below alpha.
                 let excludes = lo > 1.0 || c.ratio_ci_high.is_some_and(|h| h < 1.0);
                 prop_assert_eq!(excludes, rejected, "{:?}", c);
                 // The percentages are the same interval.
                 prop_assert!((c.ci_low_pct.unwrap() - (lo - 1.0) * 100.0).abs() < 1e-6);
             }
+            // The word follows the interval, and only the interval.
+            check_decision(c.decision, c.ratio_ci_low, c.ratio_ci_high, band)?;
+            prop_assert_eq!(c.outcome.decision(), c.decision, "{:?}", c);
+            prop_assert_eq!(c.significant, c.decision == Some(Decision::Different));
+            prop_assert_eq!(c.within_noise_band, c.decision == Some(Decision::Equivalent));
             if c.significant {
                 let faster = c.outcome == Outcome::Faster;
                 prop_assert_eq!(faster, c.pct.unwrap() > 0.0);
             }
+            // No band word in the text beside an interval that leaves the band.
+            let text = words.outcome(c);
+            prop_assert_eq!(text.starts_with("equivalent"), c.decision == Some(Decision::Equivalent), "{}", text);
+            prop_assert_eq!(text.starts_with("undecided"), c.decision == Some(Decision::Undecided), "{}", text);
         }
         for pair in &w.pairs {
             check_ci(pair.ci_low, pair.ci_high, pair.ratio, "pair");
-            if let (Some(lo), Some(_)) = (pair.ci_low, pair.p) {
-                let excludes = lo > 1.0 || pair.ci_high.is_some_and(|h| h < 1.0);
-                prop_assert_eq!(excludes, pair.different, "{:?}", pair);
+            if pair.p.is_some() {
+                check_decision(pair.decision, pair.ci_low, pair.ci_high, band)?;
+                prop_assert_eq!(pair.different, pair.decision == Some(Decision::Different));
             }
         }
         if let Some(s) = &w.summary {
-            for v in s.ranking.iter().filter_map(|r| r.versus.as_ref()) {
+            let lines = crate::report::summary::summary_lines(w, &a);
+            for (r, line) in s.ranking.iter().zip(&lines[1..]) {
+                let Some(v) = &r.versus else { continue };
                 check_ci(v.ci_low, v.ci_high, v.ratio, "summary");
                 let (Some(lo), Some(p)) = (v.ci_low, v.p) else { continue };
                 let excludes = lo > 1.0 || v.ci_high.is_some_and(|h| h < 1.0);
-                prop_assert_eq!(excludes, p < 1.0 - a.confidence, "{:?}", v);
-                prop_assert_eq!(excludes, v.significant || v.within_noise_band, "{:?}", v);
+                prop_assert_eq!(excludes, p < alpha, "{:?}", v);
+                check_decision(v.decision, v.ci_low, v.ci_high, band)?;
+                prop_assert_eq!(v.significant, v.decision == Some(Decision::Different));
+                prop_assert_eq!(v.within_noise_band, v.decision == Some(Decision::Equivalent));
+                prop_assert_eq!(line.contains(", equivalent within the"), v.decision == Some(Decision::Equivalent), "{}", line);
+                prop_assert_eq!(line.contains(", undecided:"), v.decision == Some(Decision::Undecided), "{}", line);
             }
+        }
+    }
+
+    /// A main phase too short to trust is marked on every line that ranks on it, and
+    /// the adaptive rule never asks for trials to chase it.
+    #[test]
+    fn a_suspect_main_phase_is_marked_and_never_chased(data in samples(), threshold in 0.0f64..2.0) {
+        let recs = records_of(&data);
+        let opts = ReportOptions { suspect_below_secs: threshold, ..opts() };
+        let a = analyse(&recs, &opts);
+        let w = &a.workloads[0];
+        let Some(s) = &w.summary else { return Ok(()) };
+        let idx = w.phases.iter().position(|p| p.name == s.main_phase).unwrap();
+        let suspect = |label: &str| {
+            w.configs.iter().find(|c| c.label == label).unwrap().phases[idx].suspect
+        };
+        let lines = crate::report::summary::summary_lines(w, &a);
+        for (r, line) in s.ranking.iter().zip(&lines[1..]) {
+            let want = suspect(&r.config) || r.versus.as_ref().is_some_and(|v| suspect(&v.slower));
+            prop_assert_eq!(r.suspect, want, "{:?}", r);
+            prop_assert_eq!(line.contains("[suspect: "), want, "{}", line);
+        }
+        let rule = crate::run::adaptive::Rule { target_cv: 1e-9, max: u32::MAX };
+        for need in crate::run::adaptive::needs_more(&recs, &opts, &rule) {
+            prop_assert!(!suspect(&need.config), "a suspect main phase was chased: {:?}", need);
         }
     }
 }

@@ -45,7 +45,8 @@ fn csv_header_and_rows() {
     assert_eq!(other[at("family")], "secondary");
     assert_eq!(other[at("family_size")], "3");
     assert!((other[16].parse::<f64>().unwrap() - 1.6483088987181242e-05).abs() < 1e-9);
-    assert_eq!(other[17], "20.0% faster");
+    assert_eq!(other[17], "20.0% faster [+16.5%, +23.6%] at 98.3%");
+    assert_eq!(other[at("decision")], "different");
 }
 
 #[test]
@@ -87,11 +88,11 @@ fn markdown_has_the_tables() {
         "{md}"
     );
     assert!(
-        md.contains("| ramdisk\\|64M | +20.0% [+16.5%, +23.6%] at 98.3% p<0.001 |"),
+        md.contains("| ramdisk\\|64M | +20.0% [+16.5%, +23.6%] at 98.3% different p<0.001 |"),
         "{md}"
     );
     assert!(md.contains(
-            "Verdicts (rate vs `same-disk`, significant when the adjusted p < 0.05; Holm within each family: primary = file_create (every pair of configurations: 1 test); secondary = dir_create, file_remove, dir_remove (against the baseline: 3 tests)):\n\n- `ramdisk|64M`: dir_create 20.0% faster (p<0.001); no significant difference in file_create, file_remove, dir_remove\n"
+            "Verdicts (rate vs `same-disk`, different when the whole interval lies outside ±2%, equivalent when it lies wholly inside, else undecided; each interval at the level its adjusted p is tested at (alpha 0.05); Holm within each family: primary = file_create (every pair of configurations: 1 test); secondary = dir_create, file_remove, dir_remove (against the baseline: 3 tests)):\n\n- `ramdisk|64M`: dir_create 20.0% faster [+16.5%, +23.6%] at 98.3% (p<0.001); equivalent within ±2% in file_create, file_remove, dir_remove\n"
         ), "{md}");
     assert!(
         !md.contains("### Warnings"),
@@ -171,7 +172,10 @@ fn json_round_trips() {
         serde_json::Value::Null
     );
     assert_eq!(w["comparisons"][0]["config"], "ramdisk");
-    assert_eq!(w["comparisons"][0]["phases"][0]["verdict"], "20.0% faster");
+    assert_eq!(
+        w["comparisons"][0]["phases"][0]["verdict"],
+        "20.0% faster [+16.5%, +23.6%] at 98.3%"
+    );
     // And back into the model. (serde_json's default float parser may differ from
     // the printed value in the last bit, so compare texts and a float with a
     // tolerance rather than the whole struct.)
@@ -244,7 +248,10 @@ fn json_export_is_the_model_plus_verdicts() {
     assert_eq!(rest.join("\n"), model);
     assert_eq!(texts, a.workloads.len());
     assert_eq!(verdicts.len(), 2 * PHASES.len());
-    assert!(verdicts.contains(&"\"20.0% faster\""), "{verdicts:?}");
+    assert!(
+        verdicts.contains(&"\"20.0% faster [+16.5%, +23.6%] at 98.3%\""),
+        "{verdicts:?}"
+    );
     assert!(verdicts.contains(&"\"too few trials\""), "{verdicts:?}");
 }
 

@@ -170,6 +170,7 @@ fn phase_cmp(phase: &str, p: Option<f64>, outcome: Outcome, suspect: bool) -> Ph
         ratio_ci_high: None,
         ci_level: None,
         family: None,
+        decision: outcome.decision(),
         outcome,
     }
 }

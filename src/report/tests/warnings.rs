@@ -267,19 +267,19 @@ fn suspect_phases_are_marked() {
     // Only some comparisons are suspect: those phases carry a `*` in the verdict
     // line, explained once below it; the suffix is not repeated per phase.
     assert!(
-        text.contains("\n  ramdisk: dir_create* 5.0% faster (p<0.001); "),
+        text.contains("\n  ramdisk: dir_create* 5.0% faster [+5.0%, +5.0%] (p<0.001); "),
         "{text}"
     );
-    // 0.1% differences are significant but inside the 2% noise band.
+    // 0.1% differences whose whole interval is inside the 2% band: equivalent.
     assert!(
-        text.contains("; no meaningful difference in file_remove, dir_remove\n"),
+        text.contains("; equivalent within ±2% in file_create, file_remove, dir_remove\n"),
         "{text}"
     );
     let c = comparison(&a, "small", "ramdisk", "file_remove");
     assert!(c.within_noise_band && !c.significant, "{c:?}");
     assert!(
         c.verdict
-            .starts_with("no meaningful difference (+0.1% is within the 2% noise band, p < 0.001"),
+            .starts_with("equivalent within ±2% (+0.1% [+0.1%, +0.1%] at 97.5%)"),
         "{}",
         c.verdict
     );
@@ -289,7 +289,7 @@ fn suspect_phases_are_marked() {
     };
     let text = render(&recs, &strict, Format::Table);
     assert!(
-        text.contains("\n  ramdisk: dir_create* 5.0% faster (p<0.001), "),
+        text.contains("\n  ramdisk: dir_create* 5.0% faster [+5.0%, +5.0%] (p<0.001), "),
         "without a band every significant difference counts: {text}"
     );
     assert!(
@@ -336,10 +336,13 @@ fn a_single_trial_has_no_spread_and_no_interval_in_any_format() {
         row.starts_with("small,same-disk,dir_create,1,0,600,,dir creates/s,1000,,"),
         "{row}"
     );
-    // The last column is `stalled`; the decision columns before it are empty.
-    let (head, stalled) = row.rsplit_once(',').unwrap();
-    assert_eq!(stalled, "0", "{row}");
-    assert!(head.ends_with(",,"), "no interval: {row}");
+    // `stalled` is 0; the decision columns around it are empty.
+    let cells: Vec<&str> = row.split(',').collect();
+    let at = |name: &str| CSV_HEADER.iter().position(|h| *h == name).unwrap();
+    assert_eq!(cells[at("stalled")], "0", "{row}");
+    for empty in ["vs_baseline_ci_level", "family", "decision", "answer_marks"] {
+        assert_eq!(cells[at(empty)], "", "no interval, no {empty}: {row}");
+    }
     let a = analyse(&recs, &opts());
     let c = comparison(&a, "small", "ramdisk", "dir_create");
     assert_eq!(
@@ -514,10 +517,14 @@ fn all_suspect_workload_is_summed_up_once() {
         );
     // The model keeps the per-phase verdicts and their suffix (CSV and JSON).
     let c = comparison(&a, "small", "second-disk", "file_remove");
-    assert_eq!(c.verdict, "20.0% faster (suspect: phase < 60 s)");
+    assert!(
+        c.verdict.starts_with("20.0% faster [") && c.verdict.ends_with(" (suspect: phase < 60 s)"),
+        "{}",
+        c.verdict
+    );
     let csv = render(&recs, &opts(), Format::Csv);
     assert!(
-        csv.contains(",20.0% faster (suspect: phase < 60 s),"),
+        csv.contains(&format!(",{},", crate::report::csv::csv_field(&c.verdict))),
         "{csv}"
     );
 
@@ -543,14 +550,28 @@ fn all_suspect_workload_is_summed_up_once() {
     assert_eq!(
             verdicts,
             [
-                "Verdicts (rate vs same-disk, significant when the adjusted p < 0.05; Holm within each family: primary = file_create (every pair of configurations: 3 tests); suspect = dir_create, file_remove, dir_remove (against the baseline, kept apart: 6 tests)):",
+                "Verdicts (rate vs same-disk, different when the whole interval lies outside ±2%, equivalent when it lies wholly inside, else undecided; each interval at the level its adjusted p is tested at (alpha 0.05); Holm within each family: primary = file_create (every pair of configurations: 3 tests); suspect = dir_create, file_remove, dir_remove (against the baseline, kept apart: 6 tests)):",
                 "  (all comparisons below involve suspect phases: mean phase time under 60 s)",
-                "  second-disk: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create",
-                "  ramdisk: no significant difference in any phase",
+                "  second-disk: file_remove 20.0% faster [+15.7%, +24.5%] at 99.17% (p<0.001), dir_remove 20.0% faster [+15.9%, +24.2%] at 99% (p<0.001); undecided against ±2% in dir_create, file_create",
+                "  ramdisk: undecided against ±2% in all phases",
             ],
             "{text}"
         );
     assert!(!text.contains("(suspect: phase"), "{text}");
+    // The summary ranks on a suspect main phase: every line says so where it is read.
+    let summary: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("small: ranked"))
+        .skip(1)
+        .take(3)
+        .collect();
+    assert_eq!(summary.len(), 3, "{text}");
+    for line in summary {
+        assert!(
+            line.contains("[suspect: file_create ran under the 60 s"),
+            "{line}"
+        );
+    }
     let warnings: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.starts_with("Warnings:"))
@@ -559,7 +580,7 @@ fn all_suspect_workload_is_summed_up_once() {
 
     let md = render(&recs, &opts(), Format::Markdown);
     assert!(md.contains(
-            "Verdicts (rate vs `same-disk`, significant when the adjusted p < 0.05; Holm within each family: primary = file_create (every pair of configurations: 3 tests); suspect = dir_create, file_remove, dir_remove (against the baseline, kept apart: 6 tests)):\n\nAll comparisons below involve suspect phases: mean phase time under 60 s.\n\n- `second-disk`: file_remove 20.0% faster (p<0.001), dir_remove 20.0% faster (p<0.001); no significant difference in dir_create, file_create\n- `ramdisk`: no significant difference in any phase\n"
+            "Verdicts (rate vs `same-disk`, different when the whole interval lies outside ±2%, equivalent when it lies wholly inside, else undecided; each interval at the level its adjusted p is tested at (alpha 0.05); Holm within each family: primary = file_create (every pair of configurations: 3 tests); suspect = dir_create, file_remove, dir_remove (against the baseline, kept apart: 6 tests)):\n\nAll comparisons below involve suspect phases: mean phase time under 60 s.\n\n- `second-disk`: file_remove 20.0% faster [+15.7%, +24.5%] at 99.17% (p<0.001), dir_remove 20.0% faster [+15.9%, +24.2%] at 99% (p<0.001); undecided against ±2% in dir_create, file_create\n- `ramdisk`: undecided against ±2% in all phases\n"
         ), "{md}");
 }
 

@@ -33,7 +33,7 @@ pub fn answer_views(a: &Analysis) -> Vec<AnswerView> {
     crate::analysis::answer::of(a)
         .iter()
         .map(|w| AnswerView {
-            head: head(w),
+            head: head(w, a),
             lines: w.configs.iter().map(|c| answer_line(w, c, a)).collect(),
             trust: a
                 .workloads
@@ -41,7 +41,7 @@ pub fn answer_views(a: &Analysis) -> Vec<AnswerView> {
                 .find(|x| x.name == w.workload)
                 .filter(|x| x.summary.is_some())
                 .and_then(|x| super::summary::summary_lines(x, a).pop()),
-            table: grid(w).into_table(),
+            table: answer_grid(w).into_table(),
         })
         .collect()
 }
@@ -53,9 +53,10 @@ pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
     if answers.is_empty() {
         return String::new();
     }
+    let title = answer_title(a);
     let mut out = match style {
-        Style::Plain => "Answer: speed, safety and recovery\n\n".to_string(),
-        Style::Markdown => "## Answer: speed, safety and recovery\n\n".to_string(),
+        Style::Plain => format!("{title}\n\n"),
+        Style::Markdown => format!("## {title}\n\n"),
     };
     for (w, v) in answers.iter().zip(answer_views(a)) {
         let _ = match style {
@@ -69,22 +70,47 @@ pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
             };
         }
         out.push('\n');
-        out.push_str(&grid(w).render(style));
+        out.push_str(&answer_grid(w).render(style));
         out.push('\n');
     }
     out
 }
 
-fn head(w: &WorkloadAnswer) -> String {
+fn head(w: &WorkloadAnswer, a: &Analysis) -> String {
     match (&w.main_phase, &w.rate_unit) {
         (Some(p), Some(u)) => format!(
             "{}: speed on {p} ({u}, fastest first), power cuts, recovery:",
+            w.workload
+        ),
+        // No trial of the workload outside the crash recordings: their write-logged
+        // times are kept out of every speed figure (`jbench crash`).
+        _ if recordings_only(w, a) => format!(
+            "{}: power cuts and recovery (not timed: write-logged crash recordings only):",
             w.workload
         ),
         _ => format!(
             "{}: power cuts and recovery (no timed trial to rank):",
             w.workload
         ),
+    }
+}
+
+/// The workload has crash states and no trial but its crash recordings (the analysis
+/// keeps those out of its workloads), as in a results directory of `jbench crash`.
+fn recordings_only(w: &WorkloadAnswer, a: &Analysis) -> bool {
+    !a.workloads.iter().any(|x| x.name == w.workload)
+}
+
+/// "Answer: speed, safety and recovery", or without "speed" when no workload has a
+/// timed trial to rank (a results directory of `jbench crash`).
+pub fn answer_title(a: &Analysis) -> &'static str {
+    if crate::analysis::answer::of(a)
+        .iter()
+        .any(|w| w.rate_unit.is_some())
+    {
+        "Answer: speed, safety and recovery"
+    } else {
+        "Answer: safety and recovery (no timed trial to rank for speed)"
     }
 }
 
@@ -104,7 +130,8 @@ pub fn answer_line(w: &WorkloadAnswer, c: &ConfigAnswer, a: &Analysis) -> String
             None => {}
         }
         parts.push(speed);
-    } else {
+    } else if w.rate_unit.is_some() {
+        // Without a ranking the head says why; the line leads with safety.
         parts.push("not timed".to_string());
     }
     parts.push(safety_words(c));
@@ -194,6 +221,26 @@ fn lost_journal_figures(c: &ConfigAnswer) -> Option<[String; 4]> {
         c.lost_journal_fsynced_max().unwrap_or(0).to_string(),
         l.fsck_repairs.max.to_string(),
     ])
+}
+
+/// The answer's table: without a timed trial to rank (`jbench crash`), no speed
+/// columns, only safety and recovery.
+fn answer_grid(w: &WorkloadAnswer) -> Grid {
+    let mut g = grid(w);
+    if w.rate_unit.is_none() {
+        // The mean rate and the ratio to the next slower: columns 1 and 2.
+        g.headers.drain(1..3);
+        for row in &mut g.rows {
+            row.drain(1..3);
+        }
+        g.title = format!("Safety and recovery of {}", w.workload);
+    }
+    for (row, c) in g.rows.iter_mut().zip(&w.configs) {
+        if c.negative_control {
+            row[0] = format!("{} (negative control)", c.config);
+        }
+    }
+    g
 }
 
 fn grid(w: &WorkloadAnswer) -> Grid {
@@ -386,6 +433,57 @@ mod tests {
         };
         assert!(safety_words(&config(202, checked))
             .contains("(13 unmountable, 47 lost-fsynced, 2 check-failed, 29 fsck-dirty"));
+    }
+
+    #[test]
+    fn the_answer_line_and_table_count_the_same_failures() {
+        let mut c = negative(200, every_verdict());
+        c.config = "ext4-barrier0".into();
+        c.rate_mean = None;
+        c.trials = 0;
+        let w = WorkloadAnswer {
+            workload: "fsync-files".into(),
+            main_phase: None,
+            rate_unit: None,
+            configs: vec![
+                c.clone(),
+                config(
+                    200,
+                    VerdictCounts {
+                        ok: 200,
+                        ..VerdictCounts::default()
+                    },
+                ),
+            ],
+        };
+        let a = crate::analysis::analyse(&[], &crate::analysis::ReportOptions::default());
+        let line = answer_line(&w, &c, &a);
+        assert!(
+            line.starts_with("ext4-barrier0: a negative control, caught: 92 of 200 power cuts failed (13 unmountable,"),
+            "no speed half without a timed trial; safety first: {line}"
+        );
+        let table = answer_grid(&w).into_table();
+        let failed = table.headers.iter().position(|h| h == "failed").unwrap();
+        let states = table
+            .headers
+            .iter()
+            .position(|h| h == "crash states")
+            .unwrap();
+        let row = &table.rows[0];
+        assert_eq!(row[0], "ext4-barrier0 (negative control)");
+        assert!(
+            !table.headers.iter().any(|h| h.starts_with("mean")),
+            "no speed column without a timed trial: {:?}",
+            table.headers
+        );
+        assert!(
+            line.contains(&format!(
+                "{} of {} power cuts failed",
+                row[failed], row[states]
+            )),
+            "{line} vs {row:?}"
+        );
+        assert_eq!(table.rows[1][failed], "0");
     }
 
     #[test]

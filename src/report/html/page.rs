@@ -122,6 +122,7 @@ pub fn render_page(page: &Page) -> Result<String> {
         trials,
         crash: report::crash::crash_workloads(&analysis.crash),
         answer: report::answer::answer_views(&analysis),
+        answer_title: report::answer::answer_title(&analysis),
         tradeoff_charts: super::tradeoff::tradeoff_charts(&analysis, page.crash)
             .context("trade-off chart")?
             .into_iter()
@@ -163,6 +164,8 @@ struct PageView {
     crash: Vec<CrashWorkload>,
     /// Speed, safety and recovery per workload; empty without crash records.
     answer: Vec<report::answer::AnswerView>,
+    /// The answer's heading: with "speed" only when a workload has a ranking.
+    answer_title: &'static str,
     /// Per workload, throughput and recovery time against journal size and recovery
     /// time against the amount replayed, on one figure; empty unless the run has crash
     /// states at two journal sizes or more.
@@ -228,6 +231,8 @@ impl ChartView {
 struct TrialView {
     trial: usize,
     rep: u32,
+    /// A crash recording: its write-logged time is no speed figure.
+    recording: bool,
     config: String,
     workload: String,
     failed: bool,
@@ -593,6 +598,7 @@ fn trial_views(records: &[TrialRecord], dir: Option<&Path>) -> Result<Vec<TrialV
         out.push(TrialView {
             trial: r.trial,
             rep: r.rep,
+            recording: r.crash_recording,
             config: r.config.label.clone(),
             workload: r.workload.name.clone(),
             failed: !r.is_ok(),

@@ -42,6 +42,7 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
                 .unwrap_or("")
         ));
     }
+    let recordings = records.iter().filter(|r| r.crash_recording).count();
     let timed: Vec<TrialRecord> = records
         .iter()
         .filter(|r| !r.crash_recording)
@@ -57,7 +58,9 @@ pub fn analyse(records: &[TrialRecord], opts: &ReportOptions) -> Analysis {
     let records = with_durable.as_slice();
     let mut sorted: Vec<&TrialRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.trial);
-    if sorted.is_empty() {
+    // Crash recordings alone (`jbench crash`) are a report of crash states, not an
+    // empty one.
+    if sorted.is_empty() && recordings == 0 {
         warnings.push("no trial records: nothing to report".to_string());
     }
     warnings.extend(excluded_warning(&sorted));

@@ -281,10 +281,11 @@ that crash states are cut from is kept by the device daemon. The [crash] table o
 sets the states, strategies, seed, recovery_timing and lose_journal (docs/crash.md). States are \
 cut at the device's logical block; every state is checked when there are few, a stratified \
 sample when there are many. A `command` workload declares what must survive by appending \
-`durable PATH` lines to $JBENCH_DURABLE, and its `check` runs in every recovered state. Exit \
-status: 0 every state judged as expected; 5 an ordinary configuration lost data or consistency, \
-or a negative control lost nothing fsync promised; 6 a recovery hung (no verdict); 2 a \
-recording trial failed; 130 interrupted (finish with --resume)."
+`durable PATH` lines to $JBENCH_DURABLE, and its `check` runs in every recovered state. The \
+report opens with safety and recovery: every trial is a write-logged crash recording, never \
+ranked for speed. Exit status: 0 every state judged as expected; 5 an ordinary configuration \
+lost data or consistency, or a negative control lost nothing fsync promised; 6 a recovery hung \
+(no verdict); 2 a recording trial failed; 130 interrupted (finish with --resume)."
 )]
 pub struct CrashArgs {
     #[command(flatten)]

@@ -1,6 +1,7 @@
-//! `jbench crash`: the recording run (an ordinary run, one trial per configuration x
-//! workload, write log on), then the crash lab on every recorded trial, appending to
-//! crash.jsonl; then the report, as `jbench run` prints it.
+//! `jbench crash`: the recording run (one crash recording per configuration x workload,
+//! write log on, marked `crash_recording` and so never a speed figure), then the crash
+//! lab on every recording, appending to crash.jsonl; then the report, as `jbench run`
+//! prints it, which opens with safety and recovery.
 
 use std::process::ExitCode;
 
@@ -9,7 +10,8 @@ use anyhow::{bail, Result};
 use crate::cli::args::CrashArgs;
 use crate::cli::run::{crash_status, interrupted_status, print_run_report};
 use crate::crash::campaign;
-use crate::experiment::{plan, spec};
+use crate::experiment::plan::{self, Trial};
+use crate::experiment::spec;
 use crate::run::preflight;
 use crate::run::session::{self, Session};
 
@@ -29,9 +31,10 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     for w in preflight::check(&spec, &[])? {
         eprintln!("jbench: warning: {w}");
     }
-    // One recording per configuration x workload, with every write logged (these are
-    // the speed trials of the plan, one repetition each; an experiment's own `[crash]`
-    // recordings would be a second copy of them).
+    // One recording per configuration x workload, with every write logged: the plan's
+    // trials at one repetition each (an experiment's own `[crash]` recordings would be
+    // a second copy of them), marked as crash recordings as `jbench run` marks its own,
+    // so their write-logged times stay out of every speed figure.
     spec.emulation.write_log = true;
     spec.crash.requested = false;
     spec.repetitions = 1;
@@ -39,7 +42,13 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let results_dir =
         session::results_dir(&args.resume, &args.results, &format!("{}-crash", spec.name))?;
     preflight::create_dirs(&spec)?;
-    let trials = plan::plan(&spec);
+    let trials: Vec<Trial> = plan::plan(&spec)
+        .into_iter()
+        .map(|t| Trial {
+            recording: true,
+            ..t
+        })
+        .collect();
     let mut session =
         Session::open(&spec, &original, &results_dir, args.resume.is_some())?.quiet(args.quiet);
     let dir = session.dir().to_path_buf();

@@ -36,7 +36,7 @@ pub fn answer_views(a: &Analysis) -> Vec<AnswerView> {
     crate::analysis::answer::of(a)
         .iter()
         .map(|w| AnswerView {
-            head: head(w),
+            head: head(w, a),
             lines: w.configs.iter().map(|c| answer_line(w, c, a)).collect(),
             marks: w
                 .configs
@@ -52,7 +52,7 @@ pub fn answer_views(a: &Analysis) -> Vec<AnswerView> {
                 .find(|x| x.name == w.workload)
                 .filter(|x| x.summary.is_some())
                 .and_then(|x| super::summary::summary_lines(x, a).pop()),
-            table: grid(w).into_table(),
+            table: answer_grid(w).into_table(),
         })
         .collect()
 }
@@ -64,9 +64,10 @@ pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
     if answers.is_empty() {
         return String::new();
     }
+    let title = answer_title(a);
     let mut out = match style {
-        Style::Plain => "Answer: speed, safety and recovery\n\n".to_string(),
-        Style::Markdown => "## Answer: speed, safety and recovery\n\n".to_string(),
+        Style::Plain => format!("{title}\n\n"),
+        Style::Markdown => format!("## {title}\n\n"),
     };
     for (w, v) in answers.iter().zip(answer_views(a)) {
         let _ = match style {
@@ -80,7 +81,7 @@ pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
             };
         }
         out.push('\n');
-        out.push_str(&grid(w).render(style));
+        out.push_str(&answer_grid(w).render(style));
         out.push('\n');
     }
     if let Some(note) = super::summary::levels_note(a) {
@@ -92,16 +93,41 @@ pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
     out
 }
 
-fn head(w: &WorkloadAnswer) -> String {
+fn head(w: &WorkloadAnswer, a: &Analysis) -> String {
     match (&w.main_phase, &w.rate_unit) {
         (Some(p), Some(u)) => format!(
             "{}: speed on {p} ({u}, fastest first), power cuts, recovery:",
+            w.workload
+        ),
+        // No trial of the workload outside the crash recordings: their write-logged
+        // times are kept out of every speed figure (`jbench crash`).
+        _ if recordings_only(w, a) => format!(
+            "{}: power cuts and recovery (not timed: write-logged crash recordings only):",
             w.workload
         ),
         _ => format!(
             "{}: power cuts and recovery (no timed trial to rank):",
             w.workload
         ),
+    }
+}
+
+/// The workload has crash states and no trial but its crash recordings (the analysis
+/// keeps those out of its workloads), as in a results directory of `jbench crash`.
+fn recordings_only(w: &WorkloadAnswer, a: &Analysis) -> bool {
+    !a.workloads.iter().any(|x| x.name == w.workload)
+}
+
+/// "Answer: speed, safety and recovery", or without "speed" when no workload has a
+/// timed trial to rank (a results directory of `jbench crash`).
+pub fn answer_title(a: &Analysis) -> &'static str {
+    if crate::analysis::answer::of(a)
+        .iter()
+        .any(|w| w.rate_unit.is_some())
+    {
+        "Answer: speed, safety and recovery"
+    } else {
+        "Answer: safety and recovery (no timed trial to rank for speed)"
     }
 }
 
@@ -126,7 +152,8 @@ pub fn answer_line(w: &WorkloadAnswer, c: &ConfigAnswer, a: &Analysis) -> String
             }
         }
         parts.push(speed);
-    } else {
+    } else if w.rate_unit.is_some() {
+        // Without a ranking the head says why; the line leads with safety.
         parts.push("not timed".to_string());
     }
     parts.push(safety_words(c));
@@ -137,37 +164,47 @@ pub fn answer_line(w: &WorkloadAnswer, c: &ConfigAnswer, a: &Analysis) -> String
     format!("{}: {}", c.config, parts.join("; "))
 }
 
-/// "40/40 power cuts lost nothing", "3 of 40 power cuts failed (2 lost-fsynced, 1
-/// fsck-dirty)", or what a negative control showed.
+/// "40/40 power cuts lost nothing", "3 of 40 power cuts failed (1 unmountable, 2
+/// fsck-dirty)", or what a negative control showed: "a negative control, caught: 92 of
+/// 200 power cuts failed (13 unmountable, 47 lost-fsynced, 29 fsck-dirty, 3
+/// no-verdict), 47 of them losing fsync'ed data, as it must". The count of failures is
+/// every failed state, the answer table's `failed` (and the crash section's verdict
+/// columns, summed); the verdicts follow worst first ([`Verdict::BY_SEVERITY`]).
 pub fn safety_words(c: &ConfigAnswer) -> String {
     let n = c.crash_states;
     if n == 0 {
         return "no crash states".to_string();
     }
-    let failed = || {
-        Verdict::ALL
-            .iter()
-            .filter(|v| v.is_failure() && c.verdicts.get(**v) > 0)
-            .map(|v| format!("{} {v}", c.verdicts.get(*v)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if c.negative_control {
-        return if c.verdicts.lost_fsynced > 0 {
-            format!(
-                "a negative control: {} of {n} power cuts lost fsync'ed data, as it must",
-                c.verdicts.lost_fsynced
-            )
-        } else {
-            format!("a negative control NOT caught: none of {n} power cuts lost fsync'ed data")
-        };
-    }
-    match (c.crash_failures, c.checks_promises) {
-        (0, true) => format!("{n}/{n} power cuts lost nothing"),
-        (0, false) => format!(
+    let outcome = match (c.crash_failures, c.checks_promises) {
+        (0, true) if !c.negative_control => format!("{n}/{n} power cuts lost nothing"),
+        (0, false) if !c.negative_control => format!(
             "{n}/{n} power cuts left a consistent file system (the workload promises nothing more to check)"
         ),
-        (f, _) => format!("{f} of {n} power cuts failed ({})", failed()),
+        (f, _) => {
+            let by_verdict = super::crash::verdict_counts(&c.verdicts, Verdict::is_failure);
+            if by_verdict.is_empty() {
+                format!("{f} of {n} power cuts failed")
+            } else {
+                format!("{f} of {n} power cuts failed ({by_verdict})")
+            }
+        }
+    };
+    if !c.negative_control {
+        return outcome;
+    }
+    // A negative control is caught only by the failure it exists for (a lying disk or
+    // barrier=0 loses what fsync promised), as the crash section's note and warning
+    // say; its other failures are counted with the rest, not taken for that proof.
+    match (c.verdicts.lost_fsynced, c.checks_promises) {
+        (0, true) => {
+            format!("a negative control NOT caught: {outcome}, none losing fsync'ed data")
+        }
+        (0, false) => format!(
+            "a negative control NOT caught: {outcome}, and the workload promises nothing it could be seen to lose"
+        ),
+        (lost, _) => format!(
+            "a negative control, caught: {outcome}, {lost} of them losing fsync'ed data, as it must"
+        ),
     }
 }
 
@@ -206,6 +243,26 @@ fn lost_journal_figures(c: &ConfigAnswer) -> Option<[String; 4]> {
         c.lost_journal_fsynced_max().unwrap_or(0).to_string(),
         l.fsck_repairs.max.to_string(),
     ])
+}
+
+/// The answer's table: without a timed trial to rank (`jbench crash`), no speed
+/// columns, only safety and recovery.
+fn answer_grid(w: &WorkloadAnswer) -> Grid {
+    let mut g = grid(w);
+    if w.rate_unit.is_none() {
+        // The mean rate and the ratio to the next slower: columns 1 and 2.
+        g.headers.drain(1..3);
+        for row in &mut g.rows {
+            row.drain(1..3);
+        }
+        g.title = format!("Safety and recovery of {}", w.workload);
+    }
+    for (row, c) in g.rows.iter_mut().zip(&w.configs) {
+        if c.negative_control {
+            row[0] = format!("{} (negative control)", c.config);
+        }
+    }
+    g
 }
 
 fn grid(w: &WorkloadAnswer) -> Grid {
@@ -296,6 +353,13 @@ mod tests {
         }
     }
 
+    fn negative(states: usize, verdicts: VerdictCounts) -> ConfigAnswer {
+        ConfigAnswer {
+            negative_control: true,
+            ..config(states, verdicts)
+        }
+    }
+
     #[test]
     fn safety_words_count_what_the_verdicts_count() {
         let ok = VerdictCounts {
@@ -309,20 +373,141 @@ mod tests {
             no_verdict: 1,
             ..VerdictCounts::default()
         };
-        let words = safety_words(&config(7, bad));
-        assert!(
-            words.starts_with("3 of 7 power cuts failed") && words.contains("2 lost-fsynced"),
-            "{words}"
+        assert_eq!(
+            safety_words(&config(7, bad)),
+            "3 of 7 power cuts failed (2 lost-fsynced, 1 no-verdict)"
         );
-        let mut neg = config(7, bad);
-        neg.negative_control = true;
-        assert!(safety_words(&neg).contains("2 of 7 power cuts lost fsync'ed data, as it must"));
-        neg.verdicts.lost_fsynced = 0;
-        assert!(safety_words(&neg).contains("NOT caught"));
+        assert_eq!(
+            safety_words(&negative(7, bad)),
+            "a negative control, caught: 3 of 7 power cuts failed (2 lost-fsynced, 1 \
+             no-verdict), 2 of them losing fsync'ed data, as it must"
+        );
+        let missed = VerdictCounts {
+            lost_fsynced: 0,
+            ..bad
+        };
+        assert_eq!(
+            safety_words(&negative(7, missed)),
+            "a negative control NOT caught: 1 of 7 power cuts failed (1 no-verdict), none \
+             losing fsync'ed data"
+        );
+        assert_eq!(
+            safety_words(&negative(7, ok)),
+            "a negative control NOT caught: 0 of 7 power cuts failed, none losing fsync'ed data"
+        );
         let mut consistent = config(7, ok);
         consistent.checks_promises = false;
         assert!(safety_words(&consistent).contains("consistent file system"));
+        consistent.negative_control = true;
+        assert!(
+            safety_words(&consistent).contains("NOT caught")
+                && safety_words(&consistent).contains("promises nothing"),
+            "{}",
+            safety_words(&consistent)
+        );
         assert_eq!(safety_words(&config(0, ok)), "no crash states");
+    }
+
+    /// The failed states, counted per verdict, worst first: the crash-modes preset's
+    /// barrier=0 control, whose answer once counted its 47 lost-fsynced states alone.
+    fn every_verdict() -> VerdictCounts {
+        VerdictCounts {
+            ok: 108,
+            unmountable: 13,
+            fsck_dirty: 29,
+            lost_fsynced: 47,
+            check_failed: 0,
+            no_verdict: 3,
+        }
+    }
+
+    #[test]
+    fn a_negative_control_counts_every_failed_state_worst_first() {
+        let v = every_verdict();
+        let c = negative(200, v);
+        let words = safety_words(&c);
+        assert_eq!(
+            words,
+            "a negative control, caught: 92 of 200 power cuts failed (13 unmountable, 47 \
+             lost-fsynced, 29 fsck-dirty, 3 no-verdict), 47 of them losing fsync'ed data, \
+             as it must"
+        );
+        // The count is the sum over the failure verdicts, the answer table's `failed`.
+        let sum = v.unmountable + v.fsck_dirty + v.lost_fsynced + v.check_failed + v.no_verdict;
+        assert_eq!(c.crash_failures, sum);
+        assert!(words.contains(&format!("{sum} of 200 power cuts failed")));
+        // Worst first: each verdict named after every worse one.
+        let at = |v: &str| {
+            words
+                .find(&format!(" {v}"))
+                .unwrap_or_else(|| panic!("{v} in {words}"))
+        };
+        assert!(at("unmountable") < at("lost-fsynced"));
+        assert!(at("lost-fsynced") < at("fsck-dirty"));
+        assert!(at("fsck-dirty") < at("no-verdict"));
+        // The same count and order in an ordinary configuration's words.
+        assert_eq!(
+            safety_words(&config(200, v)),
+            "92 of 200 power cuts failed (13 unmountable, 47 lost-fsynced, 29 fsck-dirty, 3 \
+             no-verdict)"
+        );
+        let checked = VerdictCounts {
+            check_failed: 2,
+            ..v
+        };
+        assert!(safety_words(&config(202, checked))
+            .contains("(13 unmountable, 47 lost-fsynced, 2 check-failed, 29 fsck-dirty"));
+    }
+
+    #[test]
+    fn the_answer_line_and_table_count_the_same_failures() {
+        let mut c = negative(200, every_verdict());
+        c.config = "ext4-barrier0".into();
+        c.rate_mean = None;
+        c.trials = 0;
+        let w = WorkloadAnswer {
+            workload: "fsync-files".into(),
+            main_phase: None,
+            rate_unit: None,
+            configs: vec![
+                c.clone(),
+                config(
+                    200,
+                    VerdictCounts {
+                        ok: 200,
+                        ..VerdictCounts::default()
+                    },
+                ),
+            ],
+        };
+        let a = crate::analysis::analyse(&[], &crate::analysis::ReportOptions::default());
+        let line = answer_line(&w, &c, &a);
+        assert!(
+            line.starts_with("ext4-barrier0: a negative control, caught: 92 of 200 power cuts failed (13 unmountable,"),
+            "no speed half without a timed trial; safety first: {line}"
+        );
+        let table = answer_grid(&w).into_table();
+        let failed = table.headers.iter().position(|h| h == "failed").unwrap();
+        let states = table
+            .headers
+            .iter()
+            .position(|h| h == "crash states")
+            .unwrap();
+        let row = &table.rows[0];
+        assert_eq!(row[0], "ext4-barrier0 (negative control)");
+        assert!(
+            !table.headers.iter().any(|h| h.starts_with("mean")),
+            "no speed column without a timed trial: {:?}",
+            table.headers
+        );
+        assert!(
+            line.contains(&format!(
+                "{} of {} power cuts failed",
+                row[failed], row[states]
+            )),
+            "{line} vs {row:?}"
+        );
+        assert_eq!(table.rows[1][failed], "0");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::grid::{Grid, Style, Table};
 use super::words::fmt_sig;
 use crate::analysis::crash::{
-    ControlOutcome, CrashAnalysis, LostJournalStats, RecoveryStats, Tally, TimeStats,
+    ControlOutcome, CrashAnalysis, LostJournalStats, RecoveryStats, Tally, TimeStats, VerdictCounts,
 };
 use crate::analysis::Analysis;
 use crate::results::crash::Verdict;
@@ -355,11 +355,18 @@ fn control_note(c: &CrashAnalysis) -> Option<String> {
 
 /// "3 unmountable, 1 lost-fsynced": the non-zero counts of the verdicts `pick` takes.
 fn breakdown(c: &CrashAnalysis, pick: impl Fn(Verdict) -> bool) -> String {
-    Verdict::ALL
+    verdict_counts(&c.verdicts, pick)
+}
+
+/// The non-zero counts of the verdicts `pick` takes, worst first
+/// ([`Verdict::BY_SEVERITY`]): "3 unmountable, 1 lost-fsynced". The answer's words
+/// (`report::answer`) and this section's notes and warnings say them alike.
+pub(crate) fn verdict_counts(counts: &VerdictCounts, pick: impl Fn(Verdict) -> bool) -> String {
+    Verdict::BY_SEVERITY
         .iter()
         .filter(|v| pick(**v))
         .filter_map(|v| {
-            let n = c.verdicts.get(*v);
+            let n = counts.get(*v);
             (n > 0).then(|| format!("{n} {v}"))
         })
         .collect::<Vec<_>>()

@@ -41,6 +41,29 @@ impl Verdict {
         Verdict::NoVerdict,
     ];
 
+    /// Every verdict, worst first: how the report's words order a count by verdict
+    /// (the tables keep [`Verdict::ALL`]'s columns).
+    ///
+    /// Why this order: `unmountable` first, since nothing on the file system can be
+    /// reached until a repair, which may itself throw away more; `lost-fsynced` next, a
+    /// broken promise: data an application was told is durable is gone, and nothing on
+    /// the mounted file system says so; `check-failed`: the application's own check
+    /// finds its data inconsistent, a loss it sees though fsync did not promise against
+    /// it; `fsck-dirty`: the metadata needs a repair, yet every promise held and the
+    /// file system mounted; `no-verdict` after every verdict that shows harm, since it
+    /// shows none (a hang is a failure, but what it hides is unknown); `ok` last. The
+    /// oracle (`crash::oracle`) decides a state that fits several the same way: a mount
+    /// that fails ends the checks, a broken promise outranks the workload's own check,
+    /// which outranks fsck.
+    pub const BY_SEVERITY: [Verdict; 6] = [
+        Verdict::Unmountable,
+        Verdict::LostFsynced,
+        Verdict::CheckFailed,
+        Verdict::FsckDirty,
+        Verdict::NoVerdict,
+        Verdict::Ok,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Ok => "ok",
@@ -406,6 +429,21 @@ mod tests {
         let path = dir.path().join("crash.jsonl");
         std::fs::write(&path, text).unwrap();
         load_crash_records(&path)
+    }
+
+    #[test]
+    fn severity_orders_every_verdict_once_failures_first() {
+        let mut sorted = Verdict::BY_SEVERITY;
+        sorted.sort();
+        let mut all = Verdict::ALL;
+        all.sort();
+        assert_eq!(sorted, all, "every verdict exactly once");
+        let failures = Verdict::ALL.iter().filter(|v| v.is_failure()).count();
+        assert!(Verdict::BY_SEVERITY[..failures]
+            .iter()
+            .all(|v| v.is_failure()));
+        assert_eq!(Verdict::BY_SEVERITY[failures..], [Verdict::Ok]);
+        assert_eq!(Verdict::BY_SEVERITY[0], Verdict::Unmountable);
     }
 
     #[test]

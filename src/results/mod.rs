@@ -12,4 +12,6 @@ mod open;
 pub mod record;
 pub mod store;
 
+#[cfg(test)]
+pub(crate) use open::mark_recordings;
 pub use open::{open, read_spec, read_trials, Results, Trials};

@@ -42,17 +42,32 @@ impl Results {
 
 /// Reads results directory `dir` whole.
 pub fn open(dir: &Path) -> Result<Results> {
-    let Trials { records, merge } = read_trials(dir)?;
+    let Trials { mut records, merge } = read_trials(dir)?;
+    let crash = load_crash_records(&layout::crash_file(dir))?;
+    mark_recordings(&mut records, &crash);
     Ok(Results {
         dir: dir.to_path_buf(),
         spec: read_spec(dir)?,
         records,
-        crash: load_crash_records(&layout::crash_file(dir))?,
+        crash,
         env: std::fs::read_to_string(dir.join(layout::ENV))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok()),
         merge,
     })
+}
+
+/// Marks as a crash recording each record that crash states were cut from: its write
+/// log was on, so its times are not the configuration's. Every recording is marked so
+/// when it is recorded; this catches the records of a results directory that `jbench
+/// crash` wrote before it marked its recordings, whose one write-logged trial per
+/// configuration would otherwise be ranked for speed.
+pub(crate) fn mark_recordings(records: &mut [TrialRecord], crash: &[CrashRecord]) {
+    for r in records.iter_mut().filter(|r| !r.crash_recording) {
+        r.crash_recording = crash
+            .iter()
+            .any(|c| c.trial == r.trial && c.workload == r.workload.name);
+    }
 }
 
 /// The trial records of a directory and its merge record, for a reader that can do

@@ -123,6 +123,7 @@ pub fn render_page(page: &Page) -> Result<String> {
         crash: report::crash::crash_workloads(&analysis.crash),
         answer: report::answer::answer_views(&analysis),
         levels_note: report::summary::levels_note(&analysis),
+        answer_title: report::answer::answer_title(&analysis),
         tradeoff_charts: super::tradeoff::tradeoff_charts(&analysis, page.crash)
             .context("trade-off chart")?
             .into_iter()
@@ -167,6 +168,8 @@ struct PageView {
     /// Why the levels beside the intervals differ, and the rule of the three words:
     /// said once, under the answer or the summary.
     levels_note: Option<String>,
+    /// The answer's heading: with "speed" only when a workload has a ranking.
+    answer_title: &'static str,
     /// Per workload, throughput and recovery time against journal size and recovery
     /// time against the amount replayed, on one figure; empty unless the run has crash
     /// states at two journal sizes or more.
@@ -234,6 +237,8 @@ impl ChartView {
 struct TrialView {
     trial: usize,
     rep: u32,
+    /// A crash recording: its write-logged time is no speed figure.
+    recording: bool,
     config: String,
     workload: String,
     failed: bool,
@@ -600,6 +605,7 @@ fn trial_views(records: &[TrialRecord], dir: Option<&Path>) -> Result<Vec<TrialV
         out.push(TrialView {
             trial: r.trial,
             rep: r.rep,
+            recording: r.crash_recording,
             config: r.config.label.clone(),
             workload: r.workload.name.clone(),
             failed: !r.is_ok(),

@@ -288,3 +288,200 @@ fn html_escape(s: &str) -> String {
         .replace('\'', "&#x27;")
         .replace('/', "&#x2f;")
 }
+
+/// What `jbench crash` leaves: one write-logged recording per configuration x workload
+/// (marked `crash_recording`, `marked`), each with crash states cut from its log, the
+/// barrier=0 control of the crash-modes preset among them.
+fn recordings_only(marked: bool) -> (Vec<TrialRecord>, Vec<CrashRecord>) {
+    let mut recs = Vec::new();
+    let mut crash = Vec::new();
+    let failed = [
+        (Verdict::Unmountable, 13),
+        (Verdict::FsckDirty, 29),
+        (Verdict::LostFsynced, 47),
+        (Verdict::NoVerdict, 3),
+        (Verdict::Ok, 108),
+    ];
+    let pairs = [
+        ("barrier0", "fsync", 200.0),
+        ("same-disk", "fsync", 1000.0),
+        ("same-disk", "untar", 1000.0),
+    ];
+    for (trial, (config, workload, rate)) in pairs.iter().enumerate() {
+        let mut r = rec(trial, 1, config, workload, [*rate; 4]);
+        r.crash_recording = marked;
+        recs.push(r);
+        let verdicts: Vec<Verdict> = if *config == "barrier0" {
+            failed
+                .iter()
+                .flat_map(|(v, n)| std::iter::repeat_n(*v, *n))
+                .collect()
+        } else {
+            vec![Verdict::Ok; 5]
+        };
+        for (i, v) in verdicts.into_iter().enumerate() {
+            let mut s = state(config, workload, i as u64, "subset", v);
+            s.trial = trial;
+            s.negative_control = *config == "barrier0";
+            crash.push(s);
+        }
+    }
+    (recs, crash)
+}
+
+#[test]
+fn crash_recordings_alone_answer_safety_without_a_speed_ranking() {
+    let (recs, crash) = recordings_only(true);
+    let a = analyse(&recs, &opts()).with_crash(&crash);
+    assert!(a.workloads.is_empty(), "a recording is no speed figure");
+    assert!(
+        !a.warnings.iter().any(|w| w.contains("nothing to report")),
+        "{:?}",
+        a.warnings
+    );
+    let barrier = "barrier0: a negative control, caught: 92 of 200 power cuts failed (13 \
+                   unmountable, 47 lost-fsynced, 29 fsck-dirty, 3 no-verdict), 47 of them \
+                   losing fsync'ed data, as it must";
+    let text = render_with_crash(&recs, &crash, &opts(), Format::Table);
+    let md = render_with_crash(&recs, &crash, &opts(), Format::Markdown);
+    let html = page_of(&recs, &crash)
+        .replace("&#x27;", "'")
+        .replace("&#x2f;", "/");
+    assert!(html.contains("fsync crash recording (write log on, not timed), ok"));
+    for (name, out) in [("text", &text), ("markdown", &md), ("html", &html)] {
+        assert!(
+            out.contains("Answer: safety and recovery (no timed trial to rank for speed)"),
+            "{name}:\n{out}"
+        );
+        assert!(out.contains(
+            "fsync: power cuts and recovery (not timed: write-logged crash recordings only):"
+        ));
+        assert!(out.contains(barrier), "{name}:\n{out}");
+        assert!(
+            out.contains("same-disk: 5/5 power cuts lost nothing"),
+            "{name}:\n{out}"
+        );
+        for speed in [
+            "as fast as",
+            "slowest",
+            "not timed;",
+            "file creates/s",
+            "Summary",
+            "Trust",
+            "== Workload",
+            "## Workload",
+            "href=\"#workload",
+        ] {
+            assert!(!out.contains(speed), "{name} shows `{speed}`:\n{out}");
+        }
+    }
+    // JSON: an answer with no speed half, no workload analysed for speed.
+    let json: serde_json::Value =
+        serde_json::from_str(&render_with_crash(&recs, &crash, &opts(), Format::Json)).unwrap();
+    assert_eq!(json["workloads"], serde_json::json!([]));
+    for w in json["answer"].as_array().unwrap() {
+        assert_eq!(w["main_phase"], serde_json::Value::Null);
+        for c in w["configs"].as_array().unwrap() {
+            assert_eq!(c["rate_mean"], serde_json::Value::Null, "{c}");
+            assert_eq!(c["trials"], 0);
+            assert_eq!(c["versus"], serde_json::Value::Null);
+        }
+    }
+    let b = &json["answer"][0]["configs"][0];
+    assert_eq!(
+        (b["config"].as_str(), b["crash_failures"].as_u64()),
+        (Some("barrier0"), Some(92))
+    );
+    // CSV: the crash rows only, no rate.
+    let csv = render_with_crash(&recs, &crash, &opts(), Format::Csv);
+    let rows = csv_rows(&csv);
+    let col = |name: &str| CSV_HEADER.iter().position(|h| *h == name).unwrap();
+    assert!(
+        rows[1..]
+            .iter()
+            .all(|r| r[col("phase")].starts_with("crash:")),
+        "{csv}"
+    );
+    assert!(
+        rows[1..].iter().all(|r| r[col("rate_mean")].is_empty()),
+        "{csv}"
+    );
+
+    // A directory `jbench crash` wrote before it marked its recordings reads the same:
+    // the states say which trials they were cut from.
+    let (mut old, crash) = recordings_only(false);
+    assert!(
+        !analyse(&old, &opts()).workloads.is_empty(),
+        "unmarked, the recordings would be ranked for speed"
+    );
+    crate::results::mark_recordings(&mut old, &crash);
+    assert_eq!(old, recs);
+    assert_eq!(
+        render_with_crash(&old, &crash, &opts(), Format::Table),
+        text
+    );
+}
+
+#[test]
+fn the_answer_counts_the_failed_states_the_tables_count() {
+    let (recs, crash) = recordings_only(true);
+    let a = analyse(&recs, &opts()).with_crash(&crash);
+    let views = crate::report::answer::answer_views(&a);
+    let sections = crash_workloads(&a.crash);
+    for (w, v) in crate::analysis::answer::of(&a).iter().zip(&views) {
+        let failed = v.table.headers.iter().position(|h| h == "failed").unwrap();
+        let section = sections.iter().find(|s| s.name == w.workload).unwrap();
+        let verdicts = &section.tables[0];
+        for (c, (line, row)) in w.configs.iter().zip(v.lines.iter().zip(&v.table.rows)) {
+            // The answer table's `failed` is the sum of the section's failure columns.
+            let by_verdict = verdicts
+                .rows
+                .iter()
+                .find(|r| r[0].starts_with(&c.config))
+                .unwrap();
+            let sum: usize = Verdict::ALL
+                .iter()
+                .filter(|v| v.is_failure())
+                .map(|v| {
+                    let i = verdicts
+                        .headers
+                        .iter()
+                        .position(|h| h == v.as_str())
+                        .unwrap();
+                    by_verdict[i].parse::<usize>().unwrap()
+                })
+                .sum();
+            assert_eq!(row[failed], sum.to_string(), "{}", c.config);
+            assert_eq!(row[failed], c.crash_failures.to_string());
+            if sum > 0 {
+                assert!(
+                    line.contains(&format!("{sum} of {} power cuts failed", c.crash_states)),
+                    "{line}"
+                );
+                // Each verdict's count in the line is the section's column.
+                for v in Verdict::ALL.iter().filter(|v| v.is_failure()) {
+                    let i = verdicts
+                        .headers
+                        .iter()
+                        .position(|h| h == v.as_str())
+                        .unwrap();
+                    let n = &by_verdict[i];
+                    assert_eq!(line.contains(&format!("{n} {v}")), n != "0", "{line}");
+                }
+            }
+        }
+    }
+}
+
+fn page_of(recs: &[TrialRecord], crash: &[CrashRecord]) -> String {
+    html::render_page(&html::Page {
+        records: recs,
+        env: None,
+        title: "crash",
+        opts: &opts(),
+        results_dir: None,
+        extra_warnings: &[],
+        crash,
+    })
+    .unwrap()
+}

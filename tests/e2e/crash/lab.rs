@@ -220,7 +220,76 @@ filesystem.mount_options = ["barrier=0"]
             r.evidence
         );
     }
+    answers_safety_alone(&results, &records);
     assert_no_leaks(tmp.path());
+}
+
+/// The report of a `jbench crash` directory: its trials are crash recordings, so the
+/// answer has no speed half, and each configuration's count of failed states is every
+/// failed state of its records, worst verdict first, in the line and the table alike.
+fn answers_safety_alone(results: &Path, records: &[jbench::results::crash::CrashRecord]) {
+    let trials = jbench::results::store::load_records(results).unwrap();
+    assert!(!trials.is_empty() && trials.iter().all(|t| t.crash_recording));
+    let report = |format: &str| {
+        String::from_utf8(
+            run_ok(
+                jbench()
+                    .arg("report")
+                    .arg(results)
+                    .args(["--format", format]),
+            )
+            .stdout,
+        )
+        .unwrap()
+    };
+    let text = report("table");
+    assert!(
+        text.starts_with("Answer: safety and recovery"),
+        "safety first:\n{text}"
+    );
+    for speed in ["as fast as", "slowest", "== Workload", "Trust:"] {
+        assert!(!text.contains(speed), "`{speed}` in\n{text}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    assert_eq!(json["workloads"], serde_json::json!([]), "no speed figures");
+    for (config, states) in by_config(records) {
+        let failed: Vec<Verdict> = Verdict::BY_SEVERITY
+            .into_iter()
+            .filter(|v| v.is_failure() && states.iter().any(|r| r.verdict == *v))
+            .collect();
+        let n = states.iter().filter(|r| r.verdict.is_failure()).count();
+        let answer = json["answer"][0]["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["config"] == config.as_str())
+            .unwrap();
+        assert_eq!(answer["crash_failures"], n);
+        assert_eq!(answer["rate_mean"], serde_json::Value::Null);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("  {config}: ")))
+            .unwrap_or_else(|| panic!("no answer line of {config}:\n{text}"));
+        let words = format!(
+            "{config}: a negative control, caught: {n} of {} power cuts failed ({} {}",
+            states.len(),
+            states.iter().filter(|r| r.verdict == failed[0]).count(),
+            failed[0]
+        );
+        assert!(line.contains(&words), "`{words}` in {line}");
+        // The answer table's row: crash states, then failed.
+        let row: Vec<&str> = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{config} (negative control) ")))
+            .unwrap_or_else(|| panic!("no table row of {config}:\n{text}"))
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            row[3..5],
+            [states.len().to_string(), n.to_string()],
+            "{row:?}"
+        );
+    }
 }
 
 /// Records one trial of `config` with the write log on and returns the results

@@ -226,7 +226,10 @@ fn cli_writes_the_page_where_asked() {
 fn cli_reports_the_crash_states_of_a_results_directory() {
     use jbench::results::crash::{CrashRecord, RecoveryTimes, Verdict, CRASH_SCHEMA_VERSION};
     let dir = tempfile::tempdir().unwrap();
-    fx::write_results_dir(dir.path());
+    // The states come from crash recordings, numbered after every timed trial as in a
+    // `jbench run` with `[crash]` (a timed trial named as a state's source would be
+    // taken for a recording: its write log was on).
+    let recordings = fx::write_results_dir(dir.path()).len();
     let spec = "name = \"journal-sweep\"\n[[workload]]\nkind = \"fdtree\"\nname = \"small-deep\"\n";
     std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
     let jbench = |args: &[&str]| {
@@ -254,7 +257,7 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
                     schema: CRASH_SCHEMA_VERSION,
                     config: format!("{placement},{}M", size >> 20),
                     workload: "small-deep".into(),
-                    trial: 3 * k + j,
+                    trial: recordings + 3 * k + j,
                     state,
                     strategy: "prefix".into(),
                     cut: 100 + state,

@@ -275,13 +275,14 @@ fn grid(w: &WorkloadAnswer) -> Grid {
             let ratio = match &c.versus {
                 Some(v) => match (v.ratio, v.ci_low) {
                     (Some(r), Some(lo)) => format!(
-                        "{}× {}{} vs {}",
+                        "{}× {}{} vs {}{}",
                         fmt_ratio(r),
                         super::words::fmt_ratio_ci(lo, v.ci_high),
                         v.ci_level
                             .map(|l| format!(" at {}%", super::words::fmt_ci_level(l)))
                             .unwrap_or_default(),
-                        v.slower
+                        v.slower,
+                        v.decision.map(|d| format!(": {d}")).unwrap_or_default()
                     ),
                     (Some(r), _) => format!("{}× vs {}", fmt_ratio(r), v.slower),
                     (None, _) => "-".into(),
@@ -312,7 +313,7 @@ fn grid(w: &WorkloadAnswer) -> Grid {
         headers: [
             "configuration",
             &format!("mean {unit}"),
-            "vs next slower [interval, at its decision level]",
+            "vs next slower [interval, at its decision level]: different, equivalent or undecided",
             "crash states",
             "failed",
             "replay p50 (s)",

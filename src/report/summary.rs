@@ -77,7 +77,7 @@ pub fn marks(
         out.push((
             "path-bound",
             format!(
-                "path-bound: {:.0}% of the {} disk's ({}) service time is this host's emulation path, not its model, so this speed is partly a property of the path",
+                "path-bound: {:.0}% of the {} disk's ({}) service time was this host's emulation path, not its model: this speed says as much about the path as about the device",
                 p.share * 100.0,
                 p.disk,
                 p.model
@@ -152,7 +152,7 @@ pub fn levels_note(a: &Analysis) -> Option<String> {
     let looks = a.adaptive_looks.unwrap_or(1).max(1) as f64;
     let (divisor, looks_words) = if looks > 1.0 {
         (
-            format!("{m} x {looks}"),
+            format!("({m} x {looks})"),
             format!(
                 " (each divisor also multiplied by the adaptive rule's {looks} possible looks)"
             ),
@@ -240,7 +240,7 @@ pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
     match (p, v.decision) {
         (None, _) | (_, None) => out.push_str(", too few trials to tell"),
         (Some(p), Some(Decision::Different)) => {
-            let _ = write!(out, " ({p})");
+            let _ = write!(out, ", different beyond the {} noise band ({p})", band());
         }
         (Some(p), Some(Decision::Equivalent)) => {
             let _ = write!(out, ", equivalent within the {} noise band ({p})", band());

@@ -146,6 +146,7 @@ proptest! {
                 check_decision(v.decision, v.ci_low, v.ci_high, band)?;
                 prop_assert_eq!(v.significant, v.decision == Some(Decision::Different));
                 prop_assert_eq!(v.within_noise_band, v.decision == Some(Decision::Equivalent));
+                prop_assert_eq!(line.contains(", different beyond the"), v.decision == Some(Decision::Different), "{}", line);
                 prop_assert_eq!(line.contains(", equivalent within the"), v.decision == Some(Decision::Equivalent), "{}", line);
                 prop_assert_eq!(line.contains(", undecided:"), v.decision == Some(Decision::Undecided), "{}", line);
             }

@@ -6,6 +6,7 @@ mod crash;
 mod crash_formats;
 mod formats;
 mod significance;
+mod study3;
 mod warnings;
 
 use super::csv::{csv_field, CSV_HEADER};

@@ -200,8 +200,8 @@ fn every_format_carries_the_summary_before_the_tables() {
             );
             assert!(line.contains(&ratio), "{line}");
             assert_eq!(
-                line.contains("not significant") || line.contains("noise band"),
-                !v.significant,
+                line.contains(", different beyond the"),
+                v.significant,
                 "{line}"
             );
             let source = match v.p_source {

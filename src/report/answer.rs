@@ -512,6 +512,39 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_line_carries_its_marks_where_it_stands() {
+        let a = crate::analysis::analyse(&[], &crate::analysis::ReportOptions::default());
+        let mut c = config(4, VerdictCounts::default());
+        let w = |c: &ConfigAnswer| WorkloadAnswer {
+            workload: "w".into(),
+            main_phase: Some("create_fsync".into()),
+            rate_unit: Some("files/s".into()),
+            configs: vec![c.clone()],
+        };
+        let plain = answer_line(&w(&c), &c, &a);
+        assert!(!plain.contains('['), "{plain}");
+        c.suspect = true;
+        let line = answer_line(&w(&c), &c, &a);
+        assert!(
+            line.starts_with("c: 10.0 files/s [suspect: create_fsync ran under the 60 s threshold"),
+            "{line}"
+        );
+        c.path_bound = Some(crate::analysis::PathBound {
+            disk: "journal".into(),
+            model: "ram".into(),
+            share: 0.97,
+        });
+        let line = answer_line(&w(&c), &c, &a);
+        assert!(
+            line.contains("[path-bound: 97% of the journal disk's (ram) service time"),
+            "{line}"
+        );
+        let view =
+            super::super::summary::badges(c.suspect, c.path_bound.as_ref(), "create_fsync", &a);
+        assert_eq!(view, ["suspect", "path-bound"]);
+    }
+
+    #[test]
     fn recovery_and_lost_journal_words_carry_their_figures() {
         let mut c = config(5, VerdictCounts::default());
         assert_eq!(

@@ -197,7 +197,7 @@ fn formatting_helpers() {
     assert_eq!(fmt_num(12345.6), "12346");
     assert_eq!(fmt_num(61.234), "61.23");
     assert_eq!(fmt_num(0.1234), "0.123");
-    assert_eq!(verdict_text(0.04, 0.01, true), "0.04% faster");
+    assert_eq!(verdict_text(0.04), "0.04% faster");
     assert_eq!(fmt_cv(0.2549), "25%");
     assert_eq!(fmt_cv(0.104), "10.4%");
     assert_eq!(fmt_cv(0.1051), "11%");

@@ -190,15 +190,7 @@ mod tests {
             &recs,
             &crate::analysis::ReportOptions {
                 suspect_below_secs: 0.0,
-                baseline: None,
-                confidence: 0.95,
-                config_order: vec![],
-                workload_order: vec![],
-                noise_band: 0.02,
-                adaptive_looks: None,
-                main_phases: Default::default(),
-                warnings: vec![],
-                runs: vec![],
+                ..Default::default()
             },
         );
         let w = &a.workloads[0].warnings;

@@ -199,17 +199,7 @@ fn json_appends_the_crash_field_and_changes_nothing_else() {
 }
 
 fn page(crash: &[CrashRecord]) -> String {
-    let recs = trials();
-    html::render_page(&html::Page {
-        records: &recs,
-        env: None,
-        title: "crash",
-        opts: &opts(),
-        results_dir: None,
-        extra_warnings: &[],
-        crash,
-    })
-    .unwrap()
+    page_of(&trials(), crash)
 }
 
 #[test]

@@ -90,6 +90,18 @@ fn study3_medium_large_words_follow_their_intervals() {
     assert!((pair.ci_high.unwrap() - 1.14).abs() < 0.005, "{pair:?}");
     assert_eq!(pair.decision, Some(Decision::Undecided));
     assert!(!pair.different);
+    // The adaptive rule (min 3, max 4, target CV 10%) would ask for one more 4100K
+    // trial, its comparison with the baseline being undecided, and nothing else.
+    let rule = crate::run::adaptive::Rule {
+        target_cv: 0.10,
+        max: 4,
+    };
+    let needs = crate::run::adaptive::needs_more(&recs, &opts, &rule);
+    assert_eq!(
+        needs.iter().map(|n| n.config.as_str()).collect::<Vec<_>>(),
+        ["nvram-4100K"],
+        "{needs:?}"
+    );
     let text = render(&recs, &opts, Format::Table);
     assert!(!text.contains("no meaningful difference"), "{text}");
     assert!(!text.contains("inside the 10% noise band ("), "{text}");

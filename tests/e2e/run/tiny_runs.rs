@@ -794,10 +794,14 @@ fn adaptive_repetitions_run_compare_and_replay_end_to_end() {
     require!(root);
     let tmp = scratch("adaptive-");
     // A target no real run meets: every pair goes to max, each extra trial announced.
-    let body = tiny_spec(tmp.path(), r#"["internal", "ramdisk"]"#, 2, "").replace(
-        "repetitions = 2",
-        "repetitions = { min = 2, max = 3, target_cv = 0.00001 }",
-    );
+    // The rule never chases a suspect main phase, and the tiny tree's phases last
+    // milliseconds: with no threshold, none is suspect.
+    let body = tiny_spec(tmp.path(), r#"["internal", "ramdisk"]"#, 2, "")
+        .replace(
+            "repetitions = 2",
+            "repetitions = { min = 2, max = 3, target_cv = 0.00001 }",
+        )
+        .replace(r#"suspect_below = "60s""#, r#"suspect_below = "0s""#);
     let spec = write_spec(tmp.path(), "adaptive", &body);
     let plan = run_ok(jbench().arg("plan").arg(&spec));
     let plan = String::from_utf8_lossy(&plan.stdout);

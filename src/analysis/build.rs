@@ -230,7 +230,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
     let (tests, families) = test_all(&design, ctx);
     let comparisons = baseline
         .as_deref()
-        .map(|b| comparisons(recs, &configs, &phases, b, &tests, ctx))
+        .map(|b| comparisons(recs, &configs, &phases, b, &tests))
         .unwrap_or_default();
     let pairs = tests
         .iter()

@@ -3,7 +3,7 @@
 //! level the comparison was decided at, Welch's p and its adjusted p, Mann-Whitney's p
 //! for reference, and the typed [`Outcome`].
 
-use super::context::{samples, Ctx};
+use super::context::samples;
 use super::families::Test;
 use super::model::*;
 use crate::analysis::stats;
@@ -15,7 +15,6 @@ pub(crate) fn comparisons(
     phases: &[PhaseInfo],
     baseline: &str,
     tests: &[Test],
-    ctx: &Ctx,
 ) -> Vec<Comparison> {
     let rates = |label: &str, phase: &str| -> Vec<f64> {
         let of: Vec<&TrialRecord> = recs
@@ -44,7 +43,7 @@ pub(crate) fn comparisons(
                         &rates(&other.label, &info.name),
                     )
                     .map(|m| m.p);
-                    from_test(&info.name, test, suspect, mw, ctx)
+                    from_test(&info.name, test, suspect, mw)
                 })
                 .collect();
             Comparison {
@@ -63,7 +62,6 @@ fn from_test(
     test: Option<&Test>,
     suspect: bool,
     mann_whitney_p: Option<f64>,
-    _ctx: &Ctx,
 ) -> PhaseComparison {
     let mut cmp = PhaseComparison {
         phase: phase.to_string(),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::grid::{md_escape, Style};
 pub(crate) use super::words::fmt_ratio;
-use super::words::{fmt_ci_level, fmt_level, fmt_num_short, fmt_ratio_ci, p_expr};
+use super::words::{fmt_band, fmt_ci_level, fmt_level, fmt_num_short, fmt_ratio_ci, p_expr};
 use crate::analysis::decision::Decision;
 use crate::analysis::summary::{Ratio, WorkloadSummary};
 use crate::analysis::{Analysis, PathBound, WorkloadAnalysis};
@@ -116,8 +116,9 @@ pub fn summary_marks(w: &WorkloadAnalysis, a: &Analysis) -> Vec<Vec<&'static str
 }
 
 /// Said once per report: why the levels beside the intervals differ from line to line
-/// (Holm's step), and the rule the three words follow. `None` when no workload ranks
-/// more than two configurations (every interval is then at the report's level).
+/// (Holm's step), and the rule the three words follow; only the rule when no family
+/// has more than one pair (every interval is then at the report's level), and `None`
+/// when nothing was compared.
 pub fn levels_note(a: &Analysis) -> Option<String> {
     let mut sizes: Vec<usize> = a
         .workloads
@@ -129,7 +130,7 @@ pub fn levels_note(a: &Analysis) -> Option<String> {
     sizes.sort_unstable();
     sizes.dedup();
     let alpha = (1.0 - a.confidence) * 100.0;
-    let band = format!("±{}%", fmt_num_short(a.noise_band * 100.0));
+    let band = fmt_band(a.noise_band);
     let rule = format!(
         "A ratio is called different only when its whole interval lies outside the {band} noise band, equivalent only when its whole interval lies inside it, and undecided otherwise."
     );
@@ -236,7 +237,7 @@ pub(crate) fn ratio_words(v: &Ratio, a: &Analysis) -> String {
         Some(f) => format!("{p}; family {f}"),
         None => p,
     });
-    let band = || format!("±{}%", fmt_num_short(a.noise_band * 100.0));
+    let band = || fmt_band(a.noise_band);
     match (p, v.decision) {
         (None, _) | (_, None) => out.push_str(", too few trials to tell"),
         (Some(p), Some(Decision::Different)) => {

@@ -96,7 +96,7 @@ impl Wording {
 
     /// "±10%".
     pub fn band(&self) -> String {
-        format!("±{}%", fmt_num_short(self.noise_band * 100.0))
+        fmt_band(self.noise_band)
     }
 
     /// How a verdict line groups phases that are not different: the words they
@@ -147,6 +147,11 @@ pub(crate) fn p_pair(p: f64, adjusted: f64, spaced: bool) -> String {
             p_expr(adjusted, spaced)
         )
     }
+}
+
+/// A noise band as the words print it: 0.1 -> "±10%".
+pub(crate) fn fmt_band(band: f64) -> String {
+    format!("±{}%", fmt_num_short(band * 100.0))
 }
 
 /// 2, 2.5: a percentage without trailing zeros.

@@ -55,6 +55,9 @@ pub struct UserCheck {
 #[derive(Debug, Clone, Default)]
 pub struct Promises {
     pub items: Vec<Promise>,
+    /// Application records the command promised before the cut (`durable-key KEY`),
+    /// in the order it promised them: handed to the check in `$JBENCH_PROMISED_KEYS`.
+    pub keys: Vec<String>,
     /// The workload may have removed files by the cut (its `remove` phase began):
     /// a missing file is then no loss, a present one must still be whole.
     pub removal_started: bool,
@@ -304,17 +307,34 @@ fn check_range(
     }))
 }
 
-/// Runs the workload's check in the recovered mount point: `None` when it passed,
-/// else why not, with the last lines it printed.
 /// The environment variable naming the file that lists, one per line, the paths
 /// declared durable at the state's cut, for a workload's `check`.
 pub const PROMISED_ENV: &str = "JBENCH_PROMISED";
 
+/// The environment variable naming the file that lists, one per line and in the
+/// order they were promised, the application records (`durable-key KEY`) promised
+/// before the state's cut, for a workload's `check`.
+pub const PROMISED_KEYS_ENV: &str = "JBENCH_PROMISED_KEYS";
+
+/// The exit status by which a workload's check says a promised record is missing:
+/// the verdict is then `lost-fsynced` (what was promised is gone), not
+/// `check-failed` (the application's own invariant broke).
+pub const CHECK_LOST_RECORDS: i32 = 3;
+
+/// A check that did not pass: why, with the last lines it printed, and whether it
+/// said promised records are missing ([`CHECK_LOST_RECORDS`]).
+struct CheckFailure {
+    evidence: Vec<String>,
+    lost_records: bool,
+}
+
+/// Runs the workload's check in the recovered mount point: `None` when it passed,
+/// else why not.
 fn run_user_check(
     rig: &RecoveryRig,
     check: &UserCheck,
     promises: &Promises,
-) -> Result<Option<Vec<String>>> {
+) -> Result<Option<CheckFailure>> {
     let out = rig.session().join("check");
     std::fs::create_dir_all(&out)?;
     // The check learns which paths were declared durable at this cut (one per line,
@@ -332,8 +352,22 @@ fn run_user_check(
         std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
         std::fs::set_permissions(&promised, std::fs::Permissions::from_mode(0o644))?;
     }
+    let keys = out.join("promised-keys.txt");
+    std::fs::write(
+        &keys,
+        promises
+            .keys
+            .iter()
+            .map(|k| format!("{k}\n"))
+            .collect::<String>(),
+    )?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o644))?;
+    }
     let mut env = check.env.clone();
     env.insert(PROMISED_ENV.into(), promised.display().to_string());
+    env.insert(PROMISED_KEYS_ENV.into(), keys.display().to_string());
     let ctl = crate::workload::RunControl::new();
     let ran = crate::workload::command::run_one(
         &check.argv,
@@ -356,8 +390,13 @@ fn run_user_check(
             .collect()
     };
     let what = format!("check `{}`", check.argv.join(" "));
+    let lost_records = matches!(&ran, Ok(f) if f.status.code() == Some(CHECK_LOST_RECORDS));
     let mut evidence = match &ran {
         Ok(f) if f.status.success() => return Ok(None),
+        Ok(_) if lost_records => vec![format!(
+            "{what}: exit {CHECK_LOST_RECORDS}, promised records missing ({} promised before the cut)",
+            promises.keys.len()
+        )],
         Ok(f) => vec![format!(
             "{what}: {} in {:.2} s",
             match f.status.code() {
@@ -370,7 +409,10 @@ fn run_user_check(
     };
     evidence.extend(tail("stdout.txt"));
     evidence.extend(tail("stderr.txt"));
-    Ok(Some(evidence))
+    Ok(Some(CheckFailure {
+        evidence,
+        lost_records,
+    }))
 }
 
 /// Mounts, checks, unmounts and fscks the state the rig serves now.
@@ -437,9 +479,15 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
         );
     }
     if let Some(why) = &check_failed {
-        evidence.extend(why.iter().cloned());
+        evidence.extend(why.evidence.iter().cloned());
     }
-    let verdict = if lost > 0 {
+    if !p.keys.is_empty() && p.check.is_none() {
+        evidence.push(format!(
+            "{} record(s) promised (durable-key) but the workload has no check to look for them",
+            p.keys.len()
+        ));
+    }
+    let verdict = if lost > 0 || check_failed.as_ref().is_some_and(|c| c.lost_records) {
         Verdict::LostFsynced
     } else if check_failed.is_some() {
         Verdict::CheckFailed

@@ -22,7 +22,7 @@ pub struct PromiseBook {
     check: Option<UserCheck>,
     /// One [`Promise`] per marker, by the marker's seq (rigs on several threads share
     /// the book).
-    built: Mutex<HashMap<u64, Promise>>,
+    built: Mutex<HashMap<u64, Option<Promise>>>,
 }
 
 impl PromiseBook {
@@ -75,25 +75,38 @@ impl PromiseBook {
             }
         }
         let mut items = Vec::with_capacity(before.len());
+        let mut keys = Vec::new();
         for (seq, p) in before {
-            if let PromiseMark::Durable { path, .. } = p {
-                if latest_durable.get(path.as_str()) != Some(seq) {
+            match p {
+                PromiseMark::Key(k) => {
+                    keys.push(k.clone());
                     continue;
                 }
+                PromiseMark::Durable { path, .. }
+                    if latest_durable.get(path.as_str()) != Some(seq) =>
+                {
+                    continue;
+                }
+                _ => {}
             }
             let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
-            let promise = built.entry(*seq).or_insert_with(|| self.build(p));
-            items.push(promise.clone());
+            let Some(promise) = built.entry(*seq).or_insert_with(|| self.build(p)).clone() else {
+                continue;
+            };
+            items.push(promise);
         }
         Promises {
             items,
+            keys,
             removal_started: marks.phase_at(cut).is_some_and(|p| p == "remove"),
             check: self.check.clone(),
         }
     }
 
-    fn build(&self, p: &PromiseMark) -> Promise {
-        let path = self.relative(p.path());
+    /// The file promise of marker `p`; `None` for a record key, which only the
+    /// workload's check can look for.
+    fn build(&self, p: &PromiseMark) -> Option<Promise> {
+        let path = self.relative(p.path()?);
         let expect = match p {
             PromiseMark::Fsync(abs) => match &self.fsync {
                 Some(f) => Expect::Bytes(Arc::from(f.file_content_of(Path::new(abs)))),
@@ -108,8 +121,9 @@ impl PromiseBook {
                 len: *len,
                 bytes: range_content(&self.kind, &self.params, &path, *offset, *len).map(Arc::from),
             },
+            PromiseMark::Key(_) => return None,
         };
-        Promise { path, expect }
+        Some(Promise { path, expect })
     }
 }
 
@@ -214,5 +228,30 @@ mod tests {
         );
         assert!(p.check.is_none());
         assert!(!book.checks_promises(&marks(&[])));
+    }
+
+    #[test]
+    fn record_keys_reach_the_check_in_order_and_only_those_before_the_cut() {
+        let m = marks(&[
+            "durable /mnt/db",
+            "durable-key 1",
+            "durable-key tx 2",
+            "durable-key 3",
+        ]);
+        let params = serde_json::json!({"run": ["x"], "check": ["true"]});
+        let book = PromiseBook::new("command", &params, "/mnt");
+        assert!(book.checks_promises(&marks(&["durable-key 1"])));
+        let all = book.at(&m, 100);
+        assert_eq!(all.keys, ["1", "tx 2", "3"]);
+        assert_eq!(
+            all.items.len(),
+            1,
+            "a key is no file promise: {:?}",
+            all.items
+        );
+        assert!(all.check.is_some());
+        // Marker seqs: "timing on" 0, the durable line 1, the keys 2, 3 and 4.
+        assert_eq!(book.at(&m, 4).keys, ["1", "tx 2"]);
+        assert!(book.at(&m, 2).keys.is_empty());
     }
 }

@@ -19,10 +19,16 @@ pub enum PromiseMark {
     /// `durable-range PATH OFFSET LEN`: bytes of a file a synchronous write or an
     /// fsync made durable (fio, iozone).
     Range { path: String, offset: u64, len: u64 },
+    /// `durable-key KEY`: an application record a command acknowledged; only the
+    /// workload's own check can look for it.
+    Key(String),
 }
 
 impl PromiseMark {
     pub fn parse(label: &str) -> Option<Self> {
+        if let Some(k) = label.strip_prefix(crate::workload::command::KEY_PREFIX) {
+            return Some(Self::Key(k.to_string()));
+        }
         if let Some(p) = label.strip_prefix("fsync ") {
             return Some(Self::Fsync(p.to_string()));
         }
@@ -50,10 +56,12 @@ impl PromiseMark {
         None
     }
 
-    pub fn path(&self) -> &str {
+    /// The file the promise is about; `None` for a record key.
+    pub fn path(&self) -> Option<&str> {
         match self {
-            Self::Fsync(p) => p,
-            Self::Durable { path, .. } | Self::Range { path, .. } => path,
+            Self::Fsync(p) => Some(p),
+            Self::Durable { path, .. } | Self::Range { path, .. } => Some(path),
+            Self::Key(_) => None,
         }
     }
 }

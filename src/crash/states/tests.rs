@@ -460,6 +460,10 @@ fn promise_markers_parse_paths_with_spaces() {
     );
     assert_eq!(PromiseMark::parse("durable-range /m/f x 8192"), None);
     assert_eq!(PromiseMark::parse("phase x"), None);
+    // A record key is not a file: no path.
+    let key = PromiseMark::parse("durable-key order 42");
+    assert_eq!(key, Some(PromiseMark::Key("order 42".into())));
+    assert_eq!(key.unwrap().path(), None);
 }
 
 #[test]

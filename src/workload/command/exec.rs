@@ -335,11 +335,17 @@ impl Drop for DurableChannel {
 
 /// The marker label of one line a command wrote to its promise channel: `durable
 /// PATH` or `durable PATH sha256=HEX` (the word `durable` may be left out), PATH
-/// relative to the run directory or absolute inside it. `None` for a blank line.
+/// relative to the run directory or absolute inside it; or `durable-key KEY`, an
+/// application record the command acknowledged (a committed row's id, a log
+/// sequence number), which the workload's `check` is handed in order. `None` for a
+/// blank line.
 pub fn durable_marker(line: &str, run_dir: &Path) -> anyhow::Result<Option<String>> {
     let line = line.trim_end_matches(['\n', '\r']);
     if line.trim().is_empty() {
         return Ok(None);
+    }
+    if let Some(key) = line.strip_prefix(KEY_PREFIX) {
+        return key_marker(line, key).map(Some);
     }
     let rest = line.strip_prefix("durable ").unwrap_or(line);
     let (path, sha) = match rest.rsplit_once(" sha256=") {
@@ -373,6 +379,27 @@ pub fn durable_marker(line: &str, run_dir: &Path) -> anyhow::Result<Option<Strin
         Some(h) => format!("durable {} sha256={h}", abs.display()),
         None => format!("durable {}", abs.display()),
     }))
+}
+
+/// The word a promise channel line starts with to promise an application record.
+pub const KEY_PREFIX: &str = "durable-key ";
+
+/// Longest key a command may promise: a key names one record, and every crash state
+/// hands the check every key promised before its cut.
+pub const MAX_KEY_BYTES: usize = 256;
+
+fn key_marker(line: &str, key: &str) -> anyhow::Result<String> {
+    let key = key.trim();
+    if key.is_empty() {
+        bail!("`{line}`: durable-key takes a key (a record's id), e.g. `durable-key 42`");
+    }
+    if key.len() > MAX_KEY_BYTES {
+        bail!("`{line}`: a key is at most {MAX_KEY_BYTES} bytes");
+    }
+    if key.chars().any(char::is_control) {
+        bail!("`{line}`: a key may not hold control characters");
+    }
+    Ok(format!("{KEY_PREFIX}{key}"))
 }
 
 /// The whole run: setup, the timed command, teardown, then its phases.

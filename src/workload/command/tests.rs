@@ -252,6 +252,16 @@ fn promise_lines_become_markers_only_for_files_inside_the_run_directory() {
         ))
     );
     assert_eq!(durable_marker("\n", dir).unwrap(), None);
+    // A record key is no path: it is kept as the command wrote it, trimmed.
+    assert_eq!(
+        durable_marker("durable-key order 42 \n", dir)
+            .unwrap()
+            .as_deref(),
+        Some("durable-key order 42")
+    );
+    assert!(durable_marker("durable-key   ", dir).is_err());
+    assert!(durable_marker(&format!("durable-key {}", "k".repeat(257)), dir).is_err());
+    assert!(durable_marker("durable-key a\tb", dir).is_err());
     assert!(durable_marker("durable /etc/passwd", dir).is_err());
     assert!(durable_marker("durable ../x", dir).is_err());
     assert!(durable_marker("durable f sha256=12", dir).is_err());

@@ -423,3 +423,73 @@ fn a_held_block_cache_page_is_waited_for_not_kept() {
     drop(dev);
     lo.release().unwrap();
 }
+
+#[test]
+fn promised_records_are_handed_to_the_check_and_their_loss_is_lost_fsynced() {
+    require!(root, fuse);
+    let tmp = scratch("crash-keys-");
+    // An application log: each record appended, fdatasync'ed, and only then promised
+    // by its key. The check looks for every key promised before the cut and exits 3
+    // for a missing one. barrier=0 leaves commits in the disk's volatile cache: the
+    // negative control that must lose acknowledged records.
+    let configs = r#"
+[[config]]
+label = "honest"
+journal.placement = "internal"
+
+[[config]]
+label = "no-barrier"
+journal.placement = "internal"
+filesystem.mount_options = ["barrier=0"]
+"#;
+    let workload = r#"[[workload]]
+kind = "command"
+name = "records"
+shell = true
+run = "for i in $(seq 1 40); do echo \"rec $i\" >> log && sync --data log && echo \"durable-key rec $i\" >> \"$JBENCH_DURABLE\"; done"
+check = "n=0; while read -r k; do n=$((n+1)); grep -qxF \"$k\" log 2>/dev/null || { echo \"missing: $k (record $n promised)\"; exit 3; }; done < \"$JBENCH_PROMISED_KEYS\""
+check_timeout = "20s"
+"#;
+    let body = spec(
+        tmp.path(),
+        "",
+        configs,
+        workload,
+        "states = 30\nstrategies = [\"subset\"]",
+    );
+    let path = write_spec(tmp.path(), "crash.toml", &body);
+    let (code, stderr, records) = crash_run(&path, &tmp.path().join("results"));
+    let groups = by_config(&records);
+    let honest = &groups["honest"];
+    assert!(
+        honest
+            .iter()
+            .all(|r| r.verdict == Verdict::Ok && r.user_check),
+        "{:?}",
+        honest
+            .iter()
+            .find(|r| r.verdict != Verdict::Ok)
+            .map(|r| &r.evidence)
+    );
+    let lost: Vec<_> = groups["no-barrier"]
+        .iter()
+        .filter(|r| r.verdict == Verdict::LostFsynced)
+        .collect();
+    assert!(
+        !lost.is_empty(),
+        "barrier=0 lost no promised record in {} states:\n{stderr}",
+        groups["no-barrier"].len()
+    );
+    assert!(lost.iter().all(|r| r.negative_control));
+    assert!(
+        lost[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("promised records missing"))
+            && lost[0].evidence.iter().any(|e| e.contains("missing: rec ")),
+        "{:?}",
+        lost[0].evidence
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_no_leaks(tmp.path());
+}

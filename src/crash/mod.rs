@@ -12,6 +12,7 @@
 //! - `promises`: what the workload promised at a cut, from its markers;
 //! - `range_content`: the bytes a durable range (fio, iozone) must hold;
 //! - `oracle`: recover one state and judge it;
+//! - `user_check`: the workload's own check of a recovered state, and what it is handed;
 //! - `pool`: several recovery rigs checking states at once;
 //! - `lab`: build, check and store the states of one recorded trial;
 //! - `campaign`: the lab over every recording of a results directory, resumable.
@@ -26,5 +27,6 @@ pub mod promises;
 pub mod range_content;
 pub mod recover;
 pub mod states;
+pub mod user_check;
 
 pub use options::{CrashOptions, Strategy};

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use anyhow::Result;
 
 use super::recover::{Attached, RecoveryRig};
+use super::user_check;
+pub use super::user_check::UserCheck;
 use crate::experiment::config::FsType;
 use crate::results::crash::{LostJournal, RecoveryTimes, Verdict};
 use crate::rig::cmd::Ran;
@@ -40,15 +42,6 @@ pub enum Expect {
 pub struct Promise {
     pub path: String,
     pub expect: Expect,
-}
-
-/// The workload's own consistency check, run in the recovered mount point.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UserCheck {
-    pub argv: Vec<String>,
-    pub user: Option<crate::workload::command::RunAs>,
-    pub env: std::collections::BTreeMap<String, String>,
-    pub timeout: std::time::Duration,
 }
 
 /// What the workload promised at a cut.
@@ -307,114 +300,6 @@ fn check_range(
     }))
 }
 
-/// The environment variable naming the file that lists, one per line, the paths
-/// declared durable at the state's cut, for a workload's `check`.
-pub const PROMISED_ENV: &str = "JBENCH_PROMISED";
-
-/// The environment variable naming the file that lists, one per line and in the
-/// order they were promised, the application records (`durable-key KEY`) promised
-/// before the state's cut, for a workload's `check`.
-pub const PROMISED_KEYS_ENV: &str = "JBENCH_PROMISED_KEYS";
-
-/// The exit status by which a workload's check says a promised record is missing:
-/// the verdict is then `lost-fsynced` (what was promised is gone), not
-/// `check-failed` (the application's own invariant broke).
-pub const CHECK_LOST_RECORDS: i32 = 3;
-
-/// A check that did not pass: why, with the last lines it printed, and whether it
-/// said promised records are missing ([`CHECK_LOST_RECORDS`]).
-struct CheckFailure {
-    evidence: Vec<String>,
-    lost_records: bool,
-}
-
-/// Runs the workload's check in the recovered mount point: `None` when it passed,
-/// else why not.
-fn run_user_check(
-    rig: &RecoveryRig,
-    check: &UserCheck,
-    promises: &Promises,
-) -> Result<Option<CheckFailure>> {
-    let out = rig.session().join("check");
-    std::fs::create_dir_all(&out)?;
-    // The check learns which paths were declared durable at this cut (one per line,
-    // relative to the mount point): an invariant often holds only once the
-    // application's initial state was made durable.
-    let promised = out.join("promised.txt");
-    let mut list: Vec<&str> = promises.items.iter().map(|p| p.path.as_str()).collect();
-    list.dedup();
-    std::fs::write(
-        &promised,
-        list.iter().map(|p| format!("{p}\n")).collect::<String>(),
-    )?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
-        std::fs::set_permissions(&promised, std::fs::Permissions::from_mode(0o644))?;
-    }
-    let keys = out.join("promised-keys.txt");
-    std::fs::write(
-        &keys,
-        promises
-            .keys
-            .iter()
-            .map(|k| format!("{k}\n"))
-            .collect::<String>(),
-    )?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o644))?;
-    }
-    let mut env = check.env.clone();
-    env.insert(PROMISED_ENV.into(), promised.display().to_string());
-    env.insert(PROMISED_KEYS_ENV.into(), keys.display().to_string());
-    let ctl = crate::workload::RunControl::new();
-    let ran = crate::workload::command::run_one(
-        &check.argv,
-        &rig.mount_point,
-        &env,
-        check.user.as_ref(),
-        check.timeout,
-        &out,
-        "",
-        &ctl,
-        &|| {},
-    );
-    let tail = |name: &str| -> Vec<String> {
-        let text =
-            String::from_utf8_lossy(&std::fs::read(out.join(name)).unwrap_or_default()).to_string();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(EVIDENCE_LINES)..]
-            .iter()
-            .map(|l| format!("  {name}: {l}"))
-            .collect()
-    };
-    let what = format!("check `{}`", check.argv.join(" "));
-    let lost_records = matches!(&ran, Ok(f) if f.status.code() == Some(CHECK_LOST_RECORDS));
-    let mut evidence = match &ran {
-        Ok(f) if f.status.success() => return Ok(None),
-        Ok(_) if lost_records => vec![format!(
-            "{what}: exit {CHECK_LOST_RECORDS}, promised records missing ({} promised before the cut)",
-            promises.keys.len()
-        )],
-        Ok(f) => vec![format!(
-            "{what}: {} in {:.2} s",
-            match f.status.code() {
-                Some(c) => format!("exit {c}"),
-                None => "killed by a signal".into(),
-            },
-            f.seconds
-        )],
-        Err(e) => vec![format!("{what}: {e:#}")],
-    };
-    evidence.extend(tail("stdout.txt"));
-    evidence.extend(tail("stderr.txt"));
-    Ok(Some(CheckFailure {
-        evidence,
-        lost_records,
-    }))
-}
-
 /// Mounts, checks, unmounts and fscks the state the rig serves now.
 pub fn judge(rig: &RecoveryRig, p: &Promises) -> Result<Judgement> {
     let att = rig.attached()?;
@@ -457,7 +342,10 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
     let (missing, different) = check_files(&rig.mount_point, p);
     let checked = p.items.len() as u64;
     let check_failed = match &p.check {
-        Some(c) => run_user_check(rig, c, p)?,
+        Some(c) => {
+            let paths: Vec<&str> = p.items.iter().map(|i| i.path.as_str()).collect();
+            user_check::run(rig, c, &paths, &p.keys, EVIDENCE_LINES)?
+        }
         None => None,
     };
     rig.unmount()?;

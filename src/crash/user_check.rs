@@ -1,0 +1,127 @@
+//! The workload's own check, run in a recovered crash state's mount point: what it is
+//! handed (the paths declared durable and the records promised before the cut) and
+//! how its exit status reads (0 consistent, [`CHECK_LOST_RECORDS`] a promised record
+//! missing, anything else its own invariant broken).
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::recover::RecoveryRig;
+
+/// The workload's own consistency check, run in the recovered mount point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserCheck {
+    pub argv: Vec<String>,
+    pub user: Option<crate::workload::command::RunAs>,
+    pub env: std::collections::BTreeMap<String, String>,
+    pub timeout: std::time::Duration,
+}
+
+/// The environment variable naming the file that lists, one per line, the paths
+/// declared durable at the state's cut, for a workload's `check`.
+pub const PROMISED_ENV: &str = "JBENCH_PROMISED";
+
+/// The environment variable naming the file that lists, one per line and in the
+/// order they were promised, the application records (`durable-key KEY`) promised
+/// before the state's cut, for a workload's `check`.
+pub const PROMISED_KEYS_ENV: &str = "JBENCH_PROMISED_KEYS";
+
+/// The exit status by which a workload's check says a promised record is missing:
+/// the verdict is then `lost-fsynced` (what was promised is gone), not
+/// `check-failed` (the application's own invariant broke).
+pub const CHECK_LOST_RECORDS: i32 = 3;
+
+/// A check that did not pass: why, with the last lines it printed, and whether it
+/// said promised records are missing ([`CHECK_LOST_RECORDS`]).
+pub(crate) struct CheckFailure {
+    pub(crate) evidence: Vec<String>,
+    pub(crate) lost_records: bool,
+}
+
+/// Runs `check` in the rig's recovered mount point, handing it `paths` (declared
+/// durable, relative to the mount point) and `keys` (records promised, in order):
+/// `None` when it passed, else why not, with at most `tail` lines of each of its
+/// outputs.
+pub(crate) fn run(
+    rig: &RecoveryRig,
+    check: &UserCheck,
+    paths: &[&str],
+    keys: &[String],
+    tail: usize,
+) -> Result<Option<CheckFailure>> {
+    let out = rig.session().join("check");
+    std::fs::create_dir_all(&out)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
+    }
+    // The check learns which paths were declared durable at this cut: an invariant
+    // often holds only once the application's initial state was made durable.
+    let mut paths = paths.to_vec();
+    paths.dedup();
+    let promised = out.join("promised.txt");
+    write_list(&promised, &paths)?;
+    let promised_keys = out.join("promised-keys.txt");
+    write_list(&promised_keys, keys)?;
+    let mut env = check.env.clone();
+    env.insert(PROMISED_ENV.into(), promised.display().to_string());
+    env.insert(
+        PROMISED_KEYS_ENV.into(),
+        promised_keys.display().to_string(),
+    );
+    let ctl = crate::workload::RunControl::new();
+    let ran = crate::workload::command::run_one(
+        &check.argv,
+        &rig.mount_point,
+        &env,
+        check.user.as_ref(),
+        check.timeout,
+        &out,
+        "",
+        &ctl,
+        &|| {},
+    );
+    let last_lines = |name: &str| -> Vec<String> {
+        let text =
+            String::from_utf8_lossy(&std::fs::read(out.join(name)).unwrap_or_default()).to_string();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(tail)..]
+            .iter()
+            .map(|l| format!("  {name}: {l}"))
+            .collect()
+    };
+    let what = format!("check `{}`", check.argv.join(" "));
+    let lost_records = matches!(&ran, Ok(f) if f.status.code() == Some(CHECK_LOST_RECORDS));
+    let mut evidence = match &ran {
+        Ok(f) if f.status.success() => return Ok(None),
+        Ok(_) if lost_records => vec![format!(
+            "{what}: exit {CHECK_LOST_RECORDS}, promised records missing ({} promised before the cut)",
+            keys.len()
+        )],
+        Ok(f) => vec![format!(
+            "{what}: {} in {:.2} s",
+            match f.status.code() {
+                Some(c) => format!("exit {c}"),
+                None => "killed by a signal".into(),
+            },
+            f.seconds
+        )],
+        Err(e) => vec![format!("{what}: {e:#}")],
+    };
+    evidence.extend(last_lines("stdout.txt"));
+    evidence.extend(last_lines("stderr.txt"));
+    Ok(Some(CheckFailure {
+        evidence,
+        lost_records,
+    }))
+}
+
+/// `items`, one per line, into `path`, readable by the check's user.
+fn write_list(path: &Path, items: &[impl AsRef<str>]) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let text: String = items.iter().map(|i| format!("{}\n", i.as_ref())).collect();
+    std::fs::write(path, text)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))?;
+    Ok(())
+}

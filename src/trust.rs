@@ -32,11 +32,23 @@ pub fn check_trusted_parent(path: &Path) -> Result<()> {
     walk(path, Mode::StopAtMissing).map(|_| ())
 }
 
-/// Creates each missing component of `path` with mode 0700 (checking it after creation,
-/// so one raced in by someone else is refused), after checking all that exists.
+/// Creates each missing component of `path` with mode 0711 (checking it after creation,
+/// so one raced in by someone else is refused), after checking all that exists. Others
+/// may pass through but not list or write: a workload run as another user (a database
+/// server as `postgres`) must reach its mount point below. A directory of ours left
+/// at 0700 by an older jbench is opened up the same way.
 pub fn create_trusted_dir(path: &Path) -> Result<()> {
-    walk(path, Mode::Create).map(|_| ())
+    walk(path, Mode::Create)?;
+    let meta = lstat(path)?;
+    if meta.uid() == euid() && meta.mode() & 0o7777 == 0o700 {
+        fs::set_permissions(path, fs::Permissions::from_mode(TRAVERSABLE))
+            .with_context(|| format!("cannot set the mode of {}", path.display()))?;
+    }
+    Ok(())
 }
+
+/// Owner everything, others only through (`x`).
+pub const TRAVERSABLE: u32 = 0o711;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
@@ -124,14 +136,14 @@ fn lstat(path: &Path) -> Result<Metadata> {
 }
 
 fn make_dir(path: &Path) -> Result<()> {
-    match fs::DirBuilder::new().mode(0o700).create(path) {
+    match fs::DirBuilder::new().mode(TRAVERSABLE).create(path) {
         // Someone else's, raced in: the walk examines it like any other.
         Err(e) if e.kind() == ErrorKind::AlreadyExists => return Ok(()),
         Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
         Ok(()) => {}
     }
-    // The umask can only take bits away; 0700 exactly keeps it usable by jbench.
-    fs::set_permissions(path, fs::Permissions::from_mode(0o700))
+    // The umask can only take bits away; set the mode exactly.
+    fs::set_permissions(path, fs::Permissions::from_mode(TRAVERSABLE))
         .with_context(|| format!("cannot set the mode of {}", path.display()))
 }
 
@@ -379,14 +391,14 @@ mod tests {
     }
 
     #[test]
-    fn created_directories_are_0700_component_by_component() {
+    fn created_directories_are_0711_component_by_component() {
         let s = scratch("create");
         let deep = s.path().join("a/b/c");
         create_trusted_dir(&deep).unwrap();
         for p in [s.path().join("a"), s.path().join("a/b"), deep.clone()] {
             assert_eq!(
                 fs::metadata(&p).unwrap().mode() & 0o7777,
-                0o700,
+                0o711,
                 "{}",
                 p.display()
             );

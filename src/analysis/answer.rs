@@ -60,6 +60,18 @@ pub struct ConfigAnswer {
     pub fsck_median_s: Option<f64>,
     /// Where the journal is on a `ram` disk: recovery with that disk empty.
     pub lost_journal: Option<LostJournalStats>,
+    /// The application's own recovery after the file system's (a workload with
+    /// `recover`), with the disks' model timing on: median and worst of the timed states.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_recovery_median_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_recovery_max_s: Option<f64>,
+    /// The most application records promised before one cut (0: the workload
+    /// promised files, or nothing), and the most one state lost.
+    #[serde(default)]
+    pub records_promised_max: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_lost_max: Option<u64>,
 }
 
 impl ConfigAnswer {
@@ -150,6 +162,10 @@ fn empty(config: &str) -> ConfigAnswer {
         replay_p95_s: None,
         fsck_median_s: None,
         lost_journal: None,
+        app_recovery_median_s: None,
+        app_recovery_max_s: None,
+        records_promised_max: 0,
+        records_lost_max: None,
     }
 }
 
@@ -164,7 +180,11 @@ fn with_crash(a: &mut ConfigAnswer, c: &CrashAnalysis) {
         a.replay_median_s = r.mount.map(|m| m.median);
         a.replay_p95_s = r.mount.map(|m| m.p95);
         a.fsck_median_s = r.full_fsck.map(|m| m.median);
+        a.app_recovery_median_s = r.application.map(|m| m.median);
+        a.app_recovery_max_s = r.application.map(|m| m.max);
     }
+    a.records_promised_max = c.records_promised_max;
+    a.records_lost_max = c.records_lost_max;
     a.lost_journal = c.lost_journal.clone();
 }
 
@@ -209,6 +229,8 @@ mod tests {
             user_check: false,
             hung: false,
             journal_live: None,
+            records_promised: 0,
+            records_lost: None,
         }
     }
 

@@ -63,6 +63,13 @@ pub struct CrashAnalysis {
     /// The same per strategy, in order of first appearance.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub journal_live_by_strategy: Vec<StrategyLive>,
+    /// The most application records (`durable-key`) promised before one state's cut:
+    /// 0 when the workload promised none.
+    #[serde(default)]
+    pub records_promised_max: u64,
+    /// The most promised records one state lost, as its check listed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_lost_max: Option<u64>,
 }
 
 impl CrashAnalysis {
@@ -175,6 +182,9 @@ pub struct RecoveryStats {
     /// Transactions the replay applied (ext3/ext4).
     #[serde(default)]
     pub replayed_transactions: Option<CountStats>,
+    /// The application's own recovery after the mount (a workload with `recover`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<TimeStats>,
 }
 
 /// Order statistics of a count over states.
@@ -385,6 +395,8 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
                 .collect::<Vec<_>>(),
         ),
         journal_live_by_strategy,
+        records_promised_max: recs.iter().map(|r| r.records_promised).max().unwrap_or(0),
+        records_lost_max: recs.iter().filter_map(|r| r.records_lost).max(),
     }
 }
 
@@ -422,6 +434,12 @@ fn recovery(recs: &[&CrashRecord]) -> Option<RecoveryStats> {
         full_fsck: TimeStats::of(&full_fsck),
         replayed_blocks: CountStats::of(&blocks),
         replayed_transactions: CountStats::of(&transactions),
+        application: TimeStats::of(
+            &timed
+                .iter()
+                .filter_map(|t| t.application_seconds)
+                .collect::<Vec<_>>(),
+        ),
     })
 }
 

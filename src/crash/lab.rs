@@ -77,7 +77,7 @@ pub fn is_negative_control(config: &Config, header: &LogHeader) -> bool {
         .iter()
         .any(|o| matches!(o.as_str(), "barrier=0" | "nobarrier"));
     let volatile = disk_traits(header).iter().any(|t| t.volatile_cache);
-    lying || (no_barrier && volatile)
+    config.negative_control || lying || (no_barrier && volatile)
 }
 
 /// Whether a lost-journal recovery applies: ext3/ext4 or XFS with its journal (log)
@@ -185,7 +185,7 @@ pub fn test_trial(
         .and_then(|v| v.as_str())
         .unwrap_or("")
         .to_string();
-    let book = PromiseBook::new(&wl.kind, &wl.params, &trial_mount);
+    let book = PromiseBook::new(&wl.kind, &wl.params, &trial_mount, &config.env);
     let checks_promises = book.checks_promises(&marks);
     let lose = journal_can_be_lost(config, opts);
     // A failure drops (and so releases) the rigs already made.
@@ -351,7 +351,9 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         let recs = &log.recs;
         let rig_ref: &RecoveryRig = rig;
         // The reload only clears and reloads the overlay: the base stays put.
-        timings = oracle::time_recovery(rig_ref, &mut || reload(rig_ref, recs, plan))?;
+        timings = oracle::time_recovery(rig_ref, promises.check.as_ref(), &mut || {
+            reload(rig_ref, recs, plan)
+        })?;
     }
     let mut lost_journal = None;
     if s.lose && !judged.hung {
@@ -403,6 +405,8 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         checks_fsync: s.checks_promises,
         user_check: s.book.has_check() && judged.mounted,
         hung: judged.hung,
+        records_promised: promises.keys.len() as u64,
+        records_lost: judged.records_lost,
     })
 }
 

@@ -13,10 +13,12 @@
 //! - `range_content`: the bytes a durable range (fio, iozone) must hold;
 //! - `oracle`: recover one state and judge it;
 //! - `user_check`: the workload's own check of a recovered state, and what it is handed;
+//! - `app_recovery`: the application started on a recovered state, timed until ready;
 //! - `pool`: several recovery rigs checking states at once;
 //! - `lab`: build, check and store the states of one recorded trial;
 //! - `campaign`: the lab over every recording of a results directory, resumable.
 
+pub mod app_recovery;
 pub mod campaign;
 pub mod journal_scan;
 pub mod lab;

@@ -68,6 +68,8 @@ pub struct Judgement {
     pub hung: bool,
     /// The state mounted (so the promises and the user's check were looked at).
     pub mounted: bool,
+    /// Promised records the workload's check listed missing.
+    pub records_lost: Option<u64>,
 }
 
 fn lines(prefix: &str, ran: &Ran) -> Vec<String> {
@@ -325,6 +327,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
             checked: 0,
             hung: true,
             mounted: false,
+            records_lost: None,
         });
     }
     if !mount.ok() {
@@ -337,16 +340,18 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
             checked: 0,
             hung: ran.timed_out,
             mounted: false,
+            records_lost: None,
         });
     }
     let (missing, different) = check_files(&rig.mount_point, p);
     let checked = p.items.len() as u64;
-    let check_failed = match &p.check {
+    let (check_failed, records_lost) = match &p.check {
         Some(c) => {
             let paths: Vec<&str> = p.items.iter().map(|i| i.path.as_str()).collect();
-            user_check::run(rig, c, &paths, &p.keys, EVIDENCE_LINES)?
+            let o = user_check::run(rig, c, &paths, &p.keys, EVIDENCE_LINES)?;
+            (o.failure, o.records_lost)
         }
-        None => None,
+        None => (None, None),
     };
     rig.unmount()?;
     let (what, ran) = fsck(rig, att, false)?;
@@ -387,6 +392,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
             checked,
             hung: ran.timed_out,
             mounted: true,
+            records_lost,
         });
     } else if !ran.ok() {
         // Both e2fsck -fn and xfs_repair -n exit 0 only on a clean file system.
@@ -403,6 +409,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
         checked,
         hung: false,
         mounted: true,
+        records_lost,
     })
 }
 
@@ -411,10 +418,11 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
 /// must serve the state freshly loaded; `reload` loads it again between the two.
 pub fn time_recovery(
     rig: &RecoveryRig,
+    app: Option<&UserCheck>,
     reload: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Option<RecoveryTimes>> {
     rig.daemon().set_timing(true)?;
-    let out = time_recovery_on(rig, reload);
+    let out = time_recovery_on(rig, app, reload);
     let off = rig.daemon().set_timing(false);
     let out = out?;
     off?;
@@ -423,6 +431,7 @@ pub fn time_recovery(
 
 fn time_recovery_on(
     rig: &RecoveryRig,
+    app: Option<&UserCheck>,
     reload: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Option<RecoveryTimes>> {
     let att = rig.attached()?;
@@ -434,6 +443,23 @@ fn time_recovery_on(
     };
     let mount = rig.mount(att);
     let mount_ok = matches!(&mount, Ok(r) if r.ok());
+    // The application's own recovery follows the file system's, on the same disks
+    // with the same timing: what a restart after the power cut waits for.
+    let application = match app {
+        Some(c) if mount_ok && c.recover.is_some() => {
+            let out = rig.session().join("timed-recover");
+            let _ = std::fs::remove_dir_all(&out);
+            match super::app_recovery::start(c, &rig.mount_point, &out, EVIDENCE_LINES)? {
+                Ok(session) => {
+                    let seconds = session.seconds;
+                    session.stop()?;
+                    Some(seconds)
+                }
+                Err(_) => None,
+            }
+        }
+        _ => None,
+    };
     if rig.is_mounted() {
         rig.unmount()?;
     }
@@ -441,6 +467,7 @@ fn time_recovery_on(
         mount_seconds: mount?.seconds,
         replayed_blocks: replayed.map(|r| r.blocks),
         replayed_transactions: replayed.map(|r| r.transactions),
+        application_seconds: application,
         ..RecoveryTimes::default()
     };
     if !mount_ok {

@@ -26,15 +26,29 @@ pub struct PromiseBook {
 }
 
 impl PromiseBook {
-    pub fn new(kind: &str, params: &serde_json::Value, mount: &str) -> Self {
+    /// `config_env`: the configuration's `env`, over the workload's own, as the run
+    /// handed it to the command.
+    pub fn new(
+        kind: &str,
+        params: &serde_json::Value,
+        mount: &str,
+        config_env: &std::collections::BTreeMap<String, String>,
+    ) -> Self {
         let check = (kind == "command")
             .then(|| crate::workload::command::check_of(params))
             .flatten()
             .map(|c| UserCheck {
                 argv: c.argv,
                 user: c.user,
-                env: c.env,
+                env: c
+                    .env
+                    .into_iter()
+                    .chain(config_env.iter().map(|(k, v)| (k.clone(), v.clone())))
+                    .collect(),
                 timeout: c.timeout,
+                recover: c.recover,
+                recover_timeout: c.recover_timeout,
+                stop: c.stop,
             });
         Self {
             kind: kind.to_string(),
@@ -182,7 +196,7 @@ mod tests {
             "fsync /mnt/jbench-fsync.1/t0/d0/f0",
             "fsync /mnt/jbench-fsync.1/t0/d0/f1",
         ]);
-        let book = PromiseBook::new("fsync", &params, "/mnt");
+        let book = PromiseBook::new("fsync", &params, "/mnt", &Default::default());
         assert!(book.checks_promises(&m));
         let p = book.at(&m, 10);
         assert_eq!(p.items.len(), 2);
@@ -209,7 +223,12 @@ mod tests {
             &format!("durable /mnt/db sha256={hex}"),
             "durable /mnt/wal",
         ]);
-        let book = PromiseBook::new("command", &serde_json::json!({"run": ["x"]}), "/mnt");
+        let book = PromiseBook::new(
+            "command",
+            &serde_json::json!({"run": ["x"]}),
+            "/mnt",
+            &Default::default(),
+        );
         let p = book.at(&m, 100);
         assert_eq!(p.items.len(), 2);
         assert_eq!(
@@ -239,7 +258,7 @@ mod tests {
             "durable-key 3",
         ]);
         let params = serde_json::json!({"run": ["x"], "check": ["true"]});
-        let book = PromiseBook::new("command", &params, "/mnt");
+        let book = PromiseBook::new("command", &params, "/mnt", &Default::default());
         assert!(book.checks_promises(&marks(&["durable-key 1"])));
         let all = book.at(&m, 100);
         assert_eq!(all.keys, ["1", "tx 2", "3"]);

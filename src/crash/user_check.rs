@@ -16,6 +16,11 @@ pub struct UserCheck {
     pub user: Option<crate::workload::command::RunAs>,
     pub env: std::collections::BTreeMap<String, String>,
     pub timeout: std::time::Duration,
+    /// Starts the application on the recovered state before the check
+    /// ([`super::app_recovery`]); `stop` stops it after.
+    pub recover: Option<Vec<String>>,
+    pub recover_timeout: std::time::Duration,
+    pub stop: Option<Vec<String>>,
 }
 
 /// The environment variable naming the file that lists, one per line, the paths
@@ -32,6 +37,10 @@ pub const PROMISED_KEYS_ENV: &str = "JBENCH_PROMISED_KEYS";
 /// `check-failed` (the application's own invariant broke).
 pub const CHECK_LOST_RECORDS: i32 = 3;
 
+/// The environment variable naming a file where the check may list, one per line,
+/// the promised records it found missing: the state's `records_lost`.
+pub const MISSING_KEYS_ENV: &str = "JBENCH_MISSING_KEYS";
+
 /// A check that did not pass: why, with the last lines it printed, and whether it
 /// said promised records are missing ([`CHECK_LOST_RECORDS`]).
 pub(crate) struct CheckFailure {
@@ -39,22 +48,62 @@ pub(crate) struct CheckFailure {
     pub(crate) lost_records: bool,
 }
 
+/// What the check (and the application's recovery before it) made of a state.
+pub(crate) struct CheckOutcome {
+    pub(crate) failure: Option<CheckFailure>,
+    /// Promised records the check listed in `$JBENCH_MISSING_KEYS` (`None`: it
+    /// listed none, or was not asked to).
+    pub(crate) records_lost: Option<u64>,
+}
+
 /// Runs `check` in the rig's recovered mount point, handing it `paths` (declared
-/// durable, relative to the mount point) and `keys` (records promised, in order):
-/// `None` when it passed, else why not, with at most `tail` lines of each of its
-/// outputs.
+/// durable, relative to the mount point) and `keys` (records promised, in order),
+/// after starting the application on the state when the workload has a `recover`
+/// (stopped after the check): whether it passed, else why not, with at most `tail`
+/// lines of each of its outputs.
 pub(crate) fn run(
     rig: &RecoveryRig,
     check: &UserCheck,
     paths: &[&str],
     keys: &[String],
     tail: usize,
-) -> Result<Option<CheckFailure>> {
+) -> Result<CheckOutcome> {
     let out = rig.session().join("check");
-    std::fs::create_dir_all(&out)?;
+    let _ = std::fs::remove_dir_all(&out);
+    let app = match &check.recover {
+        None => None,
+        Some(_) => match super::app_recovery::start(check, &rig.mount_point, &out, tail)? {
+            Ok(session) => Some(session),
+            Err(not) => {
+                return Ok(CheckOutcome {
+                    failure: Some(CheckFailure {
+                        evidence: not.evidence,
+                        lost_records: false,
+                    }),
+                    records_lost: None,
+                })
+            }
+        },
+    };
+    let judged = run_check(rig, check, &out, paths, keys, tail);
+    if let Some(app) = app {
+        app.stop()?;
+    }
+    judged
+}
+
+fn run_check(
+    rig: &RecoveryRig,
+    check: &UserCheck,
+    out: &Path,
+    paths: &[&str],
+    keys: &[String],
+    tail: usize,
+) -> Result<CheckOutcome> {
+    std::fs::create_dir_all(out)?;
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o777))?;
     }
     // The check learns which paths were declared durable at this cut: an invariant
     // often holds only once the application's initial state was made durable.
@@ -64,7 +113,10 @@ pub(crate) fn run(
     write_list(&promised, &paths)?;
     let promised_keys = out.join("promised-keys.txt");
     write_list(&promised_keys, keys)?;
+    let missing = out.join("missing-keys.txt");
+    let _ = std::fs::remove_file(&missing);
     let mut env = check.env.clone();
+    env.insert(MISSING_KEYS_ENV.into(), missing.display().to_string());
     env.insert(PROMISED_ENV.into(), promised.display().to_string());
     env.insert(
         PROMISED_KEYS_ENV.into(),
@@ -77,7 +129,7 @@ pub(crate) fn run(
         &env,
         check.user.as_ref(),
         check.timeout,
-        &out,
+        out,
         "",
         &ctl,
         &|| {},
@@ -91,10 +143,18 @@ pub(crate) fn run(
             .map(|l| format!("  {name}: {l}"))
             .collect()
     };
-    let what = format!("check `{}`", check.argv.join(" "));
+    let records_lost = std::fs::read_to_string(&missing)
+        .ok()
+        .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count() as u64);
+    let what = format!("check `{}`", crate::workload::command::brief(&check.argv));
     let lost_records = matches!(&ran, Ok(f) if f.status.code() == Some(CHECK_LOST_RECORDS));
     let mut evidence = match &ran {
-        Ok(f) if f.status.success() => return Ok(None),
+        Ok(f) if f.status.success() => {
+            return Ok(CheckOutcome {
+                failure: None,
+                records_lost,
+            })
+        }
         Ok(_) if lost_records => vec![format!(
             "{what}: exit {CHECK_LOST_RECORDS}, promised records missing ({} promised before the cut)",
             keys.len()
@@ -111,10 +171,13 @@ pub(crate) fn run(
     };
     evidence.extend(last_lines("stdout.txt"));
     evidence.extend(last_lines("stderr.txt"));
-    Ok(Some(CheckFailure {
-        evidence,
-        lost_records,
-    }))
+    Ok(CheckOutcome {
+        failure: Some(CheckFailure {
+            evidence,
+            lost_records,
+        }),
+        records_lost,
+    })
 }
 
 /// `items`, one per line, into `path`, readable by the check's user.

@@ -1,6 +1,7 @@
 //! One point of the experiment matrix: everything the rig needs to build one file
 //! system with its journal.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -191,6 +192,12 @@ pub struct Config {
     pub fs_model: Option<DeviceModelSpec>,
     /// Emulated disk of a `second-disk` or `ramdisk` journal.
     pub journal_model: Option<DeviceModelSpec>,
+    /// `[[config]] env`: variables every command workload of this configuration gets
+    /// (over the workload's own `env`), so an application's settings can be compared
+    /// like a journal's.
+    pub env: BTreeMap<String, String>,
+    /// `[[config]] negative_control = true`: declared to lose promised data.
+    pub negative_control: bool,
 }
 
 /// A device model as the experiment names it: a built-in model, or an entry of the

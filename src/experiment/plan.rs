@@ -146,6 +146,14 @@ pub fn describe_config(c: &Config) -> String {
     if let Some(m) = c.memory_limit {
         line.push_str(&format!(", memory limit {}", format_size(m)));
     }
+    // The application's settings are this configuration's point when it has them.
+    if !c.env.is_empty() {
+        let vars: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        line.push_str(&format!("; env {}", vars.join(" ")));
+    }
+    if c.negative_control {
+        line.push_str("; a negative control (declared to lose data)");
+    }
     line
 }
 

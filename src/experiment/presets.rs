@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 16] = [
+pub const PRESETS: [(&str, &str); 19] = [
     ("quick", include_str!("../../presets/quick.toml")),
     ("quick-host", include_str!("../../presets/quick-host.toml")),
     (
@@ -42,6 +42,9 @@ pub const PRESETS: [(&str, &str); 16] = [
         "own-hardware",
         include_str!("../../presets/own-hardware.toml"),
     ),
+    ("sqlite", include_str!("../../presets/sqlite.toml")),
+    ("redis", include_str!("../../presets/redis.toml")),
+    ("postgres", include_str!("../../presets/postgres.toml")),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {

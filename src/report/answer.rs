@@ -189,6 +189,14 @@ pub fn safety_words(c: &ConfigAnswer) -> String {
             }
         }
     };
+    // What an application's check listed as lost: records, not files.
+    let outcome = match c.records_lost_max {
+        Some(r) if r > 0 => format!(
+            "{outcome}, up to {r} of {} promised record(s) lost in one state",
+            c.records_promised_max
+        ),
+        _ => outcome,
+    };
     if !c.negative_control {
         return outcome;
     }
@@ -203,7 +211,12 @@ pub fn safety_words(c: &ConfigAnswer) -> String {
             "a negative control NOT caught: {outcome}, and the workload promises nothing it could be seen to lose"
         ),
         (lost, _) => format!(
-            "a negative control, caught: {outcome}, {lost} of them losing fsync'ed data, as it must"
+            "a negative control, caught: {outcome}, {lost} of them losing {}, as it must",
+            if c.records_promised_max > 0 {
+                "promised records"
+            } else {
+                "fsync'ed data"
+            }
         ),
     }
 }
@@ -219,6 +232,14 @@ pub fn recovery_words(c: &ConfigAnswer) -> String {
     }
     if let Some(f) = c.fsck_median_s {
         let _ = write!(out, ", full fsck {} s", fmt_sig(f));
+    }
+    if let (Some(m), Some(max)) = (c.app_recovery_median_s, c.app_recovery_max_s) {
+        let _ = write!(
+            out,
+            "; then the application's own recovery {} s (worst {})",
+            fmt_sig(m),
+            fmt_sig(max)
+        );
     }
     out
 }
@@ -351,6 +372,10 @@ mod tests {
             replay_p95_s: Some(0.5),
             fsck_median_s: Some(1.5),
             lost_journal: None,
+            app_recovery_median_s: None,
+            app_recovery_max_s: None,
+            records_promised_max: 0,
+            records_lost_max: None,
         }
     }
 

@@ -132,6 +132,10 @@ pub struct RecoveryTimes {
     /// Committed transactions the replay applies, from the same logdump.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replayed_transactions: Option<u64>,
+    /// The application's own recovery after the mount (the workload's `recover`, from
+    /// its start until the application was ready), with the same timing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application_seconds: Option<f64>,
 }
 
 /// What an ext3/ext4 journal holds at a state, read from the jbd2 blocks of the write
@@ -237,6 +241,16 @@ pub struct CrashRecord {
     /// A recovery step hung past `mount_timeout` (the verdict is `no-verdict`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hung: bool,
+    /// Application records (`durable-key`) promised before the cut.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub records_promised: u64,
+    /// Of those, how many the workload's check listed missing (`$JBENCH_MISSING_KEYS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_lost: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How big a log's state space is, and how much of it the plan covers.
@@ -417,6 +431,8 @@ mod tests {
             coverage: None,
             user_check: false,
             hung: false,
+            records_promised: 0,
+            records_lost: None,
         }
     }
 

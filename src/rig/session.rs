@@ -46,10 +46,19 @@ impl SessionDir {
                 let name = format!("jbench-{pid}-{n}");
                 (parent.join(&name), name)
             })
-            .find(|(p, _)| nix::unistd::mkdir(p, Mode::S_IRWXU).is_ok())
+            .find(|(p, _)| {
+                // Others pass through to the mount point (a workload's `user`), no more.
+                nix::unistd::mkdir(p, Mode::S_IRWXU | Mode::S_IXGRP | Mode::S_IXOTH).is_ok()
+            })
             .with_context(|| {
                 format!("cannot create a session directory in {}", parent.display())
             })?;
+        // Exactly that, whatever the umask took.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(crate::trust::TRAVERSABLE))
+                .with_context(|| format!("cannot set the mode of {}", path.display()))?;
+        }
         let dir = open_own_dir(&path)?;
         let mut lock = create_at(dir.as_fd(), &path, MARKER)?;
         // SAFETY: flock on a file descriptor we own.
@@ -148,10 +157,11 @@ fn open_own_dir(path: &Path) -> Result<OwnedFd> {
     let dir = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     let st = fstat(dir.as_raw_fd())?;
     let mode = st.st_mode & 0o7777;
-    if mode != 0o700 || st.st_uid != nix::unistd::geteuid().as_raw() {
+    // The umask may take the others' `x` away; never add more than that.
+    if (mode | 0o011) != 0o711 || st.st_uid != nix::unistd::geteuid().as_raw() {
         anyhow::bail!(
             "the session directory {} came out with owner {} and mode {:o}, not this user's \
-             and 0700; refusing to put images in it (check the umask and default ACLs of {})",
+             and 0711; refusing to put images in it (check the umask and default ACLs of {})",
             path.display(),
             st.st_uid,
             mode,

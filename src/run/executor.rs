@@ -191,11 +191,15 @@ impl Executor for RigExecutor {
             }
         }
         let verified = Some(rig.verified.clone());
-        let mut ctl = ctl.clone().with_durable(workload.durable).with_output_dir(
-            self.output_dir
-                .as_ref()
-                .map(|d| d.join(layout::output_dir_name(trial.index))),
-        );
+        let mut ctl = ctl
+            .clone()
+            .with_durable(workload.durable)
+            .with_output_dir(
+                self.output_dir
+                    .as_ref()
+                    .map(|d| d.join(layout::output_dir_name(trial.index))),
+            )
+            .with_env(config.env.clone());
         // After everything the rig wrote, so the kernel's writeback and commit clocks
         // start with the workload's first write; and before an emulated disk's model
         // starts afresh, so its first request is the workload's too.

@@ -129,6 +129,9 @@ pub struct RunControl {
     /// Where the trial keeps what a workload prints (`<results>/outputs/trial-N`);
     /// `None` outside a run (`jbench workload`): engines then keep nothing.
     output_dir: Option<PathBuf>,
+    /// The configuration's `env`: a command workload's application settings, over the
+    /// workload's own `env` (engines of jbench's own ignore it).
+    env: std::collections::BTreeMap<String, String>,
     /// Sees every marker as well (tests: an engine's markers without a device daemon).
     mark_hook: Option<MarkHook>,
     /// Tests: how long a threaded phase's coordinator sleeps right after releasing its
@@ -284,6 +287,17 @@ impl RunControl {
 
     pub fn output_dir(&self) -> Option<&Path> {
         self.output_dir.as_deref()
+    }
+
+    /// Hands the configuration's `env` to the workload (see [`Self::env`]).
+    pub fn with_env(mut self, env: std::collections::BTreeMap<String, String>) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// The configuration's `env`.
+    pub fn env(&self) -> &std::collections::BTreeMap<String, String> {
+        &self.env
     }
 
     /// Asks engines to also time each phase up to `syncfs` (see [`Self::finish_phase`]).

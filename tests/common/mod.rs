@@ -45,7 +45,10 @@ pub fn need(what: &str, test: &str) -> bool {
         "zram" => need_zram(test),
         "xfs" => need_xfs(test),
         "memcg" => need_memcg(test),
-        other => panic!("require!: unknown need `{other}` (root, fuse, zram, xfs or memcg)"),
+        "sqlite" => need_sqlite(test),
+        other => {
+            panic!("require!: unknown need `{other}` (root, fuse, zram, xfs, memcg or sqlite)")
+        }
     }
 }
 

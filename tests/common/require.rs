@@ -117,6 +117,19 @@ pub fn need_fuse(test: &str) -> bool {
 }
 
 /// mkfs.xfs and xfs_info.
+/// Debian's SQLite: the `sqlite3` shell and python3's sqlite3 module (libsqlite3).
+pub fn need_sqlite(test: &str) -> bool {
+    need_program(test, "sqlite3", "sqlite3")
+        && require(
+            test,
+            std::process::Command::new("/usr/bin/python3")
+                .args(["-c", "import sqlite3"])
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            "/usr/bin/python3 cannot import sqlite3 (apt-get install python3)",
+        )
+}
+
 pub fn need_xfs(test: &str) -> bool {
     need_program(test, "mkfs.xfs", "xfsprogs") && need_program(test, "xfs_info", "xfsprogs")
 }

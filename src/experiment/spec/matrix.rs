@@ -54,7 +54,32 @@ pub(super) fn build_configs(
                 return Err(ctx.at(l, "config.label", "must not be empty"));
             }
         }
-        for (c, s) in expanded {
+        let env = e
+            .env
+            .as_ref()
+            .map(|v| v.get_ref().clone())
+            .unwrap_or_default();
+        for k in env.keys() {
+            if k.is_empty() || k.contains('=') || k.starts_with("JBENCH_") {
+                let s = e.env.as_ref().expect("a key came from it");
+                return Err(ctx.at(
+                    s,
+                    "config.env",
+                    format!("`{k}`: a variable name must be non-empty, without `=`, and not start with JBENCH_ (jbench's own)"),
+                ));
+            }
+        }
+        if (!env.is_empty() || e.negative_control.is_some()) && label.is_none() {
+            return Err(ctx.at(
+                entry,
+                "config.label",
+                "a [[config]] table with `env` or `negative_control` needs a `label`: the application's setting is what tells its configurations apart",
+            ));
+        }
+        let negative = e.negative_control.as_ref().is_some_and(|n| *n.get_ref());
+        for (mut c, s) in expanded {
+            c.env = env.clone();
+            c.negative_control = negative;
             all.push((c, s, label.clone()));
         }
     }

@@ -197,6 +197,12 @@ pub(super) struct RawConfigEntry {
     #[serde(default)]
     pub(super) journal: RawJournal,
     pub(super) memory_limit: Key<OneOrMany<SizeValue>>,
+    /// Variables handed to every command workload (its run, check and recover) in this
+    /// table's configurations: an application's own settings as a factor.
+    pub(super) env: Key<BTreeMap<String, String>>,
+    /// This table's configurations are built to lose promised data (an application's
+    /// documented unsafe setting): their losses are the lab's evidence, not a failure.
+    pub(super) negative_control: Key<bool>,
 }
 
 /// The `[emulation]` table.

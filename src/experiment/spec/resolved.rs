@@ -49,6 +49,20 @@ pub(super) fn config_table(c: &Config) -> toml::Table {
         };
         table.insert(name.into(), value);
     }
+    if !c.env.is_empty() {
+        t.insert(
+            "env".into(),
+            toml::Value::Table(
+                c.env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), toml::Value::String(v.clone())))
+                    .collect(),
+            ),
+        );
+    }
+    if c.negative_control {
+        t.insert("negative_control".into(), toml::Value::Boolean(true));
+    }
     t
 }
 

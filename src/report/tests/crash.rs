@@ -51,6 +51,8 @@ pub(super) fn state(
         coverage: None,
         user_check: false,
         hung: false,
+        records_promised: 0,
+        records_lost: None,
     }
 }
 
@@ -66,6 +68,7 @@ pub(super) fn timed(
         full_fsck_seconds: full,
         replayed_blocks: None,
         replayed_transactions: None,
+        application_seconds: None,
     });
     r
 }

@@ -91,7 +91,7 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
 }
 
 /// SIGKILLs group `pgid` and waits (up to 5 s) until none of it is alive.
-fn kill_group(pgid: i32) -> anyhow::Result<()> {
+pub fn kill_group(pgid: i32) -> anyhow::Result<()> {
     let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     let until = Instant::now() + Duration::from_secs(5);
     while !group_members(pgid).is_empty() {
@@ -106,23 +106,16 @@ fn kill_group(pgid: i32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `argv` in `dir` with stdout/stderr to `<out>/<stem>stdout.txt` and
-/// `<stem>stderr.txt`. Calls `begin` right before the clock starts. Returns after the
-/// command and its whole process group are gone; `Interrupted` on stop.
-#[allow(clippy::too_many_arguments)]
-pub fn run_one(
+/// `argv` ready to spawn in `dir` as the leader of a process group of its own (so
+/// everything it starts can be killed with it), as `user` when given, stdin closed.
+pub fn in_own_group(
     argv: &[String],
     dir: &Path,
     env: &std::collections::BTreeMap<String, String>,
     user: Option<&RunAs>,
-    timeout: Duration,
-    out: &Path,
-    stem: &str,
-    ctl: &RunControl,
-    begin: &dyn Fn(),
-) -> anyhow::Result<Finished> {
-    let stdout = File::create(out.join(format!("{stem}stdout.txt")))?;
-    let stderr = File::create(out.join(format!("{stem}stderr.txt")))?;
+    stdout: File,
+    stderr: File,
+) -> Command {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(dir)
@@ -146,6 +139,27 @@ pub fn run_one(
             });
         }
     }
+    cmd
+}
+
+/// Runs `argv` in `dir` with stdout/stderr to `<out>/<stem>stdout.txt` and
+/// `<stem>stderr.txt`. Calls `begin` right before the clock starts. Returns after the
+/// command and its whole process group are gone; `Interrupted` on stop.
+#[allow(clippy::too_many_arguments)]
+pub fn run_one(
+    argv: &[String],
+    dir: &Path,
+    env: &std::collections::BTreeMap<String, String>,
+    user: Option<&RunAs>,
+    timeout: Duration,
+    out: &Path,
+    stem: &str,
+    ctl: &RunControl,
+    begin: &dyn Fn(),
+) -> anyhow::Result<Finished> {
+    let stdout = File::create(out.join(format!("{stem}stdout.txt")))?;
+    let stderr = File::create(out.join(format!("{stem}stderr.txt")))?;
+    let mut cmd = in_own_group(argv, dir, env, user, stdout, stderr);
     begin();
     let started = Instant::now();
     let mut child = cmd
@@ -175,7 +189,7 @@ pub fn run_one(
             let _ = rx.recv_timeout(Duration::from_secs(5));
             bail!(
                 "`{}` timed out after {}; its process group was killed",
-                argv.join(" "),
+                super::brief(argv),
                 crate::units::format_duration(timeout)
             );
         }
@@ -419,7 +433,9 @@ pub fn run_spec(
     } else {
         None
     };
+    // The configuration's settings win: they are what the experiment varies.
     let mut env = spec.env.clone();
+    env.extend(ctl.env().iter().map(|(k, v)| (k.clone(), v.clone())));
     env.insert(
         super::DURABLE_ENV.to_string(),
         channel
@@ -492,7 +508,7 @@ pub fn run_spec(
         None => Ok(()),
     };
     let f = r?;
-    check(&format!("`{}`", argv.join(" ")), &f, &out.path, "").map_err(|e| {
+    check(&format!("`{}`", super::brief(&argv)), &f, &out.path, "").map_err(|e| {
         e.context(format!(
             "saved in {}",
             if out.temporary {
@@ -538,7 +554,7 @@ pub fn run_spec(
     if f.leftovers > 0 {
         eprintln!(
             "warning: `{}` left {} process(es) running in its process group; they were killed",
-            argv.join(" "),
+            super::brief(&argv),
             f.leftovers
         );
         if let Some(p) = phases.first_mut() {

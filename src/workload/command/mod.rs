@@ -32,6 +32,14 @@ pub use phases::*;
 /// Timeout when the spec gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3600);
 
+/// Timeout of a `recover` when the spec gives none: an application's start-up on a
+/// crash state, its WAL replayed, on a slow emulated disk.
+pub const DEFAULT_RECOVER_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The environment variable naming the file a `recover` command creates when the
+/// application it started is ready (a server); one that exits 0 is ready too.
+pub const READY_ENV: &str = "JBENCH_READY";
+
 /// Timeout of a `check` when the spec gives none: a consistency check of one crash
 /// state should take seconds.
 pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -43,9 +51,12 @@ pub const DURABLE_ENV: &str = "JBENCH_DURABLE";
 /// The phase name when jbench times the whole command.
 pub const WHOLE_PHASE: &str = "command";
 
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 17] = [
     "check",
     "check_timeout",
+    "recover",
+    "recover_timeout",
+    "stop",
     "run",
     "shell",
     "user",
@@ -112,6 +123,12 @@ pub struct CommandSpec {
     /// recovered state's mount point (as `user`); exit 0 means consistent.
     pub check: Option<Vec<String>>,
     pub check_timeout: Duration,
+    /// The application's own recovery on a recovered state, run before `check` and
+    /// timed: it starts the application (a server stays up for the check).
+    pub recover: Option<Vec<String>>,
+    pub recover_timeout: Duration,
+    /// Stops what `recover` started, after the check.
+    pub stop: Option<Vec<String>>,
 }
 
 impl CommandSpec {
@@ -130,6 +147,17 @@ impl CommandSpec {
             inodes: 0,
             check: None,
             check_timeout: DEFAULT_CHECK_TIMEOUT,
+            recover: None,
+            recover_timeout: DEFAULT_RECOVER_TIMEOUT,
+            stop: None,
+        }
+    }
+
+    /// An argv as the spec wrote it: a shell string stays one string.
+    fn as_written(&self, argv: &[String]) -> serde_json::Value {
+        match (self.shell, argv) {
+            (true, [sh, dash_c, line]) if sh == "/bin/sh" && dash_c == "-c" => line.clone().into(),
+            _ => argv.to_vec().into(),
         }
     }
 
@@ -150,6 +178,10 @@ pub struct CheckSpec {
     pub user: Option<RunAs>,
     pub env: BTreeMap<String, String>,
     pub timeout: Duration,
+    /// `recover`, `recover_timeout` and `stop`, as the spec gave them.
+    pub recover: Option<Vec<String>>,
+    pub recover_timeout: Duration,
+    pub stop: Option<Vec<String>>,
 }
 
 /// The `check` of a command workload back from its recorded `params` (trials.jsonl),
@@ -159,13 +191,27 @@ pub fn check_of(params: &serde_json::Value) -> Option<CheckSpec> {
         .get("shell")
         .and_then(|v| v.as_bool())
         .unwrap_or(false);
-    let argv = match params.get("check")? {
-        serde_json::Value::String(s) if shell => vec!["/bin/sh".into(), "-c".into(), s.clone()],
-        serde_json::Value::Array(a) => a
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()?,
-        _ => return None,
+    let argv_of = |key: &str| -> Option<Vec<String>> {
+        match params.get(key)? {
+            serde_json::Value::String(s) if shell => {
+                Some(vec!["/bin/sh".into(), "-c".into(), s.clone()])
+            }
+            serde_json::Value::Array(a) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>(),
+            _ => None,
+        }
+    };
+    let argv = argv_of("check")?;
+    let duration_of = |key: &str, default: Duration| {
+        params
+            .get(key)
+            .and_then(|v| v.as_str())
+            .and_then(|s| {
+                parse_duration_in(s, Duration::from_millis(100), Duration::from_secs(86_400)).ok()
+            })
+            .unwrap_or(default)
     };
     let user = params
         .get("user")
@@ -175,19 +221,41 @@ pub fn check_of(params: &serde_json::Value) -> Option<CheckSpec> {
         .get("env")
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
-    let timeout = params
-        .get("check_timeout")
-        .and_then(|v| v.as_str())
-        .and_then(|s| {
-            parse_duration_in(s, Duration::from_millis(100), Duration::from_secs(86_400)).ok()
-        })
-        .unwrap_or(DEFAULT_CHECK_TIMEOUT);
     Some(CheckSpec {
         argv,
         user,
         env,
-        timeout,
+        timeout: duration_of("check_timeout", DEFAULT_CHECK_TIMEOUT),
+        recover: argv_of("recover"),
+        recover_timeout: duration_of("recover_timeout", DEFAULT_RECOVER_TIMEOUT),
+        stop: argv_of("stop"),
     })
+}
+
+/// An argv for a one-line message: a shell script by its first line, cut at 60
+/// characters (the spec holds the whole script).
+pub fn brief(argv: &[String]) -> String {
+    let text = match argv {
+        [sh, dash_c, script] if sh == "/bin/sh" && dash_c == "-c" => {
+            let lines: Vec<&str> = script
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            match lines.as_slice() {
+                [] => String::new(),
+                [one] => one.to_string(),
+                [first, rest @ ..] => format!("{first} ... ({} more lines)", rest.len()),
+            }
+        }
+        _ => argv.join(" "),
+    };
+    if text.chars().count() > 80 {
+        let cut: String = text.chars().take(60).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
 }
 
 /// Resolves a user name, refusing one the system does not know.
@@ -387,17 +455,38 @@ pub fn spec_from_table(t: &toml::Table) -> Result<CommandSpec, ParamError> {
             "applies only to a command timed whole (no patterns, no json)",
         ));
     }
-    // `check` like `run`: a list, or one string for the shell with shell = true.
-    let check = match (t.get("check"), shell) {
-        (None, _) => None,
-        (Some(toml::Value::String(s)), true) if !s.trim().is_empty() => {
-            Some(vec!["/bin/sh".to_string(), "-c".to_string(), s.clone()])
+    // `check`, `recover` and `stop` like `run`: a list, or one string for the shell
+    // with shell = true.
+    let argv_key = |key: &str| -> Result<Option<Vec<String>>, ParamError> {
+        match (t.get(key), shell) {
+            (None, _) => Ok(None),
+            (Some(toml::Value::String(s)), true) if !s.trim().is_empty() => {
+                Ok(Some(vec!["/bin/sh".to_string(), "-c".to_string(), s.clone()]))
+            }
+            (Some(toml::Value::String(_)), false) => Err(ParamError::new(key, "a string is run by a shell only with shell = true; otherwise give a list [\"argv0\", \"arg\", ...]")),
+            _ => string_list(t, key),
         }
-        (Some(toml::Value::String(_)), false) => {
-            return Err(ParamError::new("check", "a string is run by a shell only with shell = true; otherwise give a list [\"argv0\", \"arg\", ...]"))
-        }
-        _ => string_list(t, "check")?,
     };
+    let check = argv_key("check")?;
+    let recover = argv_key("recover")?;
+    let stop = argv_key("stop")?;
+    if check.is_none() && recover.is_some() {
+        return Err(ParamError::new("recover", "only with `check`: the application's recovery is timed on the crash states its check judges"));
+    }
+    if recover.is_none() && stop.is_some() {
+        return Err(ParamError::new(
+            "stop",
+            "only with `recover` (it stops what recover started)",
+        ));
+    }
+    let recover_timeout = match opt_string(t, "recover_timeout")? {
+        None => DEFAULT_RECOVER_TIMEOUT,
+        Some(s) => parse_duration_in(&s, Duration::from_millis(100), Duration::from_secs(86_400))
+            .map_err(|e| ParamError::new("recover_timeout", e))?,
+    };
+    if recover.is_none() && t.contains_key("recover_timeout") {
+        return Err(ParamError::new("recover_timeout", "only with `recover`"));
+    }
     let check_timeout = match opt_string(t, "check_timeout")? {
         None => DEFAULT_CHECK_TIMEOUT,
         Some(s) => parse_duration_in(&s, Duration::from_millis(100), Duration::from_secs(86_400))
@@ -409,6 +498,9 @@ pub fn spec_from_table(t: &toml::Table) -> Result<CommandSpec, ParamError> {
     Ok(CommandSpec {
         check,
         check_timeout,
+        recover,
+        recover_timeout,
+        stop,
         run,
         shell,
         user,
@@ -484,17 +576,22 @@ impl Workload for CommandSpec {
         p.insert("data_bytes".into(), self.data_bytes.into());
         p.insert("inodes".into(), self.inodes.into());
         if let Some(c) = &self.check {
-            // As written: a shell string stays one string.
-            let v: serde_json::Value = match (self.shell, c.as_slice()) {
-                (true, [sh, dash_c, line]) if sh == "/bin/sh" && dash_c == "-c" => {
-                    line.clone().into()
-                }
-                _ => c.clone().into(),
-            };
+            let v = self.as_written(c);
             p.insert("check".into(), v);
             p.insert(
                 "check_timeout".into(),
                 format_duration(self.check_timeout).into(),
+            );
+        }
+        for (key, argv) in [("recover", &self.recover), ("stop", &self.stop)] {
+            if let Some(a) = argv {
+                p.insert(key.into(), self.as_written(a));
+            }
+        }
+        if self.recover.is_some() {
+            p.insert(
+                "recover_timeout".into(),
+                format_duration(self.recover_timeout).into(),
             );
         }
         p.into()

@@ -76,15 +76,27 @@ struct DocPhase {
     bytes: Option<f64>,
     #[serde(default)]
     unit: Option<String>,
+    /// Per-operation latency the application measured (a commit's, a write's).
+    #[serde(default)]
+    latency: Option<crate::workload::Latency>,
 }
 
 /// The declared phases, in declared order, from the command's JSON document.
 pub fn from_json(names: &[String], text: &str, from: &str) -> anyhow::Result<Vec<PhaseResult>> {
-    let doc: Doc = serde_json::from_str(text).map_err(|e| {
-        anyhow!(
+    // A document alone, or the last line of an output that says other things first.
+    let last_line = || {
+        text.lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with('{'))
+            .and_then(|l| serde_json::from_str::<Doc>(l).ok())
+    };
+    let doc: Doc = serde_json::from_str(text)
+        .or_else(|e| last_line().ok_or(e))
+        .map_err(|e| {
+            anyhow!(
             "{from} is not a phase document {{\"phases\": [{{\"name\", \"seconds\", ...}}]}}: {e}"
         )
-    })?;
+        })?;
     for p in &doc.phases {
         if !names.contains(&p.name) {
             bail!(
@@ -113,6 +125,7 @@ pub fn from_json(names: &[String], text: &str, from: &str) -> anyhow::Result<Vec
                 ops: num(p.ops, "ops")?,
                 bytes: num(p.bytes, "bytes")?,
                 op_unit: p.unit.clone().unwrap_or_else(|| "ops".into()),
+                latency: p.latency.clone(),
                 ..Default::default()
             })
         })

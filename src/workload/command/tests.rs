@@ -292,3 +292,51 @@ fn a_recording_command_gets_a_promise_channel_and_its_lines_are_marked_in_order(
     let (dir, _out, plain) = out_ctl();
     spec.run(dir.path(), &plain).unwrap();
 }
+
+#[test]
+fn recover_and_stop_read_back_from_the_params_and_need_what_they_serve() {
+    let s = spec_from_table(&table(
+        "run = \"true\"\nshell = true\ncheck = \"true\"\nrecover = \"start-app\"\nrecover_timeout = \"9s\"\nstop = \"stop-app\"",
+    ))
+    .unwrap();
+    let back = check_of(&s.params()).unwrap();
+    let sh = |x: &str| vec!["/bin/sh".to_string(), "-c".into(), x.into()];
+    assert_eq!(back.recover, Some(sh("start-app")));
+    assert_eq!(back.stop, Some(sh("stop-app")));
+    assert_eq!(back.recover_timeout, Duration::from_secs(9));
+    // A recovery with no check judges nothing; a stop with no recover stops nothing.
+    assert_eq!(
+        refused("run = [\"true\"]\nrecover = [\"start-app\"]").key,
+        "recover"
+    );
+    assert_eq!(
+        refused("run = [\"true\"]\ncheck = [\"true\"]\nstop = [\"stop-app\"]").key,
+        "stop"
+    );
+    assert_eq!(
+        refused("run = [\"true\"]\ncheck = [\"true\"]\nrecover_timeout = \"5s\"").key,
+        "recover_timeout"
+    );
+}
+
+#[test]
+fn a_long_script_is_named_by_its_first_line() {
+    let sh = |x: &str| vec!["/bin/sh".to_string(), "-c".into(), x.into()];
+    assert_eq!(
+        brief(&sh("\nset -u\nexit 3\n")),
+        "set -u ... (1 more lines)"
+    );
+    assert_eq!(brief(&["prog".into(), "arg".into()]), "prog arg");
+    assert!(brief(&sh(&"x".repeat(200))).ends_with("..."));
+}
+
+#[test]
+fn a_phase_document_may_close_other_output_and_carry_latency() {
+    let names = vec!["commit".to_string()];
+    let text = "server started\n{\"phases\": [{\"name\": \"commit\", \"seconds\": 2.0, \"ops\": 300, \"unit\": \"commits\", \"latency\": {\"count\": 300, \"p50_us\": 9000.0, \"p95_us\": 12000.0, \"p99_us\": 15000.0, \"max_us\": 20000.0}}]}\n";
+    let p = super::phases::from_json(&names, text, "stdout").unwrap();
+    assert_eq!(p[0].ops, 300);
+    assert_eq!(p[0].op_unit, "commits");
+    assert_eq!(p[0].latency.as_ref().unwrap().p95_us, 12000.0);
+    assert!(super::phases::from_json(&names, "no document here\n", "stdout").is_err());
+}

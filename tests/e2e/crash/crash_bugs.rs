@@ -153,7 +153,7 @@ fn blocks_swapped_between_two_fsynced_files_are_lost_fsynced() {
     let trial = &trials[0];
     let mount = trial["layout"]["mount_point"].as_str().unwrap();
     let params = &trial["workload"]["params"];
-    let book = PromiseBook::new("fsync", params, mount);
+    let book = PromiseBook::new("fsync", params, mount, &Default::default());
     let promises = book.at(&marks, cut);
     assert_eq!(promises.items.len(), 20);
     let plan = jbench::crash::states::StatePlan {

@@ -1,5 +1,6 @@
 //! The crash lab: recordings, crash states, recovery and the bugs it must find.
 
+mod apps;
 mod crash_bugs;
 mod crash_fio;
 mod lab;

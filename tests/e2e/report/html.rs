@@ -274,6 +274,7 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
                         full_fsck_seconds: Some(1.5),
                         replayed_blocks: None,
                         replayed_transactions: None,
+                        application_seconds: None,
                     }),
                     journal_live: None,
                     lost_journal: None,
@@ -290,6 +291,8 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
                     coverage: None,
                     user_check: false,
                     hung: false,
+                    records_promised: 0,
+                    records_lost: None,
                 };
                 lines.push_str(&serde_json::to_string(&r).unwrap());
                 lines.push('\n');

@@ -295,3 +295,31 @@ fn main_phase_names_a_phase_of_the_engine_and_round_trips() {
     let e = err_of(&with("main_phase = 3"));
     assert!(e.message.contains("must be a string"), "{e}");
 }
+
+#[test]
+fn a_config_tables_env_and_negative_control_reach_its_configurations_and_the_resolved_spec() {
+    let text = base_with(
+        "[[workload]]",
+        "[[config]]\nlabel = \"safe\"\njournal.placement = \"same-disk\"\nenv = { SYNC = \"full\" }\n\n[[config]]\nlabel = \"unsafe\"\njournal.placement = \"same-disk\"\nenv = { SYNC = \"off\" }\nnegative_control = true\n\n[[workload]]",
+    );
+    let s = parse(&text, "x.toml").unwrap();
+    assert_eq!(labels_of(&s), ["safe", "unsafe"]);
+    assert_eq!(s.configs[0].env["SYNC"], "full");
+    assert!(!s.configs[0].negative_control);
+    assert_eq!(s.configs[1].env["SYNC"], "off");
+    assert!(s.configs[1].negative_control);
+    let again = parse(&s.resolved, "resolved.toml").unwrap();
+    assert_eq!(again.configs, s.configs);
+    // Without a label the setting could not tell configurations apart; jbench's own
+    // variables are not the experiment's to set.
+    let unlabelled = base_with(
+        "[[workload]]",
+        "[[config]]\nenv = { SYNC = \"off\" }\n\n[[workload]]",
+    );
+    assert_eq!(err_of(&unlabelled).key, "config.label");
+    let reserved = base_with(
+        "[[workload]]",
+        "[[config]]\nlabel = \"x\"\nenv = { JBENCH_DURABLE = \"/tmp/x\" }\n\n[[workload]]",
+    );
+    assert_eq!(err_of(&reserved).key, "config.env");
+}

@@ -197,9 +197,9 @@ fn a_group_writable_root_ancestor_without_the_sticky_bit_is_refused() {
 }
 
 /// A root-owned sticky directory (as /tmp and /var/tmp are) is a fine parent; what
-/// jbench creates in it is 0700, each component.
+/// jbench creates in it is 0711 (others pass through, no more), each component.
 #[test]
-fn a_root_sticky_parent_is_fine_and_created_directories_are_0700() {
+fn a_root_sticky_parent_is_fine_and_created_directories_are_0711() {
     let _alone = crate::alone();
     require!(root);
     let _serial = sessions_lock();
@@ -221,7 +221,7 @@ fn a_root_sticky_parent_is_fine_and_created_directories_are_0700() {
         results.clone(),
     ] {
         let m = fs::metadata(&d).unwrap();
-        assert_eq!(m.mode() & 0o7777, 0o700, "{}", d.display());
+        assert_eq!(m.mode() & 0o7777, 0o711, "{}", d.display());
         assert_eq!(m.uid(), 0, "{}", d.display());
     }
     assert_eq!(records(&results).len(), 1);

@@ -349,6 +349,26 @@ fn pattern_phase(i: usize, v: &toml::Value) -> Result<PatternPhase, ParamError> 
     })
 }
 
+/// The timeout `key` of a crash-lab step, which may be given only with its step
+/// (`of`: the step's key when the spec has it).
+fn step_timeout(
+    t: &toml::Table,
+    key: &str,
+    default: Duration,
+    of: Option<&str>,
+) -> Result<Duration, ParamError> {
+    let given = opt_string(t, key)?;
+    if given.is_some() && of.is_none() {
+        let step = key.trim_end_matches("_timeout");
+        return Err(ParamError::new(key, format!("only with `{step}`")));
+    }
+    match given {
+        None => Ok(default),
+        Some(s) => parse_duration_in(&s, Duration::from_millis(100), Duration::from_secs(86_400))
+            .map_err(|e| ParamError::new(key, e)),
+    }
+}
+
 /// Reads and checks a `[[workload]] kind = "command"` table.
 pub fn spec_from_table(t: &toml::Table) -> Result<CommandSpec, ParamError> {
     reject_unknown(t, &KEYS)?;
@@ -479,22 +499,18 @@ pub fn spec_from_table(t: &toml::Table) -> Result<CommandSpec, ParamError> {
             "only with `recover` (it stops what recover started)",
         ));
     }
-    let recover_timeout = match opt_string(t, "recover_timeout")? {
-        None => DEFAULT_RECOVER_TIMEOUT,
-        Some(s) => parse_duration_in(&s, Duration::from_millis(100), Duration::from_secs(86_400))
-            .map_err(|e| ParamError::new("recover_timeout", e))?,
-    };
-    if recover.is_none() && t.contains_key("recover_timeout") {
-        return Err(ParamError::new("recover_timeout", "only with `recover`"));
-    }
-    let check_timeout = match opt_string(t, "check_timeout")? {
-        None => DEFAULT_CHECK_TIMEOUT,
-        Some(s) => parse_duration_in(&s, Duration::from_millis(100), Duration::from_secs(86_400))
-            .map_err(|e| ParamError::new("check_timeout", e))?,
-    };
-    if check.is_none() && t.contains_key("check_timeout") {
-        return Err(ParamError::new("check_timeout", "only with `check`"));
-    }
+    let recover_timeout = step_timeout(
+        t,
+        "recover_timeout",
+        DEFAULT_RECOVER_TIMEOUT,
+        recover.is_some().then_some("recover"),
+    )?;
+    let check_timeout = step_timeout(
+        t,
+        "check_timeout",
+        DEFAULT_CHECK_TIMEOUT,
+        check.is_some().then_some("check"),
+    )?;
     Ok(CommandSpec {
         check,
         check_timeout,

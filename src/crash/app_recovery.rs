@@ -13,8 +13,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::user_check::UserCheck;
-use crate::workload::command::{group_members, in_own_group, kill_group, READY_ENV};
+use crate::workload::command::{group_members, in_own_group, kill_group, RunAs, READY_ENV};
+
+/// What starts and stops the application: the workload's `recover`, `stop`, and the
+/// environment and user its check runs with.
+#[derive(Debug, Clone)]
+pub struct AppSteps {
+    pub recover: Vec<String>,
+    pub stop: Option<Vec<String>>,
+    pub env: BTreeMap<String, String>,
+    pub user: Option<RunAs>,
+    pub timeout: Duration,
+}
 
 /// How long a `stop` command, and then the group after SIGTERM, may take before the
 /// group is SIGKILLed: the state is thrown away, so only cleanliness is at stake.
@@ -27,7 +37,7 @@ pub struct AppSession {
     pub seconds: f64,
     dir: PathBuf,
     env: BTreeMap<String, String>,
-    check: UserCheck,
+    check: AppSteps,
     out: PathBuf,
 }
 
@@ -40,15 +50,12 @@ pub struct NotRecovered {
 /// when it exited non-zero or timed out before that (the application could not
 /// recover this state).
 pub fn start(
-    check: &UserCheck,
+    check: &AppSteps,
     mount: &Path,
     out: &Path,
     tail: usize,
 ) -> Result<std::result::Result<AppSession, NotRecovered>> {
-    let argv = check
-        .recover
-        .as_ref()
-        .context("the workload has no `recover` command")?;
+    let argv = &check.recover;
     std::fs::create_dir_all(out)?;
     {
         use std::os::unix::fs::PermissionsExt;
@@ -74,7 +81,7 @@ pub fn start(
         out: out.to_path_buf(),
     };
     let what = format!("recover `{}`", crate::workload::command::brief(argv));
-    let deadline = started + check.recover_timeout;
+    let deadline = started + check.timeout;
     loop {
         // Ready the moment the file exists, or when the command is done and said yes.
         if ready.exists() {
@@ -96,7 +103,7 @@ pub fn start(
         if Instant::now() >= deadline {
             let mut evidence = vec![format!(
                 "the application did not recover within recover_timeout ({}): {what} was killed",
-                crate::units::format_duration(check.recover_timeout)
+                crate::units::format_duration(check.timeout)
             )];
             evidence.extend(session.last_lines("recover.stderr.txt", tail));
             return Ok(Err(NotRecovered { evidence }));

@@ -445,11 +445,11 @@ fn time_recovery_on(
     let mount_ok = matches!(&mount, Ok(r) if r.ok());
     // The application's own recovery follows the file system's, on the same disks
     // with the same timing: what a restart after the power cut waits for.
-    let application = match app {
-        Some(c) if mount_ok && c.recover.is_some() => {
+    let application = match app.and_then(UserCheck::app_steps) {
+        Some(steps) if mount_ok => {
             let out = rig.session().join("timed-recover");
             let _ = std::fs::remove_dir_all(&out);
-            match super::app_recovery::start(c, &rig.mount_point, &out, EVIDENCE_LINES)? {
+            match super::app_recovery::start(&steps, &rig.mount_point, &out, EVIDENCE_LINES)? {
                 Ok(session) => {
                     let seconds = session.seconds;
                     session.stop()?;

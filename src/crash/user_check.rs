@@ -23,6 +23,19 @@ pub struct UserCheck {
     pub stop: Option<Vec<String>>,
 }
 
+impl UserCheck {
+    /// The application's start and stop, when the workload has a `recover`.
+    pub fn app_steps(&self) -> Option<super::app_recovery::AppSteps> {
+        Some(super::app_recovery::AppSteps {
+            recover: self.recover.clone()?,
+            stop: self.stop.clone(),
+            env: self.env.clone(),
+            user: self.user.clone(),
+            timeout: self.recover_timeout,
+        })
+    }
+}
+
 /// The environment variable naming the file that lists, one per line, the paths
 /// declared durable at the state's cut, for a workload's `check`.
 pub const PROMISED_ENV: &str = "JBENCH_PROMISED";
@@ -70,9 +83,9 @@ pub(crate) fn run(
 ) -> Result<CheckOutcome> {
     let out = rig.session().join("check");
     let _ = std::fs::remove_dir_all(&out);
-    let app = match &check.recover {
+    let app = match check.app_steps() {
         None => None,
-        Some(_) => match super::app_recovery::start(check, &rig.mount_point, &out, tail)? {
+        Some(steps) => match super::app_recovery::start(&steps, &rig.mount_point, &out, tail)? {
             Ok(session) => Some(session),
             Err(not) => {
                 return Ok(CheckOutcome {

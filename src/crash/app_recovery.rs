@@ -96,8 +96,8 @@ pub fn start(
                 "the application did not recover: {what} exited with {status} after {:.2} s",
                 started.elapsed().as_secs_f64()
             )];
-            evidence.extend(session.last_lines("recover.stderr.txt", tail));
-            evidence.extend(session.last_lines("recover.stdout.txt", tail));
+            evidence.extend(last_lines(&session.out, "recover.stderr.txt", tail));
+            evidence.extend(last_lines(&session.out, "recover.stdout.txt", tail));
             return Ok(Err(NotRecovered { evidence }));
         }
         if Instant::now() >= deadline {
@@ -105,7 +105,7 @@ pub fn start(
                 "the application did not recover within recover_timeout ({}): {what} was killed",
                 crate::units::format_duration(check.timeout)
             )];
-            evidence.extend(session.last_lines("recover.stderr.txt", tail));
+            evidence.extend(last_lines(&session.out, "recover.stderr.txt", tail));
             return Ok(Err(NotRecovered { evidence }));
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -114,17 +114,19 @@ pub fn start(
     Ok(Ok(session))
 }
 
-impl AppSession {
-    fn last_lines(&self, name: &str, tail: usize) -> Vec<String> {
-        let text = String::from_utf8_lossy(&std::fs::read(self.out.join(name)).unwrap_or_default())
-            .to_string();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(tail)..]
-            .iter()
-            .map(|l| format!("  {name}: {l}"))
-            .collect()
-    }
+/// The last `tail` non-blank lines of the file `name` in `out`, each prefixed with the
+/// file's name: a step's words for a state's evidence.
+pub(crate) fn last_lines(out: &Path, name: &str, tail: usize) -> Vec<String> {
+    let text =
+        String::from_utf8_lossy(&std::fs::read(out.join(name)).unwrap_or_default()).to_string();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(tail)..]
+        .iter()
+        .map(|l| format!("  {name}: {l}"))
+        .collect()
+}
 
+impl AppSession {
     /// Runs `stop` (when given), then gives the group [`STOP_GRACE`] after SIGTERM
     /// before SIGKILL. Errors only when processes survive SIGKILL.
     pub fn stop(mut self) -> Result<()> {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::app_recovery::last_lines;
 use super::recover::RecoveryRig;
 
 /// The workload's own consistency check, run in the recovered mount point.
@@ -147,15 +148,6 @@ fn run_check(
         &ctl,
         &|| {},
     );
-    let last_lines = |name: &str| -> Vec<String> {
-        let text =
-            String::from_utf8_lossy(&std::fs::read(out.join(name)).unwrap_or_default()).to_string();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(tail)..]
-            .iter()
-            .map(|l| format!("  {name}: {l}"))
-            .collect()
-    };
     let records_lost = std::fs::read_to_string(&missing)
         .ok()
         .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count() as u64);
@@ -182,8 +174,8 @@ fn run_check(
         )],
         Err(e) => vec![format!("{what}: {e:#}")],
     };
-    evidence.extend(last_lines("stdout.txt"));
-    evidence.extend(last_lines("stderr.txt"));
+    evidence.extend(last_lines(out, "stdout.txt", tail));
+    evidence.extend(last_lines(out, "stderr.txt", tail));
     Ok(CheckOutcome {
         failure: Some(CheckFailure {
             evidence,

@@ -232,15 +232,15 @@ pub fn check_of(params: &serde_json::Value) -> Option<CheckSpec> {
     })
 }
 
-/// An argv for a one-line message: a shell script by its first line, cut at 60
-/// characters (the spec holds the whole script).
+/// An argv for a one-line message: a shell script by its first line that is not a
+/// comment, cut at 60 characters (the spec holds the whole script).
 pub fn brief(argv: &[String]) -> String {
     let text = match argv {
         [sh, dash_c, script] if sh == "/bin/sh" && dash_c == "-c" => {
             let lines: Vec<&str> = script
                 .lines()
                 .map(str::trim)
-                .filter(|l| !l.is_empty())
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
                 .collect();
             match lines.as_slice() {
                 [] => String::new(),

@@ -328,6 +328,7 @@ fn a_long_script_is_named_by_its_first_line() {
     );
     assert_eq!(brief(&["prog".into(), "arg".into()]), "prog arg");
     assert!(brief(&sh(&"x".repeat(200))).ends_with("..."));
+    assert_eq!(brief(&sh("# what it is\nstart-app\n")), "start-app");
 }
 
 #[test]

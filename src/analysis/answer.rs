@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::crash::{CrashAnalysis, LostJournalStats, VerdictCounts};
 use super::model::{Analysis, WorkloadAnalysis};
+use super::recovery_model::RecoveryModel;
 use super::summary::Ratio;
 
 /// One workload's answer.
@@ -58,6 +59,15 @@ pub struct ConfigAnswer {
     pub replay_p95_s: Option<f64>,
     /// A full fsck after the replay (`e2fsck -f`, `xfs_repair -n`), median seconds.
     pub fsck_median_s: Option<f64>,
+    /// The file system's recovery to plan on: the worst timed, and the larger of that
+    /// and the upper end of the prediction at the fullest journal
+    /// ([`RecoveryModel::plan_s`]), with the model they come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_worst_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_plan_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_model: Option<RecoveryModel>,
     /// Where the journal is on a `ram` disk: recovery with that disk empty.
     pub lost_journal: Option<LostJournalStats>,
     /// The application's own recovery after the file system's (a workload with
@@ -161,6 +171,9 @@ fn empty(config: &str) -> ConfigAnswer {
         replay_median_s: None,
         replay_p95_s: None,
         fsck_median_s: None,
+        recovery_worst_s: None,
+        recovery_plan_s: None,
+        recovery_model: None,
         lost_journal: None,
         app_recovery_median_s: None,
         app_recovery_max_s: None,
@@ -182,6 +195,11 @@ fn with_crash(a: &mut ConfigAnswer, c: &CrashAnalysis) {
         a.fsck_median_s = r.full_fsck.map(|m| m.median);
         a.app_recovery_median_s = r.application.map(|m| m.median);
         a.app_recovery_max_s = r.application.map(|m| m.max);
+    }
+    if let Some(m) = &c.recovery_model {
+        a.recovery_worst_s = Some(m.worst_s);
+        a.recovery_plan_s = Some(m.plan_s());
+        a.recovery_model = Some(m.clone());
     }
     a.records_promised_max = c.records_promised_max;
     a.records_lost_max = c.records_lost_max;

@@ -40,6 +40,11 @@ pub struct CrashAnalysis {
     pub states_per_sec: Option<f64>,
     /// Over the states timed with model timing on; `None` when none was.
     pub recovery: Option<RecoveryStats>,
+    /// The timed states' recovery against the journal's live blocks: the worst, the
+    /// fitted cost per block and the prediction at the fullest journal; `None` when no
+    /// timed state records its live journal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_model: Option<super::recovery_model::RecoveryModel>,
     /// Over the states whose journal disk came back empty; `None` when none did.
     pub lost_journal: Option<LostJournalStats>,
     /// For a negative control, whether the oracle caught it; `None` otherwise.
@@ -382,6 +387,7 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
         check_seconds,
         states_per_sec,
         recovery: recovery(recs),
+        recovery_model: super::recovery_model::fit(recs),
         lost_journal: lost_journal(recs),
         control,
         first_not_ok,

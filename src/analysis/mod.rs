@@ -20,6 +20,7 @@ mod options;
 pub mod phase_bounds;
 pub mod ranking;
 pub mod ratio;
+pub mod recovery_model;
 mod significance;
 pub mod stats;
 pub mod summary;

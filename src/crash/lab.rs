@@ -127,6 +127,34 @@ pub fn timed_states_preferring(preferred: &[bool], n: u32) -> BTreeSet<usize> {
         .collect()
 }
 
+/// Which states are timed when each state's live journal blocks are known: `n`
+/// spread evenly over the range of live blocks, from the emptiest to the fullest
+/// (ties broken by state number), so recovery is measured against how much there is
+/// to replay, at its fullest included, not wherever the states happened to fall.
+pub fn timed_states_spread(live: &[u64], n: u32) -> BTreeSet<usize> {
+    let n = (n as usize).min(live.len());
+    if n == 0 {
+        return BTreeSet::new();
+    }
+    let mut by_live: Vec<usize> = (0..live.len()).collect();
+    by_live.sort_by_key(|&i| (live[i], i));
+    let last = live.len() - 1;
+    if n == 1 {
+        return BTreeSet::from([by_live[last]]);
+    }
+    let mut out: BTreeSet<usize> = (0..n)
+        .map(|k| by_live[(k * last + (n - 1) / 2) / (n - 1)])
+        .collect();
+    // Rounding may pick a rank twice: fill up from the fullest end.
+    for &i in by_live.iter().rev() {
+        if out.len() >= n {
+            break;
+        }
+        out.insert(i);
+    }
+    out
+}
+
 /// What one recorded trial needs from the run.
 pub struct Recorded<'a> {
     pub config: &'a Config,
@@ -220,7 +248,16 @@ pub fn test_trial(
         journal.as_ref().unwrap_or(&JournalNotes::default()),
     )?;
     let fill: Vec<bool> = plans.iter().map(|p| p.strategy == Strategy::Fill).collect();
-    let timed = timed_states_preferring(&fill, opts.recovery_timing);
+    let timed = match &journal {
+        Some(notes) => {
+            let live: Vec<u64> = plans
+                .iter()
+                .map(|p| journal_live(notes, p).blocks)
+                .collect();
+            timed_states_spread(&live, opts.recovery_timing)
+        }
+        None => timed_states_preferring(&fill, opts.recovery_timing),
+    };
     say(&format!(
         "{} / {}: {} crash states from {} log records ({}; {}){}{}",
         config.label,
@@ -475,6 +512,18 @@ mod tests {
     #[test]
     fn timed_states_spread_over_the_run() {
         assert_eq!(timed_states(100, 4), BTreeSet::from([0, 25, 50, 75]));
+        // Spread over live blocks: the emptiest, the fullest and evenly between, by
+        // rank, whatever the states' order.
+        let live = [50, 0, 400, 100, 300, 200, 0, 400];
+        assert_eq!(timed_states_spread(&live, 1), BTreeSet::from([7]));
+        let two = timed_states_spread(&live, 2);
+        assert!(two.contains(&1) && two.contains(&7), "{two:?}");
+        let four = timed_states_spread(&live, 4);
+        assert_eq!(four.len(), 4);
+        assert!(four.contains(&1) && four.contains(&7), "{four:?}");
+        assert_eq!(timed_states_spread(&live, 20).len(), live.len());
+        assert!(timed_states_spread(&live, 0).is_empty());
+        assert!(timed_states_spread(&[], 3).is_empty());
         assert_eq!(timed_states(3, 10), BTreeSet::from([0, 1, 2]));
         assert!(timed_states(50, 0).is_empty());
         assert!(timed_states(0, 5).is_empty());

@@ -176,9 +176,39 @@ fn kernel_says(log: &KernelLog, att: &Attached) -> Vec<String> {
 
 /// fsck in the file system's own terms: read-only (`-n`) after recovery, repairing
 /// (`-y`) when the state did not mount.
+/// A second file system is checked the same way after the first, and the two read as
+/// one check: clean only when both are.
 fn fsck(rig: &RecoveryRig, att: &Attached, repair: bool) -> Result<(String, Ran)> {
-    let dev = att.fs_path().display().to_string();
-    let j = att.journal_path().map(|p| p.display().to_string());
+    let first = fsck_one(rig, att.fs_path(), att.journal_path(), repair)?;
+    let Some(second) = att.second_path() else {
+        return Ok(first);
+    };
+    let (what2, ran2) = fsck_one(rig, second, None, repair)?;
+    let (what1, ran1) = first;
+    let code = match (ran1.code, ran2.code) {
+        (Some(a), Some(b)) if rig.fs_type == FsType::Xfs => Some(a.max(b)),
+        (Some(a), Some(b)) => Some(a | b),
+        _ => None,
+    };
+    Ok((
+        format!("{what1}; {what2}"),
+        Ran {
+            code,
+            output: format!("{}{}", ran1.output, ran2.output),
+            seconds: ran1.seconds + ran2.seconds,
+            timed_out: ran1.timed_out || ran2.timed_out,
+        },
+    ))
+}
+
+fn fsck_one(
+    rig: &RecoveryRig,
+    dev: &Path,
+    journal: Option<&Path>,
+    repair: bool,
+) -> Result<(String, Ran)> {
+    let dev = dev.display().to_string();
+    let j = journal.map(|p| p.display().to_string());
     Ok(match rig.fs_type {
         FsType::Xfs => {
             let mut args = vec![if repair { "-L" } else { "-n" }];
@@ -445,7 +475,7 @@ fn time_recovery_on(
     let mount_ok = matches!(&mount, Ok(r) if r.ok());
     // The application's own recovery follows the file system's, on the same disks
     // with the same timing: what a restart after the power cut waits for.
-    let application = match app.and_then(UserCheck::app_steps) {
+    let application = match app.and_then(|c| c.on(rig).app_steps()) {
         Some(steps) if mount_ok => {
             let out = rig.session().join("timed-recover");
             let _ = std::fs::remove_dir_all(&out);

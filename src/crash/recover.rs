@@ -58,10 +58,21 @@ pub fn regions(config: &Config) -> Result<(Region, Option<Region>)> {
     Ok((fs, journal))
 }
 
+/// The second file system's region (`filesystem.second_size`): all of its own disk.
+pub fn second_region(config: &Config) -> Option<Region> {
+    config.second_fs_size.map(|size| Region {
+        disk: "second".into(),
+        offset: 0,
+        size,
+    })
+}
+
 /// Loop devices over the daemon's disks, detached on drop.
 pub struct Attached {
     pub fs: LoopDevice,
     pub journal: Option<LoopDevice>,
+    /// The second file system's device, when the configuration has one.
+    pub second: Option<LoopDevice>,
     /// The devices held open by the rig. The kernel drops a block device's cache when
     /// its last opener closes it, but anyone may hold it open between two states (udev
     /// probing it, the rig's own descriptors here); held open, the cache lives on and
@@ -78,6 +89,16 @@ impl Attached {
         self.journal.as_ref().map(|j| j.path())
     }
 
+    pub fn second_path(&self) -> Option<&Path> {
+        self.second.as_ref().map(|s| s.path())
+    }
+
+    fn devices(&self) -> impl Iterator<Item = &LoopDevice> {
+        std::iter::once(&self.fs)
+            .chain(self.journal.as_ref())
+            .chain(self.second.as_ref())
+    }
+
     /// Drops the block caches of the devices: what is read next is what the daemon
     /// serves now. The overlay changes beneath the devices between states (cleared,
     /// reloaded, a disk lost); without this, a state would be judged on pages cached
@@ -88,8 +109,7 @@ impl Attached {
         // for writing) survives the drop, with the last state's content: wait for
         // udev, then drop until nothing is cached.
         loopdev::settle_udev();
-        let devices = std::iter::once(&self.fs).chain(self.journal.as_ref());
-        for (file, dev) in self.held.iter().zip(devices) {
+        for (file, dev) in self.held.iter().zip(self.devices()) {
             loopdev::flush_buffers_verified(file, dev.path())?;
         }
         Ok(())
@@ -98,9 +118,10 @@ impl Attached {
     pub fn release(mut self) -> Result<()> {
         // A held descriptor would keep a detached loop device alive (autoclear).
         self.held.clear();
+        let s = self.second.as_mut().map(|j| j.release()).unwrap_or(Ok(()));
         let a = self.journal.as_mut().map(|j| j.release()).unwrap_or(Ok(()));
         let b = self.fs.release();
-        a.and(b)
+        s.and(a).and(b)
     }
 }
 
@@ -120,10 +141,13 @@ pub struct RecoveryRig {
     applied: u64,
     fs: Region,
     journal: Option<Region>,
+    second: Option<Region>,
     pub fs_type: FsType,
     /// Mount options without the journal's path.
     options: Vec<String>,
     pub mount_point: PathBuf,
+    /// Where the second file system of each state is mounted, when there is one.
+    second_mount: Option<PathBuf>,
     pub timeout: Duration,
     state_file: PathBuf,
     session: SessionDir,
@@ -140,6 +164,7 @@ impl RecoveryRig {
         timeout: Duration,
     ) -> Result<Self> {
         let (fs, journal) = regions(config)?;
+        let second = second_region(config);
         let session = SessionDir::create(work_dir)?;
         let mut images = Vec::new();
         let mut specs = Vec::new();
@@ -147,6 +172,7 @@ impl RecoveryRig {
             let model = match d.name.as_str() {
                 "fs" => config.fs_model.as_ref(),
                 "journal" => config.journal_model.as_ref(),
+                "second" => config.second_fs_model.as_ref(),
                 _ => None,
             }
             .with_context(|| {
@@ -165,16 +191,19 @@ impl RecoveryRig {
             });
             images.push(image);
         }
-        for r in std::iter::once(&fs).chain(journal.as_ref()) {
+        for r in std::iter::once(&fs)
+            .chain(journal.as_ref())
+            .chain(second.as_ref())
+        {
             let Some(d) = header.disks.iter().find(|d| d.name == r.disk) else {
                 bail!(
                     "the write log has no disk `{}`, which configuration `{}` puts its {} on",
                     r.disk,
                     config.label,
-                    if r.offset == 0 && r.disk == "fs" {
-                        "file system"
-                    } else {
-                        "journal"
+                    match r.disk.as_str() {
+                        "fs" if r.offset == 0 => "file system",
+                        "second" => "second file system",
+                        _ => "journal",
                     }
                 );
             };
@@ -191,6 +220,10 @@ impl RecoveryRig {
             .with_context(|| format!("cannot open the write log {}", log_path.display()))?;
         let mount_point = session.join("mnt");
         std::fs::create_dir_all(&mount_point)?;
+        let second_mount = second.as_ref().map(|_| session.join("mnt2"));
+        if let Some(m) = &second_mount {
+            std::fs::create_dir_all(m)?;
+        }
         let state_file = session.join("state.wlog");
         let mut rig = RecoveryRig {
             session,
@@ -203,9 +236,11 @@ impl RecoveryRig {
             applied: 0,
             fs,
             journal,
+            second,
             fs_type: config.fs_type,
             options: recovery_options(config),
             mount_point,
+            second_mount,
             timeout,
             state_file,
         };
@@ -231,6 +266,9 @@ impl RecoveryRig {
         d.measure_path(&self.fs.disk, &att.fs)?;
         if let (Some(j), Some(dev)) = (&self.journal, &att.journal) {
             d.measure_path(&j.disk, dev)?;
+        }
+        if let (Some(r), Some(dev)) = (&self.second, &att.second) {
+            d.measure_path(&r.disk, dev)?;
         }
         self.attached = Some(att);
         Ok(())
@@ -390,14 +428,25 @@ impl RecoveryRig {
             Some(j) => Some(d.attach_disk(&j.disk, j.offset, Some(j.size))?),
             None => None,
         };
-        let mut held = Vec::new();
-        for dev in std::iter::once(&fs).chain(journal.as_ref()) {
-            held.push(
+        let second = match &self.second {
+            Some(r) => Some(d.attach_disk(&r.disk, r.offset, Some(r.size))?),
+            None => None,
+        };
+        let mut att = Attached {
+            fs,
+            journal,
+            second,
+            held: Vec::new(),
+        };
+        let held = att
+            .devices()
+            .map(|dev| {
                 File::open(dev.path())
-                    .with_context(|| format!("cannot open {}", dev.path().display()))?,
-            );
-        }
-        Ok(Attached { fs, journal, held })
+                    .with_context(|| format!("cannot open {}", dev.path().display()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        att.held = held;
+        Ok(att)
     }
 
     /// The configuration's mount options with this attachment's journal device.
@@ -427,11 +476,49 @@ impl RecoveryRig {
     }
 
     /// Mounts the state with mount(2) itself: mount(8) (libmount) spent as long again
-    /// as the kernel's mount around it, per state. Timed and aborted like a step.
+    /// as the kernel's mount around it, per state. Timed and aborted like a step. With
+    /// a second file system, it is mounted (its own journal replayed) right after the
+    /// first, and the two count as one recovery: a restart waits for both.
     pub fn mount(&self, att: &Attached) -> Result<Ran> {
-        let (flags, data) = split_mount_options(&self.mount_options(att));
-        let dev = att.fs_path().to_path_buf();
-        let mnt = self.mount_point.clone();
+        let first = self.mount_one(att.fs_path(), &self.mount_point, &self.mount_options(att))?;
+        let (Some(dev), Some(mnt)) = (att.second_path(), &self.second_mount) else {
+            return Ok(first);
+        };
+        if !first.ok() {
+            return Ok(first);
+        }
+        let second = self.mount_one(dev, mnt, &self.second_mount_options())?;
+        let seconds = first.seconds + second.seconds;
+        if !second.ok() && !second.timed_out {
+            // What failed is the second one: the first must not stay mounted for fsck.
+            self.unmount()?;
+        }
+        Ok(Ran {
+            seconds,
+            output: format!(
+                "{}{}",
+                first.output,
+                second
+                    .output
+                    .replace("failed:", "failed (the second file system):")
+            ),
+            ..second
+        })
+    }
+
+    /// The second file system's mount options: the first's, without a journal path.
+    fn second_mount_options(&self) -> String {
+        if self.options.is_empty() {
+            "defaults".into()
+        } else {
+            self.options.join(",")
+        }
+    }
+
+    fn mount_one(&self, dev: &Path, mnt: &Path, options: &str) -> Result<Ran> {
+        let (flags, data) = split_mount_options(options);
+        let dev = dev.to_path_buf();
+        let mnt = mnt.to_path_buf();
         let fstype = self.fs_type.as_str().to_string();
         let daemon = self.daemon();
         let (out, seconds) = cmd::call_timed(self.timeout, &mut || daemon.abort(), move || {
@@ -471,14 +558,28 @@ impl RecoveryRig {
         })
     }
 
+    /// Unmounts the second file system (if mounted), then the first (if mounted).
     pub fn unmount(&self) -> Result<()> {
-        crate::rig::mounts::unmount(&self.mount_point)
+        let mounted = crate::rig::mounts::mounts();
+        let is = |p: &Path| mounted.iter().any(|m| m.target == p);
+        if let Some(m) = self.second_mount.as_deref().filter(|m| is(m)) {
+            crate::rig::mounts::unmount(m)?;
+        }
+        if is(&self.mount_point) {
+            crate::rig::mounts::unmount(&self.mount_point)?;
+        }
+        Ok(())
     }
 
     pub fn is_mounted(&self) -> bool {
-        crate::rig::mounts::mounts()
-            .iter()
-            .any(|m| m.target == self.mount_point)
+        crate::rig::mounts::mounts().iter().any(|m| {
+            m.target == self.mount_point || Some(m.target.as_path()) == self.second_mount.as_deref()
+        })
+    }
+
+    /// Where the state's second file system is mounted, when the configuration has one.
+    pub fn second_mount(&self) -> Option<&Path> {
+        self.second_mount.as_deref()
     }
 
     /// Releases everything: unmounts, stops the daemon, removes the images and the
@@ -500,6 +601,9 @@ impl RecoveryRig {
         }
         let _ = std::fs::remove_file(&self.state_file);
         let _ = std::fs::remove_dir(&self.mount_point);
+        if let Some(m) = &self.second_mount {
+            let _ = std::fs::remove_dir(m);
+        }
         first.map_or(Ok(()), Err)
     }
 }

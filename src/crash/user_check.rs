@@ -25,6 +25,19 @@ pub struct UserCheck {
 }
 
 impl UserCheck {
+    /// This check as run on `rig`'s states: its environment also names the state's
+    /// second file system, where the configuration has one.
+    pub fn on(&self, rig: &RecoveryRig) -> UserCheck {
+        let mut check = self.clone();
+        if let Some(m) = rig.second_mount() {
+            check.env.insert(
+                crate::workload::command::SECOND_FS_ENV.into(),
+                m.display().to_string(),
+            );
+        }
+        check
+    }
+
     /// The application's start and stop, when the workload has a `recover`.
     pub fn app_steps(&self) -> Option<super::app_recovery::AppSteps> {
         Some(super::app_recovery::AppSteps {
@@ -84,6 +97,7 @@ pub(crate) fn run(
 ) -> Result<CheckOutcome> {
     let out = rig.session().join("check");
     let _ = std::fs::remove_dir_all(&out);
+    let check = &check.on(rig);
     let app = match check.app_steps() {
         None => None,
         Some(steps) => match super::app_recovery::start(&steps, &rig.mount_point, &out, tail)? {

@@ -192,6 +192,13 @@ pub struct Config {
     pub fs_model: Option<DeviceModelSpec>,
     /// Emulated disk of a `second-disk` or `ramdisk` journal.
     pub journal_model: Option<DeviceModelSpec>,
+    /// `filesystem.second_size`: a second file system of this size (same type, its own
+    /// internal journal of the same size and mode) on a disk of its own, mounted beside
+    /// the first; the workload finds it in `$JBENCH_SECOND_FS`. `None`: no second one.
+    pub second_fs_size: Option<u64>,
+    /// The second file system's emulated disk (`filesystem.second_device_model`, else
+    /// the file system's model).
+    pub second_fs_model: Option<DeviceModelSpec>,
     /// `[[config]] env`: variables every command workload of this configuration gets
     /// (over the workload's own `env`), so an application's settings can be compared
     /// like a journal's.

@@ -146,6 +146,17 @@ pub fn describe_config(c: &Config) -> String {
     if let Some(m) = c.memory_limit {
         line.push_str(&format!(", memory limit {}", format_size(m)));
     }
+    if let Some(size) = c.second_fs_size {
+        line.push_str(&format!(
+            "; a second {} file system of {} on its own{} disk ($JBENCH_SECOND_FS)",
+            c.fs_type,
+            format_size(size),
+            c.second_fs_model
+                .as_ref()
+                .map(|m| format!(" emulated {}", m.name))
+                .unwrap_or_default()
+        ));
+    }
     // The application's settings are this configuration's point when it has them.
     if !c.env.is_empty() {
         let vars: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}={v}")).collect();

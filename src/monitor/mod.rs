@@ -40,7 +40,8 @@ const SECTOR: u64 = 512;
 /// What a trial's monitor watches.
 #[derive(Debug, Clone)]
 pub struct Targets {
-    /// `(role, kernel device name)`: `fs`, then `journal` for an external journal.
+    /// `(role, kernel device name)`: `fs`, then `journal` for an external journal, then
+    /// `second` for a second file system.
     pub devices: Vec<(String, String)>,
     /// `/proc/fs/jbd2` entry, when the file system has a jbd2 journal.
     pub jbd2: Option<String>,
@@ -57,6 +58,14 @@ impl Targets {
             devices.push(("journal".to_string(), j));
         }
         Self { devices, jbd2 }
+    }
+
+    /// Also samples a second file system's device, as role `second`.
+    pub fn with_second(mut self, device: Option<&Path>) -> Self {
+        if let Some(d) = device {
+            self.devices.push(("second".to_string(), kernel_name(d)));
+        }
+        self
     }
 }
 

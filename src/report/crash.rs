@@ -163,8 +163,10 @@ fn recovery_grid(name: &str, entries: &[&CrashAnalysis]) -> Option<Grid> {
         "journal".to_string(),
         "inodes".to_string(),
         "replayed (blocks) median".to_string(),
+        "recovery up to".to_string(),
+        "fullest journal (blocks)".to_string(),
     ];
-    for step in ["mount", "journal_only", "full fsck"] {
+    for step in ["recovery (mount)", "journal_only", "full fsck"] {
         headers.push(format!("{step} median"));
         headers.push(format!("{step} p95"));
     }
@@ -185,6 +187,12 @@ fn recovery_grid(name: &str, entries: &[&CrashAnalysis]) -> Option<Grid> {
                 },
                 r.replayed_blocks
                     .map_or("-".to_string(), |b| fmt_sig(b.median)),
+                c.recovery_model
+                    .as_ref()
+                    .map_or("-".to_string(), |m| fmt_sig(m.plan_s())),
+                c.recovery_model
+                    .as_ref()
+                    .map_or("-".to_string(), |m| m.fullest_blocks.to_string()),
             ];
             for t in [&r.mount, &r.journal_only, &r.full_fsck] {
                 row.extend(cells(t));
@@ -194,7 +202,7 @@ fn recovery_grid(name: &str, entries: &[&CrashAnalysis]) -> Option<Grid> {
         })
         .collect();
     Some(Grid {
-        title: format!("Recovery times of {name} (s, model timing on): median and 95th percentile"),
+        title: format!("Recovery times of {name} (s, model timing on): to plan on (docs/crash.md, \"Recovery time\"), then each step's median and 95th percentile"),
         headers,
         rows,
     })

@@ -21,7 +21,7 @@ impl Exporter for Csv {
     }
 }
 
-pub(crate) const CSV_HEADER: [&str; 42] = [
+pub(crate) const CSV_HEADER: [&str; 49] = [
     "workload",
     "config",
     "phase",
@@ -79,6 +79,17 @@ pub(crate) const CSV_HEADER: [&str; 42] = [
     "ratio_vs_next_decision",
     "ratio_vs_next_ci_level",
     "answer_marks",
+    // Recovery to plan on (docs/crash.md, "Recovery time"): the larger of the worst
+    // timed state and the upper end of the prediction at the fullest journal; the
+    // worst timed; the fitted seconds per 1000 live journal blocks with its 95%
+    // interval and R²; the fullest journal's live blocks.
+    "recovery_plan_s",
+    "recovery_worst_s",
+    "recovery_s_per_1000_blocks",
+    "recovery_s_per_1000_blocks_ci_low",
+    "recovery_s_per_1000_blocks_ci_high",
+    "recovery_r2",
+    "recovery_fullest_blocks",
 ];
 
 /// The answer columns of configuration `config`'s row of `phase`: filled on the main
@@ -138,6 +149,7 @@ fn render_csv(a: &Analysis) -> String {
                         .unwrap_or_default(),
                 );
                 row.extend(answer_decision_cells(&answers, w, &c.label, &p.phase, a));
+                row.extend(answer_recovery_cells(&answers, &w.name, &c.label, &p.phase));
                 out.push_str(&csv_line(row));
             }
         }
@@ -148,6 +160,30 @@ fn render_csv(a: &Analysis) -> String {
         }
     }
     out
+}
+
+/// The recovery to plan on and its model, on a main phase's row; empty elsewhere.
+fn answer_recovery_cells(
+    answers: &[WorkloadAnswer],
+    workload: &str,
+    config: &str,
+    phase: &str,
+) -> Vec<String> {
+    let found = answers
+        .iter()
+        .find(|x| x.workload == workload && x.main_phase.as_deref() == Some(phase))
+        .and_then(|x| x.configs.iter().find(|c| c.config == config));
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let m = found.and_then(|c| c.recovery_model.as_ref());
+    vec![
+        num(found.and_then(|c| c.recovery_plan_s)),
+        num(found.and_then(|c| c.recovery_worst_s)),
+        num(m.and_then(|m| m.per_kblock_s)),
+        num(m.and_then(|m| m.per_kblock_low_s)),
+        num(m.and_then(|m| m.per_kblock_high_s)),
+        num(m.and_then(|m| m.r2)),
+        m.map(|m| m.fullest_blocks.to_string()).unwrap_or_default(),
+    ]
 }
 
 /// The answer's word, level and marks on a main phase's row; empty elsewhere.

@@ -395,11 +395,19 @@ pub fn append_crash_record(path: &Path, record: &CrashRecord) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// A plain `ok` record of one prefix state, for other modules' tests to change.
+#[cfg(test)]
+impl CrashRecord {
+    pub(crate) fn test_default() -> Self {
+        tests::record(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn record(state: u64) -> CrashRecord {
+    pub(super) fn record(state: u64) -> CrashRecord {
         CrashRecord {
             schema: CRASH_SCHEMA_VERSION,
             config: "same-disk".into(),

@@ -97,6 +97,14 @@ pub struct Layout {
     /// Emulated disks: which image each serves, with which model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub emulated_disks: Vec<EmulatedDisk>,
+    /// A second file system (`filesystem.second_size`): its device, image and mount
+    /// point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_fs_device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_fs_image: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_mount_point: Option<String>,
     /// The device daemon's process id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_daemon_pid: Option<u32>,
@@ -105,7 +113,7 @@ pub struct Layout {
 /// One emulated disk of a trial, as the layout records it.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct EmulatedDisk {
-    /// `fs` or `journal`.
+    /// `fs`, `journal` or `second`.
     pub name: String,
     /// The spec's model name (a built-in or a `[models]` entry).
     pub model: String,
@@ -146,6 +154,9 @@ impl fmt::Display for Layout {
             "; mounted on {} -o {}",
             self.mount_point, self.mount_options
         )?;
+        if let (Some(dev), Some(mnt)) = (&self.second_fs_device, &self.second_mount_point) {
+            write!(f, "; second file system {dev} mounted on {mnt}")?;
+        }
         for d in &self.emulated_disks {
             write!(f, "; {} disk emulated as {}", d.name, d.model)?;
         }
@@ -183,6 +194,8 @@ pub struct Rig {
     pub fs_device: PathBuf,
     pub journal_device: Option<PathBuf>,
     pub mount_point: PathBuf,
+    /// Where the second file system is mounted, when the configuration has one.
+    pub second_mount: Option<PathBuf>,
     pub layout: Layout,
     pub verified: Verified,
 }
@@ -253,6 +266,7 @@ pub fn provision_with(
         fs_device: PathBuf::new(),
         journal_device: None,
         mount_point: mount_point.clone(),
+        second_mount: None,
         layout: Layout {
             placement: config.placement.to_string(),
             mount_point: mount_point.display().to_string(),
@@ -265,6 +279,7 @@ pub fn provision_with(
     let mut disks = Disks::default();
     prepare_fs_device(config, ws, destroy, &mut rig, &mut disks, emu)?;
     prepare_journal_device(config, ws, destroy, &mut rig, &mut disks, emu)?;
+    prepare_second_fs(config, ws, &mut rig, &mut disks, emu)?;
     run_after_images_hook(&disks);
     ws.check_unchanged()?;
     attach_regions(ws, &mut rig, &disks, emu)?;
@@ -281,6 +296,7 @@ pub fn provision_with(
     )?;
     rig.push(Guard::Mount(mount));
     rig.layout.mount_options = options;
+    mount_second_fs(config, ws, &mut rig)?;
 
     rig.verified = verify::verify(
         config,
@@ -290,6 +306,28 @@ pub fn provision_with(
     )
     .context("the file system did not come out as specified; refusing to measure it")?;
     Ok(rig)
+}
+
+/// The second file system, made like the first with an internal journal of the same
+/// size and mode, and mounted beside it in the session directory.
+fn mount_second_fs(config: &Config, ws: &mut Workspace, rig: &mut Rig) -> Result<()> {
+    let Some(dev) = rig.layout.second_fs_device.clone().map(PathBuf::from) else {
+        return Ok(());
+    };
+    make_file_system(config, &dev, None)
+        .with_context(|| format!("making the second file system on {}", dev.display()))?;
+    let mount_point = ws.main.join("mnt2");
+    ws.check_unchanged()?;
+    let mount = Mount::new(
+        &dev,
+        &mount_point,
+        config.fs_type.as_str(),
+        &mount_options(config, None),
+    )?;
+    rig.push(Guard::Mount(mount));
+    rig.layout.second_mount_point = Some(mount_point.display().to_string());
+    rig.second_mount = Some(mount_point);
+    Ok(())
 }
 
 /// mkfs for the configuration's type, with the journal (or log) where it belongs.
@@ -370,7 +408,7 @@ fn run_after_images_hook(disks: &Disks) {
 
 /// An image file a device is made from, possibly served as an emulated disk.
 struct ImageDisk {
-    /// `fs` or `journal`: the daemon's file name.
+    /// `fs`, `journal` or `second`: the daemon's file name.
     name: &'static str,
     path: PathBuf,
     /// The image as created; loop devices and the daemon are given this file.
@@ -390,6 +428,7 @@ struct Region {
 enum Role {
     FileSystem,
     Journal,
+    SecondFs,
 }
 
 #[derive(Default)]
@@ -454,6 +493,41 @@ fn prepare_fs_device(
             role: Role::Journal,
         });
     }
+    Ok(())
+}
+
+/// The second file system's image, on a disk of its own (`second`).
+fn prepare_second_fs(
+    config: &Config,
+    ws: &mut Workspace,
+    rig: &mut Rig,
+    disks: &mut Disks,
+    emu: &EmuSetup,
+) -> Result<()> {
+    let Some(size) = config.second_fs_size else {
+        return Ok(());
+    };
+    let dir = match config.second_fs_model {
+        Some(_) => ws.dir_in(&emu.options.image_dir)?,
+        None => &ws.main,
+    };
+    let image = ImageFile::create(dir, "second.img", size)?;
+    let path = image.path().to_path_buf();
+    let file = image.file().try_clone()?;
+    rig.push(Guard::Image(image));
+    let disk = disks.add(ImageDisk {
+        name: "second",
+        path: path.clone(),
+        file,
+        model: config.second_fs_model.clone(),
+    });
+    disks.regions.push(Region {
+        disk,
+        offset: 0,
+        size,
+        role: Role::SecondFs,
+    });
+    rig.layout.second_fs_image = Some(path.display().to_string());
     Ok(())
 }
 
@@ -602,6 +676,7 @@ fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSet
                 rig.fs_device = dev;
             }
             Role::Journal => set_journal(rig, &dev, Some(&disk.path), r.offset),
+            Role::SecondFs => rig.layout.second_fs_device = Some(dev.display().to_string()),
         }
     }
     Ok(())

@@ -127,7 +127,12 @@ impl RigExecutor {
         say: &mut dyn FnMut(&str),
     ) -> Option<(Monitor, Option<String>)> {
         let interval = spec.monitor_interval?;
-        let targets = Targets::of(&rig.fs_device, rig.journal_device.as_deref());
+        let targets = Targets::of(&rig.fs_device, rig.journal_device.as_deref()).with_second(
+            rig.layout
+                .second_fs_device
+                .as_deref()
+                .map(std::path::Path::new),
+        );
         let file = layout::monitor_file_name(trial.index);
         let path = self.monitor_dir.as_ref().map(|d| d.join(&file));
         let relative = self.monitor_dir.as_ref().map(|d| match d.file_name() {
@@ -199,7 +204,7 @@ impl Executor for RigExecutor {
                     .as_ref()
                     .map(|d| d.join(layout::output_dir_name(trial.index))),
             )
-            .with_env(config.env.clone());
+            .with_env(config_env(config, &rig));
         // After everything the rig wrote, so the kernel's writeback and commit clocks
         // start with the workload's first write; and before an emulated disk's model
         // starts afresh, so its first request is the workload's too.
@@ -398,4 +403,20 @@ pub fn drop_caches() -> Result<()> {
             "cannot drop caches (/proc/sys/vm/drop_caches): {e}; jbench must run as root"
         )
     })
+}
+
+/// The configuration's `env`, with the second file system's mount point when the rig
+/// has one: what a command workload is handed.
+fn config_env(
+    config: &crate::experiment::config::Config,
+    rig: &rig::Rig,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env = config.env.clone();
+    if let Some(m) = &rig.second_mount {
+        env.insert(
+            crate::workload::command::SECOND_FS_ENV.into(),
+            m.display().to_string(),
+        );
+    }
+    env
 }

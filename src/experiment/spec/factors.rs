@@ -26,7 +26,7 @@ pub(super) struct Factor {
 }
 
 /// The factors in matrix order: the last one varies fastest across the configurations.
-pub(super) static FACTORS: [Factor; 17] = [
+pub(super) static FACTORS: [Factor; 19] = [
     Factor {
         key: "filesystem.type",
         read: |e, l| {
@@ -114,6 +114,47 @@ pub(super) static FACTORS: [Factor; 17] = [
             )
         },
         store: |c| c.fs_model.as_ref().map(|m| text(&m.name)),
+    },
+    Factor {
+        key: "filesystem.second_size",
+        read: |e, l| {
+            let parse = |v: &SizeValue| fs_size(v).map(Some);
+            e.list(
+                l.get(|s| &s.filesystem.second_size),
+                vec![None],
+                parse,
+                |c, v| c.second_fs_size = v,
+            )
+        },
+        label_rank: 17,
+        label: |c| match c.second_fs_size {
+            Some(s) => format!("second-fs{}", format_size(s)),
+            None => "one-fs".into(),
+        },
+        store: |c| c.second_fs_size.map(|s| text(&format_size(s))),
+    },
+    Factor {
+        key: "filesystem.second_device_model",
+        // What was asked for; `matrix::settle_second_fs_model` gives a second file
+        // system the file system's model when none was named.
+        read: |e, l| {
+            let parse = |n: &String| model_of(e.models, n).map(Some);
+            e.list(
+                l.get(|s| &s.filesystem.second_device_model),
+                vec![None],
+                parse,
+                |c, v| c.second_fs_model = v,
+            )
+        },
+        label_rank: 18,
+        label: |c| match (c.second_fs_size, &c.second_fs_model) {
+            (Some(_), m) => format!(
+                "second={}",
+                m.as_ref().map_or(UNEMULATED, |m| m.name.as_str())
+            ),
+            (None, _) => String::new(),
+        },
+        store: |c| c.second_fs_model.as_ref().map(|m| text(&m.name)),
     },
     Factor {
         key: "memory_limit",

@@ -151,6 +151,7 @@ fn expand(
                 (column.set)(&mut c, i);
             }
             let asked = settle_journal_model(&mut c);
+            settle_second_fs_model(&mut c);
             let spans = Spans {
                 spans: spans.clone(),
                 journal_model_asked: asked,
@@ -172,6 +173,14 @@ fn settle_journal_model(c: &mut Config) -> Option<DeviceModelSpec> {
         _ => None,
     };
     asked
+}
+
+/// A second file system gets a disk of the file system's kind unless told otherwise;
+/// without one, a model asked for it means nothing (checked by the rules).
+fn settle_second_fs_model(c: &mut Config) {
+    if c.second_fs_size.is_some() {
+        c.second_fs_model = c.second_fs_model.take().or_else(|| c.fs_model.clone());
+    }
 }
 
 /// Labels are made of the factor values that vary across all configurations; a

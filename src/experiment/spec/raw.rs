@@ -250,6 +250,10 @@ pub(super) struct RawFilesystem {
     pub(super) mkfs_options: Key<OptionSets>,
     pub(super) mount_options: Key<OptionSets>,
     pub(super) device_model: Key<OneOrMany<String>>,
+    /// A second file system of its own, on a disk of its own, for the application's
+    /// data it splits off (a database's WAL); absent: none.
+    pub(super) second_size: Key<OneOrMany<SizeValue>>,
+    pub(super) second_device_model: Key<OneOrMany<String>>,
 }
 
 /// The `[journal]` table: every key is a factor of the matrix, like `[filesystem]`'s.

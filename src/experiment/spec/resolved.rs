@@ -120,7 +120,7 @@ pub(super) fn resolve(spec: &Spec) -> String {
     for m in spec
         .configs
         .iter()
-        .flat_map(|c| [&c.fs_model, &c.journal_model])
+        .flat_map(|c| [&c.fs_model, &c.journal_model, &c.second_fs_model])
         .flatten()
     {
         if crate::emu::MODEL_NAMES.contains(&m.name.as_str()) {

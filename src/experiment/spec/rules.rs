@@ -138,6 +138,7 @@ pub(super) fn check_models(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecE
             ),
         ));
     }
+    check_second_fs(ctx, c, s)?;
     let Some(asked) = &s.journal_model_asked else {
         return Ok(());
     };
@@ -169,6 +170,54 @@ pub(super) fn check_models(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecE
         ),
         _ => Ok(()),
     }
+}
+
+/// A second file system is made like the first on an image of its own: it needs an
+/// image-backed first one to sit beside (emulated or not, like it), and room for its
+/// internal journal of the same size.
+fn check_second_fs(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
+    let Some(size) = c.second_fs_size else {
+        if c.second_fs_model.is_some() {
+            return Err(ctx.err(
+                s.of("filesystem.second_device_model"),
+                "filesystem.second_device_model",
+                "there is no second file system to emulate a disk for; set filesystem.second_size too, or remove filesystem.second_device_model",
+            ));
+        }
+        return Ok(());
+    };
+    let key = "filesystem.second_size";
+    if let Some(d) = &c.fs_device {
+        return Err(ctx.err(
+            s.of(key),
+            key,
+            format!(
+                "a second file system is made on an image beside the first, which here is the real device {}; drop filesystem.device or filesystem.second_size",
+                d.display()
+            ),
+        ));
+    }
+    if c.fs_model.is_some() != c.second_fs_model.is_some() {
+        return Err(ctx.err(
+            s.of("filesystem.second_device_model").or(s.of(key)),
+            "filesystem.second_device_model",
+            "the second file system's disk must be emulated exactly when the first one's is (the crash lab needs every disk in its write log); set both device models or neither",
+        ));
+    }
+    let room = size - size / 64;
+    if c.placement != Placement::None && c.journal_size * 2 > room {
+        return Err(ctx.err(
+            s.of(key),
+            key,
+            format!(
+                "the second file system gets an internal journal of journal.size ({}), more than mke2fs allows in {}; make filesystem.second_size at least {}",
+                format_size(c.journal_size),
+                format_size(size),
+                format_size((c.journal_size * 2 + c.journal_size / 16).div_ceil(1 << 20) * (1 << 20))
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// What each file system type and the no-journal baseline allow.

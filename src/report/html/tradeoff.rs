@@ -69,7 +69,7 @@ pub(crate) fn tradeoff_chart(t: &Tradeoff<'_>) -> Result<String> {
         let mut size_label_at = Vec::new();
         for (area, lines, y_desc, upto) in [
             (&top, t.speed, t.rate_unit.to_string(), false),
-            (&middle, t.replay, "replay seconds".to_string(), true),
+            (&middle, t.replay, "recovery seconds".to_string(), true),
         ] {
             let y_top = lines
                 .iter()
@@ -146,7 +146,7 @@ pub(crate) fn tradeoff_chart(t: &Tradeoff<'_>) -> Result<String> {
             chart
                 .configure_mesh()
                 .x_desc(t.amount)
-                .y_desc("replay seconds")
+                .y_desc("recovery seconds")
                 .x_labels(6)
                 .y_labels(5)
                 .x_label_formatter(&|v| fmt_tick(*v))
@@ -217,8 +217,15 @@ pub(crate) fn tradeoff_charts(
                     .unwrap_or(0.0);
                 push(&mut speed, &name, (c.journal_size, mean, half));
             }
-            if let Some(m) = c.recovery.as_ref().and_then(|r| r.mount) {
-                push(&mut replay, &name, (c.journal_size, m.median, m.p95));
+            // The worst timed recovery, whisker up to the figure to plan on; the median
+            // and p95 only where there is no live-journal count to fit against.
+            let point = match (&c.recovery_model, c.recovery.as_ref().and_then(|r| r.mount)) {
+                (Some(r), _) => Some((c.journal_size, r.worst_s, r.plan_s())),
+                (None, Some(m)) => Some((c.journal_size, m.median, m.p95)),
+                (None, None) => None,
+            };
+            if let Some(point) = point {
+                push(&mut replay, &name, point);
             }
             let points: Vec<(f64, f64)> = crash
                 .iter()
@@ -253,7 +260,7 @@ pub(crate) fn tradeoff_charts(
             scatter: &scatter,
         })?;
         let caption = format!(
-            "Top: mean {unit} on {} (error bars: 95% confidence interval of the mean) against journal size (log scale), one line per placement. Middle: median time of the mount that replays the journal after a crash, with model timing on (whisker up to the 95th percentile), on the same axis. Bottom: each timed state's replay time against the journal blocks its replay walks (the live journal at the cut: descriptors, logged blocks and commits of the committed transactions the checkpoint had not passed). A bigger journal that is faster and recovers more slowly rises in both upper panels.",
+            "Top: mean {unit} on {} (error bars: 95% confidence interval of the mean) against journal size (log scale), one line per placement. Middle: recovery after a crash (the mount that replays the journal, with model timing on), on the same axis: the worst timed state, whisker up to the figure to plan on (the upper end of the 95% prediction at the fullest journal the workload left). Bottom: each timed state's recovery time against the journal blocks its replay walks (the live journal at the cut: descriptors, logged blocks and commits of the committed transactions the checkpoint had not passed). A bigger journal that is faster and recovers more slowly rises in both upper panels.",
             w.main_phase.as_deref().unwrap_or("the main phase")
         );
         out.push((svg, caption));

@@ -253,7 +253,7 @@ fn html_has_the_section_and_a_chart_only_with_timings() {
     let start = html.find("data-kind=\"crash-recovery\"").unwrap();
     let svg = &html[start..][..html[start..].find("</svg>").unwrap()];
     for text in [
-        "mount seconds",
+        "recovery seconds",
         "journal size (log scale)",
         "same-disk",
         "ramdisk",

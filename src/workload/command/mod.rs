@@ -40,6 +40,10 @@ pub const DEFAULT_RECOVER_TIMEOUT: Duration = Duration::from_secs(300);
 /// application it started is ready (a server); one that exits 0 is ready too.
 pub const READY_ENV: &str = "JBENCH_READY";
 
+/// The environment variable holding the second file system's mount point
+/// (`filesystem.second_size`), for the run, check, recover and stop alike.
+pub const SECOND_FS_ENV: &str = "JBENCH_SECOND_FS";
+
 /// Timeout of a `check` when the spec gives none: a consistency check of one crash
 /// state should take seconds.
 pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(60);

@@ -5,3 +5,4 @@ mod crash_bugs;
 mod crash_fio;
 mod lab;
 mod run_crash;
+mod second_fs;

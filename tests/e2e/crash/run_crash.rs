@@ -60,7 +60,7 @@ levels = 1
 
 [crash]
 states = {STATES}
-recovery_timing = 2
+recovery_timing = 4
 "#,
         work.display()
     )
@@ -145,6 +145,7 @@ fn check_answer_against_records(dir: &Path) {
         .as_array()
         .expect("an answer in the JSON report");
     assert_eq!(answers.len(), 2, "one per workload: {json:#}");
+    let mut fitted = 0;
     for w in answers {
         let workload = w["workload"].as_str().unwrap();
         let phase = w["main_phase"].as_str().unwrap();
@@ -173,7 +174,45 @@ fn check_answer_against_records(dir: &Path) {
                 .collect();
             assert_eq!(c["recovery_timed"], mounts.len());
             let replay = c["replay_median_s"].as_f64().unwrap();
-            assert!((replay - median(mounts)).abs() < 1e-12);
+            assert!((replay - median(mounts.clone())).abs() < 1e-12);
+            // The figure to plan on follows from the records: the worst timed mount,
+            // the fullest journal of any state, and a least-squares line through the
+            // timed states' (live blocks, seconds) with its prediction there.
+            let pts: Vec<(f64, f64)> = states
+                .iter()
+                .filter_map(|r| {
+                    Some((
+                        r.journal_live?.blocks as f64,
+                        r.timings.as_ref()?.mount_seconds,
+                    ))
+                })
+                .collect();
+            let worst = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+            assert!((c["recovery_worst_s"].as_f64().unwrap() - worst).abs() < 1e-12);
+            let model = &c["recovery_model"];
+            let fullest = states
+                .iter()
+                .filter_map(|r| r.journal_live.map(|l| l.blocks))
+                .max()
+                .unwrap();
+            assert_eq!(model["fullest_blocks"], fullest);
+            assert_eq!(model["points"], pts.len());
+            let plan = c["recovery_plan_s"].as_f64().unwrap();
+            assert!(plan >= worst - 1e-12, "{plan} < worst {worst}");
+            if let Some(k) = model["per_kblock_s"].as_f64() {
+                fitted += 1;
+                let n = pts.len() as f64;
+                let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+                let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+                let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+                let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+                let slope = sxy / sxx;
+                assert!((k - slope * 1000.0).abs() <= 1e-9 * (slope * 1000.0).abs().max(1e-9));
+                let at = my + slope * (fullest as f64 - mx);
+                assert!((model["at_fullest_s"].as_f64().unwrap() - at).abs() < 1e-9);
+                let high = model["at_fullest_high_s"].as_f64().unwrap();
+                assert!((plan - high.max(worst)).abs() < 1e-12);
+            }
             // CSV: the main phase's row carries the same numbers.
             let row = rows
                 .iter()
@@ -184,6 +223,9 @@ fn check_answer_against_records(dir: &Path) {
             // serde_json's float parsing may be off by an ulp: compare closely, not exactly.
             let csv_replay = row[col("replay_p50_s")].parse::<f64>().unwrap();
             assert!((csv_replay - replay).abs() <= 1e-12 * replay.abs().max(1.0));
+            let csv_plan = row[col("recovery_plan_s")].parse::<f64>().unwrap();
+            assert!((csv_plan - plan).abs() <= 1e-12 * plan.max(1.0));
+            assert_eq!(row[col("recovery_fullest_blocks")], fullest.to_string());
             let csv_mean = row[col("rate_mean")].parse::<f64>().unwrap();
             assert!((csv_mean - got).abs() <= 1e-9 * got, "{csv_mean} vs {got}");
             // The words: the same counts in text, Markdown and HTML.
@@ -218,6 +260,11 @@ fn check_answer_against_records(dir: &Path) {
             }
         }
     }
+    assert!(
+        fitted > 0,
+        "no configuration had a line of recovery against live blocks:\n{json:#}"
+    );
+    assert!(text.contains(" s per 1000 blocks ["), "{text}");
     assert!(
         text.starts_with("Answer: speed, safety and recovery"),
         "{text}"

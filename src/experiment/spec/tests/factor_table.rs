@@ -82,6 +82,8 @@ journal.commit = "30s"
 [[config]]
 label = "emulated"
 filesystem.device_model = "ssd-sata"
+filesystem.second_size = "256M"
+filesystem.second_device_model = "nvme"
 journal.placement = "second-disk"
 journal.second_disk_dir = "/var/tmp"
 journal.device_model = "nvme"

@@ -323,3 +323,51 @@ fn a_config_tables_env_and_negative_control_reach_its_configurations_and_the_res
     );
     assert_eq!(err_of(&reserved).key, "config.env");
 }
+
+#[test]
+fn a_second_file_system_is_a_factor_with_the_first_ones_disk_unless_named() {
+    let text = base_with(
+        "[[workload]]",
+        "[models.slow]\nmodel = \"hdd-7200\"\n\n[[config]]\nlabel = \"one\"\njournal.placement = \"internal\"\nfilesystem.device_model = \"hdd-7200\"\n\n[[config]]\nlabel = \"two\"\njournal.placement = \"internal\"\nfilesystem.device_model = \"hdd-7200\"\nfilesystem.second_size = \"256M\"\n\n[[config]]\nlabel = \"two-slow\"\njournal.placement = \"internal\"\nfilesystem.device_model = \"hdd-7200\"\nfilesystem.second_size = \"256M\"\nfilesystem.second_device_model = \"slow\"\n\n[[workload]]",
+    );
+    let s = parse(&text, "x.toml").unwrap();
+    assert_eq!(labels_of(&s), ["one", "two", "two-slow"]);
+    assert_eq!(s.configs[0].second_fs_size, None);
+    assert_eq!(s.configs[0].second_fs_model, None);
+    assert_eq!(s.configs[1].second_fs_size, Some(256 << 20));
+    // Two spindles of the same kind unless told otherwise.
+    assert_eq!(s.configs[1].second_fs_model, s.configs[1].fs_model);
+    assert_eq!(s.configs[2].second_fs_model.as_ref().unwrap().name, "slow");
+    let again = parse(&s.resolved, "resolved.toml").unwrap();
+    assert_eq!(again.configs, s.configs);
+}
+
+#[test]
+fn a_second_file_system_is_refused_where_it_cannot_be_made_or_recorded() {
+    let with = |extra: &str| {
+        base_with(
+            "[[workload]]",
+            &format!("[[config]]\nlabel = \"x\"\njournal.placement = \"internal\"\n{extra}\n\n[[workload]]"),
+        )
+    };
+    // A model for a file system that is not there.
+    let e = err_of(&with("filesystem.second_device_model = \"hdd-7200\""));
+    assert_eq!(e.key, "filesystem.second_device_model", "{e}");
+    // Beside a real device.
+    let e = err_of(&with(
+        "filesystem.device = \"/dev/vdz\"\nfilesystem.second_size = \"256M\"",
+    ));
+    assert_eq!(e.key, "filesystem.second_size", "{e}");
+    // One disk emulated, the other not: the write log would miss one.
+    let e = err_of(&with(
+        "filesystem.second_size = \"256M\"\nfilesystem.second_device_model = \"hdd-7200\"",
+    ));
+    assert_eq!(e.key, "filesystem.second_device_model", "{e}");
+    assert!(e.message.contains("both device models or neither"), "{e}");
+    // No room for its journal of journal.size.
+    let e = err_of(&with(
+        "journal.size = \"200M\"\nfilesystem.second_size = \"256M\"",
+    ));
+    assert_eq!(e.key, "filesystem.second_size", "{e}");
+    assert!(e.message.contains("at least"), "{e}");
+}

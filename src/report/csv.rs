@@ -92,6 +92,20 @@ pub(crate) const CSV_HEADER: [&str; 49] = [
     "recovery_fullest_blocks",
 ];
 
+/// Configuration `config`'s answer, when `phase` is `workload`'s main phase: the
+/// answer's columns are filled on that row only.
+fn main_phase_answer<'a>(
+    answers: &'a [WorkloadAnswer],
+    workload: &str,
+    config: &str,
+    phase: &str,
+) -> Option<&'a crate::analysis::answer::ConfigAnswer> {
+    answers
+        .iter()
+        .find(|w| w.workload == workload && w.main_phase.as_deref() == Some(phase))
+        .and_then(|w| w.configs.iter().find(|c| c.config == config))
+}
+
 /// The answer columns of configuration `config`'s row of `phase`: filled on the main
 /// phase of a workload with an answer, empty otherwise.
 fn answer_cells(
@@ -100,11 +114,7 @@ fn answer_cells(
     config: &str,
     phase: &str,
 ) -> Vec<String> {
-    let found = answers
-        .iter()
-        .find(|w| w.workload == workload && w.main_phase.as_deref() == Some(phase))
-        .and_then(|w| w.configs.iter().find(|c| c.config == config));
-    let Some(c) = found else {
+    let Some(c) = main_phase_answer(answers, workload, config, phase) else {
         return vec![String::new(); 11];
     };
     let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
@@ -169,10 +179,7 @@ fn answer_recovery_cells(
     config: &str,
     phase: &str,
 ) -> Vec<String> {
-    let found = answers
-        .iter()
-        .find(|x| x.workload == workload && x.main_phase.as_deref() == Some(phase))
-        .and_then(|x| x.configs.iter().find(|c| c.config == config));
+    let found = main_phase_answer(answers, workload, config, phase);
     let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let m = found.and_then(|c| c.recovery_model.as_ref());
     vec![
@@ -194,10 +201,7 @@ fn answer_decision_cells(
     phase: &str,
     a: &Analysis,
 ) -> Vec<String> {
-    let found = answers
-        .iter()
-        .find(|x| x.workload == w.name && x.main_phase.as_deref() == Some(phase))
-        .and_then(|x| x.configs.iter().find(|c| c.config == config));
+    let found = main_phase_answer(answers, &w.name, config, phase);
     let Some(c) = found else {
         return vec![String::new(); 3];
     };

@@ -461,20 +461,14 @@ fn prepare_fs_device(
     }
     let same_disk = config.placement == Placement::SameDisk;
     let image_size = config.fs_size + if same_disk { config.journal_size } else { 0 };
-    let dir = match config.fs_model {
-        Some(_) => ws.dir_in(&emu.options.image_dir)?,
-        None => &ws.main,
-    };
-    let image = ImageFile::create(dir, "disk.img", image_size)?;
-    let path = image.path().to_path_buf();
-    let file = image.file().try_clone()?;
-    rig.push(Guard::Image(image));
-    let disk = disks.add(ImageDisk {
-        name: "fs",
-        path: path.clone(),
-        file,
-        model: config.fs_model.clone(),
-    });
+    let (disk, path) = add_image_disk(
+        ws,
+        rig,
+        disks,
+        emu,
+        ("fs", "disk.img", image_size),
+        &config.fs_model,
+    )?;
     disks.regions.push(Region {
         disk,
         offset: 0,
@@ -496,6 +490,33 @@ fn prepare_fs_device(
     Ok(())
 }
 
+/// A new image of `size` bytes named `file_name`, as disk `name`: in the emulation's
+/// image directory when `model` emulates it, in the session directory otherwise.
+fn add_image_disk(
+    ws: &mut Workspace,
+    rig: &mut Rig,
+    disks: &mut Disks,
+    emu: &EmuSetup,
+    (name, file_name, size): (&'static str, &str, u64),
+    model: &Option<DeviceModelSpec>,
+) -> Result<(usize, PathBuf)> {
+    let dir = match model {
+        Some(_) => ws.dir_in(&emu.options.image_dir)?,
+        None => &ws.main,
+    };
+    let image = ImageFile::create(dir, file_name, size)?;
+    let path = image.path().to_path_buf();
+    let file = image.file().try_clone()?;
+    rig.push(Guard::Image(image));
+    let disk = disks.add(ImageDisk {
+        name,
+        path: path.clone(),
+        file,
+        model: model.clone(),
+    });
+    Ok((disk, path))
+}
+
 /// The second file system's image, on a disk of its own (`second`).
 fn prepare_second_fs(
     config: &Config,
@@ -507,20 +528,14 @@ fn prepare_second_fs(
     let Some(size) = config.second_fs_size else {
         return Ok(());
     };
-    let dir = match config.second_fs_model {
-        Some(_) => ws.dir_in(&emu.options.image_dir)?,
-        None => &ws.main,
-    };
-    let image = ImageFile::create(dir, "second.img", size)?;
-    let path = image.path().to_path_buf();
-    let file = image.file().try_clone()?;
-    rig.push(Guard::Image(image));
-    let disk = disks.add(ImageDisk {
-        name: "second",
-        path: path.clone(),
-        file,
-        model: config.second_fs_model.clone(),
-    });
+    let (disk, path) = add_image_disk(
+        ws,
+        rig,
+        disks,
+        emu,
+        ("second", "second.img", size),
+        &config.second_fs_model,
+    )?;
     disks.regions.push(Region {
         disk,
         offset: 0,

@@ -471,8 +471,13 @@ fn time_recovery_on(
     } else {
         None
     };
+    let before = rig.daemon().stats().ok();
     let mount = rig.mount(att);
     let mount_ok = matches!(&mount, Ok(r) if r.ok());
+    let mount_io = match (before, rig.daemon().stats().ok()) {
+        (Some(b), Some(a)) => crate::results::crash::DiskIo::between(&b.disks, &a.disks),
+        _ => Vec::new(),
+    };
     // The application's own recovery follows the file system's, on the same disks
     // with the same timing: what a restart after the power cut waits for.
     let application = match app.and_then(|c| c.on(rig).app_steps()) {
@@ -498,6 +503,7 @@ fn time_recovery_on(
         replayed_blocks: replayed.map(|r| r.blocks),
         replayed_transactions: replayed.map(|r| r.transactions),
         application_seconds: application,
+        mount_io,
         ..RecoveryTimes::default()
     };
     if !mount_ok {

@@ -136,6 +136,57 @@ pub struct RecoveryTimes {
     /// its start until the application was ready), with the same timing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub application_seconds: Option<f64>,
+    /// What the timed mount asked of each emulated disk and what the model charged
+    /// for it: why one placement replays slower than another.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mount_io: Vec<DiskIo>,
+}
+
+/// One emulated disk's requests over a span, and the model's time for them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskIo {
+    pub disk: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub seek_seconds: f64,
+    pub rotation_seconds: f64,
+    pub transfer_seconds: f64,
+}
+
+impl DiskIo {
+    /// Per disk, the counters of `after` less those of `before` (the daemon's
+    /// cumulative counters read at both ends of the span).
+    pub fn between(
+        before: &[crate::emu::daemon::DiskStats],
+        after: &[crate::emu::daemon::DiskStats],
+    ) -> Vec<DiskIo> {
+        after
+            .iter()
+            .map(|a| {
+                let b = before.iter().find(|b| b.name == a.name);
+                let n = |f: fn(&crate::emu::daemon::DiskStats) -> u64| {
+                    f(a).saturating_sub(b.map_or(0, f))
+                };
+                let x = |f: fn(&crate::emu::daemon::DiskStats) -> f64| {
+                    (f(a) - b.map_or(0.0, f)).max(0.0)
+                };
+                DiskIo {
+                    disk: a.name.clone(),
+                    reads: n(|d| d.reads),
+                    writes: n(|d| d.writes),
+                    flushes: n(|d| d.flushes),
+                    read_bytes: n(|d| d.read_bytes),
+                    write_bytes: n(|d| d.write_bytes),
+                    seek_seconds: x(|d| d.seek_seconds),
+                    rotation_seconds: x(|d| d.rotation_seconds),
+                    transfer_seconds: x(|d| d.transfer_seconds),
+                }
+            })
+            .collect()
+    }
 }
 
 /// What an ext3/ext4 journal holds at a state, read from the jbd2 blocks of the write
@@ -406,6 +457,32 @@ impl CrashRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disk_io_is_what_each_disk_did_between_two_readings() {
+        use crate::emu::daemon::DiskStats;
+        let disk = |name: &str, reads: u64, rotation: f64| DiskStats {
+            name: name.into(),
+            reads,
+            read_bytes: reads * 4096,
+            rotation_seconds: rotation,
+            ..DiskStats::default()
+        };
+        let before = [disk("fs", 10, 0.5)];
+        let after = [disk("fs", 25, 1.25), disk("journal", 7, 0.25)];
+        let io = DiskIo::between(&before, &after);
+        assert_eq!(io.len(), 2);
+        assert_eq!(
+            (io[0].disk.as_str(), io[0].reads, io[0].read_bytes),
+            ("fs", 15, 15 * 4096)
+        );
+        assert!((io[0].rotation_seconds - 0.75).abs() < 1e-12);
+        // A disk not read before counts from zero.
+        assert_eq!((io[1].disk.as_str(), io[1].reads), ("journal", 7));
+        // Counters never go backwards: a restarted daemon reads as nothing done.
+        let io = DiskIo::between(&after, &before);
+        assert_eq!((io[0].reads, io[0].rotation_seconds), (0, 0.0));
+    }
 
     pub(super) fn record(state: u64) -> CrashRecord {
         CrashRecord {

@@ -69,6 +69,7 @@ pub(super) fn timed(
         replayed_blocks: None,
         replayed_transactions: None,
         application_seconds: None,
+        mount_io: Vec::new(),
     });
     r
 }

@@ -1,8 +1,9 @@
 //! The trade-off figure of a run with crash states at several journal sizes: on one
-//! figure, throughput against journal size and recovery (journal replay) time against
-//! journal size, two panels sharing the x axis, and under them recovery time against
-//! the amount the replay had to apply. "A bigger journal is faster but recovers more
-//! slowly" is seen where it holds and refuted where it does not.
+//! figure, throughput against journal size and recovery time (the mount that replays
+//! the journal) against journal size, two panels sharing the x axis, and under them
+//! recovery time against the amount the replay had to apply. "A bigger journal is
+//! faster but recovers more slowly" is seen where it holds and refuted where it does
+//! not.
 
 use std::collections::BTreeSet;
 

@@ -24,8 +24,6 @@ pub struct RecoveryModel {
     /// The most live journal blocks of any state of this configuration (timed or not):
     /// the fullest journal the workload left.
     pub fullest_blocks: u64,
-    /// The most live blocks among the timed states: how far the fit reaches.
-    pub timed_max_blocks: u64,
     /// Fitted seconds at an empty journal, and per 1000 live blocks, with the
     /// slope's interval at [`MODEL_LEVEL`] (`None` with fewer than 3 points or no
     /// spread of live blocks).
@@ -70,13 +68,11 @@ pub fn fit(recs: &[&CrashRecord]) -> Option<RecoveryModel> {
         .filter_map(|r| r.journal_live.map(|l| l.blocks))
         .max()
         .unwrap_or(0);
-    let timed_max_blocks = pts.iter().map(|p| p.0 as u64).max().unwrap_or(0);
     let mut m = RecoveryModel {
         points: pts.len(),
         worst_s,
         worst_blocks: worst_blocks as u64,
         fullest_blocks,
-        timed_max_blocks,
         intercept_s: None,
         per_kblock_s: None,
         per_kblock_low_s: None,
@@ -188,10 +184,7 @@ mod tests {
         let refs: Vec<&CrashRecord> = recs.iter().collect();
         let m = fit(&refs).unwrap();
         assert_eq!(m.points, 5);
-        assert_eq!(
-            (m.worst_blocks, m.fullest_blocks, m.timed_max_blocks),
-            (400, 1000, 400)
-        );
+        assert_eq!((m.worst_blocks, m.fullest_blocks), (400, 1000));
         assert!((m.worst_s - 0.9).abs() < 1e-12);
         assert!((m.per_kblock_s.unwrap() - 2.0).abs() < 1e-9);
         assert!((m.intercept_s.unwrap() - 0.1).abs() < 1e-9);

@@ -37,18 +37,10 @@ impl PromiseBook {
         let check = (kind == "command")
             .then(|| crate::workload::command::check_of(params))
             .flatten()
-            .map(|c| UserCheck {
-                argv: c.argv,
-                user: c.user,
-                env: c
-                    .env
-                    .into_iter()
-                    .chain(config_env.iter().map(|(k, v)| (k.clone(), v.clone())))
-                    .collect(),
-                timeout: c.timeout,
-                recover: c.recover,
-                recover_timeout: c.recover_timeout,
-                stop: c.stop,
+            .map(|mut c| {
+                c.env
+                    .extend(config_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+                c
             });
         Self {
             kind: kind.to_string(),

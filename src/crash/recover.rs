@@ -451,8 +451,14 @@ impl RecoveryRig {
 
     /// The configuration's mount options with this attachment's journal device.
     pub fn mount_options(&self, att: &Attached) -> String {
+        self.options_with(att.journal_path())
+    }
+
+    /// The configuration's mount options with `journal` as the external journal (a
+    /// second file system has none).
+    fn options_with(&self, journal: Option<&Path>) -> String {
         let mut opts = self.options.clone();
-        if let Some(j) = att.journal_path() {
+        if let Some(j) = journal {
             opts.insert(
                 0,
                 match self.fs_type {
@@ -487,7 +493,7 @@ impl RecoveryRig {
         if !first.ok() {
             return Ok(first);
         }
-        let second = self.mount_one(dev, mnt, &self.second_mount_options())?;
+        let second = self.mount_one(dev, mnt, &self.options_with(None))?;
         let seconds = first.seconds + second.seconds;
         if !second.ok() && !second.timed_out {
             // What failed is the second one: the first must not stay mounted for fsck.
@@ -495,24 +501,13 @@ impl RecoveryRig {
         }
         Ok(Ran {
             seconds,
-            output: format!(
-                "{}{}",
-                first.output,
-                second
-                    .output
-                    .replace("failed:", "failed (the second file system):")
-            ),
+            output: if second.ok() {
+                first.output
+            } else {
+                format!("{}the second file system: {}", first.output, second.output)
+            },
             ..second
         })
-    }
-
-    /// The second file system's mount options: the first's, without a journal path.
-    fn second_mount_options(&self) -> String {
-        if self.options.is_empty() {
-            "defaults".into()
-        } else {
-            self.options.join(",")
-        }
     }
 
     fn mount_one(&self, dev: &Path, mnt: &Path, options: &str) -> Result<Ran> {

@@ -10,19 +10,10 @@ use anyhow::Result;
 use super::app_recovery::last_lines;
 use super::recover::RecoveryRig;
 
-/// The workload's own consistency check, run in the recovered mount point.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UserCheck {
-    pub argv: Vec<String>,
-    pub user: Option<crate::workload::command::RunAs>,
-    pub env: std::collections::BTreeMap<String, String>,
-    pub timeout: std::time::Duration,
-    /// Starts the application on the recovered state before the check
-    /// ([`super::app_recovery`]); `stop` stops it after.
-    pub recover: Option<Vec<String>>,
-    pub recover_timeout: std::time::Duration,
-    pub stop: Option<Vec<String>>,
-}
+/// The workload's own consistency check, run in the recovered mount point: the
+/// `check` (with `recover` and `stop`) read back from the trial's record, its `env`
+/// merged with the configuration's.
+pub use crate::workload::command::CheckSpec as UserCheck;
 
 impl UserCheck {
     /// This check as run on `rig`'s states: its environment also names the state's

@@ -651,7 +651,6 @@ mod tests {
             worst_s: 1.2,
             worst_blocks: 500,
             fullest_blocks: 600,
-            timed_max_blocks: 500,
             intercept_s: Some(0.1),
             per_kblock_s: Some(2.0),
             per_kblock_low_s: Some(1.5),

@@ -194,7 +194,8 @@ pub struct Rig {
     pub fs_device: PathBuf,
     pub journal_device: Option<PathBuf>,
     pub mount_point: PathBuf,
-    /// Where the second file system is mounted, when the configuration has one.
+    /// The second file system's device and mount point, when the configuration has one.
+    pub second_device: Option<PathBuf>,
     pub second_mount: Option<PathBuf>,
     pub layout: Layout,
     pub verified: Verified,
@@ -266,6 +267,7 @@ pub fn provision_with(
         fs_device: PathBuf::new(),
         journal_device: None,
         mount_point: mount_point.clone(),
+        second_device: None,
         second_mount: None,
         layout: Layout {
             placement: config.placement.to_string(),
@@ -311,7 +313,7 @@ pub fn provision_with(
 /// The second file system, made like the first with an internal journal of the same
 /// size and mode, and mounted beside it in the session directory.
 fn mount_second_fs(config: &Config, ws: &mut Workspace, rig: &mut Rig) -> Result<()> {
-    let Some(dev) = rig.layout.second_fs_device.clone().map(PathBuf::from) else {
+    let Some(dev) = rig.second_device.clone() else {
         return Ok(());
     };
     make_file_system(config, &dev, None)
@@ -691,7 +693,10 @@ fn attach_regions(ws: &mut Workspace, rig: &mut Rig, disks: &Disks, emu: &EmuSet
                 rig.fs_device = dev;
             }
             Role::Journal => set_journal(rig, &dev, Some(&disk.path), r.offset),
-            Role::SecondFs => rig.layout.second_fs_device = Some(dev.display().to_string()),
+            Role::SecondFs => {
+                rig.layout.second_fs_device = Some(dev.display().to_string());
+                rig.second_device = Some(dev);
+            }
         }
     }
     Ok(())

@@ -127,12 +127,8 @@ impl RigExecutor {
         say: &mut dyn FnMut(&str),
     ) -> Option<(Monitor, Option<String>)> {
         let interval = spec.monitor_interval?;
-        let targets = Targets::of(&rig.fs_device, rig.journal_device.as_deref()).with_second(
-            rig.layout
-                .second_fs_device
-                .as_deref()
-                .map(std::path::Path::new),
-        );
+        let targets = Targets::of(&rig.fs_device, rig.journal_device.as_deref())
+            .with_second(rig.second_device.as_deref());
         let file = layout::monitor_file_name(trial.index);
         let path = self.monitor_dir.as_ref().map(|d| d.join(&file));
         let relative = self.monitor_dir.as_ref().map(|d| match d.file_name() {

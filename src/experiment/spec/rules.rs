@@ -108,7 +108,7 @@ pub(super) fn check_combination(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), 
     // are laid out ("Total journal size too big for filesystem"); at the default
     // 16 KiB per 256-byte inode those take 1/64 of the file system. Measured with
     // e2fsprogs 1.47: 512M takes at most 255M, 1G 510M, 4G less than 2045M.
-    let room = c.fs_size - c.fs_size / 64;
+    let room = journal_room(c.fs_size);
     if c.placement == Placement::Internal && c.journal_size * 2 > room {
         return Err(ctx.err(
             s.of("journal.size").or(s.of("filesystem.size")),
@@ -172,6 +172,13 @@ pub(super) fn check_models(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecE
     }
 }
 
+/// What mke2fs leaves of a file system of `fs_size` bytes once its inode tables are
+/// laid out (at the default 16 KiB per 256-byte inode, 1/64 of it); an internal
+/// journal may take at most half of that.
+fn journal_room(fs_size: u64) -> u64 {
+    fs_size - fs_size / 64
+}
+
 /// A second file system is made like the first on an image of its own: it needs an
 /// image-backed first one to sit beside (emulated or not, like it), and room for its
 /// internal journal of the same size.
@@ -204,8 +211,7 @@ fn check_second_fs(ctx: &Ctx, c: &Config, s: &Spans) -> Result<(), SpecError> {
             "the second file system's disk must be emulated exactly when the first one's is (the crash lab needs every disk in its write log); set both device models or neither",
         ));
     }
-    let room = size - size / 64;
-    if c.placement != Placement::None && c.journal_size * 2 > room {
+    if c.placement != Placement::None && c.journal_size * 2 > journal_room(size) {
         return Err(ctx.err(
             s.of(key),
             key,

@@ -61,19 +61,8 @@ fn the_sqlite_preset_answers_speed_loss_and_recovery_from_its_records() {
         &small_sqlite(&tmp.path().join("work")),
     );
     let dir = tmp.path().join("results");
-    let out = jbench()
-        .arg("run")
-        .arg(&spec)
-        .arg("--results")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = run_ok(jbench().arg("run").arg(&spec).arg("--results").arg(&dir));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "jbench run failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let trials = store::load_records(&dir).unwrap();
     let crash = load_crash_records(&dir.join("crash.jsonl")).unwrap();
     let json: serde_json::Value = serde_json::from_slice(

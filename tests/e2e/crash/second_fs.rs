@@ -80,19 +80,7 @@ fn a_second_file_system_is_made_beside_the_first_and_recovered_with_it() {
     let tmp = scratch("second-fs-");
     let spec = write_spec(tmp.path(), "second.toml", &spec(&tmp.path().join("work")));
     let dir = tmp.path().join("results");
-    let out = jbench()
-        .arg("run")
-        .arg(&spec)
-        .arg("--results")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "jbench run failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(jbench().arg("run").arg(&spec).arg("--results").arg(&dir));
     let trials = store::load_records(&dir).unwrap();
     assert!(!trials.is_empty());
     for t in &trials {

@@ -52,6 +52,13 @@ pub struct HddParams {
     /// does about one fsync'ed append per revolution). `false` makes every sequential
     /// access free of rotational latency, reads and writes alike.
     pub sequential_write_slip: bool,
+    /// Read buffer (one segment of the cache), 0 for none. A drive reads on arrival:
+    /// the sectors that pass under the head while it waits for the one asked for are
+    /// kept, and while idle after a read it goes on reading ahead; reads inside what it
+    /// holds are answered from the buffer at interface speed. Without it, reads that
+    /// arrive a little out of order (a batch of 4 KiB readahead reads the host did not
+    /// merge) each wait most of a revolution, which no drive of the era did.
+    pub read_buffer_bytes: u64,
 }
 
 impl Default for HddParams {
@@ -71,6 +78,7 @@ impl Default for HddParams {
             write_cache_bytes: 16 << 20,
             honor_flush: true,
             sequential_write_slip: true,
+            read_buffer_bytes: 1 << 20,
         }
     }
 }
@@ -223,6 +231,19 @@ pub struct HddModel {
     busy_until: Duration,
     /// Interface time already spent accepting the cached writes; see `drain`.
     accept_credit: Duration,
+    /// What the read buffer holds; `None` before the first media read.
+    segment: Option<Segment>,
+}
+
+/// The read buffer's bytes `lo..hi`, and while the drive reads ahead (from the end of
+/// a media read until the next access to the media, up to `ahead_to`) the time `hi`
+/// was reached.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    lo: u64,
+    hi: u64,
+    ahead_since: Option<Duration>,
+    ahead_to: u64,
 }
 
 impl HddModel {
@@ -240,6 +261,7 @@ impl HddModel {
             media_free_at: Duration::ZERO,
             busy_until: Duration::ZERO,
             accept_credit: Duration::ZERO,
+            segment: None,
         })
     }
 
@@ -252,6 +274,11 @@ impl HddModel {
     pub fn rate_mb_per_s(&self, offset: u64) -> f64 {
         let x = self.radius(offset);
         self.p.rate_outer_mb_per_s + (self.p.rate_inner_mb_per_s - self.p.rate_outer_mb_per_s) * x
+    }
+
+    /// Bytes that pass under the head in one revolution at `offset`.
+    fn bytes_per_revolution(&self, offset: u64) -> u64 {
+        (self.rate_mb_per_s(offset) * MB * self.period_s) as u64
     }
 
     /// Bytes waiting in the write cache.
@@ -332,12 +359,22 @@ impl HddModel {
             );
         }
         let from = self.head.map_or(0, |h| self.cylinder(h));
-        let seek = ms(self.seek.time_ms(from.abs_diff(self.cylinder(pos))));
+        let seek = match self.head {
+            // Within a revolution's bytes of the head: on the track under it (or the
+            // next), whatever the capacity the cylinders are spread over. Without this
+            // a trial's small disk has tracks of a few KiB, and a read 32 KiB on pays a
+            // seek and then, the sector gone by, a whole revolution.
+            Some(h) if h.abs_diff(pos) < self.bytes_per_revolution(h) => Duration::ZERO,
+            _ => ms(self.seek.time_ms(from.abs_diff(self.cylinder(pos)))),
+        };
         (seek, self.rotational_wait(pos, t + seek))
     }
 
     /// One access to the media starting at `t`; moves the head.
     fn media(&mut self, is_read: bool, offset: u64, len: u64, t: Duration) -> Service {
+        if !is_read {
+            self.stop_read_ahead(t);
+        }
         let (seek, rotation) = self.position(is_read, offset, t);
         let transfer = transfer_time(len, self.rate_mb_per_s(offset));
         let duration = seek + rotation + transfer;
@@ -386,7 +423,84 @@ impl HddModel {
         if self.dirty.covers(offset, end) {
             return Service::cache_hit(self.interface_time(len));
         }
-        self.media(true, offset, len, t)
+        if self.p.read_buffer_bytes == 0 {
+            return self.media(true, offset, len, t);
+        }
+        self.read_ahead_until(t);
+        if let Some(seg) = self.segment {
+            if seg.lo <= offset && end <= seg.hi {
+                return Service::cache_hit(self.interface_time(len));
+            }
+            if seg.lo <= offset && offset <= seg.hi && self.head == Some(seg.hi) {
+                // The head is where the read-ahead got to, inside this request: the
+                // buffer has the start, the rest streams on.
+                let s = self.media(true, seg.hi, end - seg.hi, t);
+                self.keep_read(seg.lo, end);
+                return s;
+            }
+        }
+        let s = self.media(true, offset, len, t);
+        let rate = self.rate_mb_per_s(offset) * MB;
+        let passed = (s.rotation.as_secs_f64() * rate) as u64;
+        let behind = passed.min(self.p.read_buffer_bytes / 2).min(offset);
+        // A read the head reached from the buffer's end, reading all the way, adds to
+        // what the buffer holds.
+        let lo = match self.segment {
+            // (A sector of slack for the rounding of times to bytes.)
+            Some(seg) if seg.lo <= offset && offset - behind <= seg.hi + 512 => seg.lo,
+            _ => offset - behind,
+        };
+        self.keep_read(lo, end);
+        s
+    }
+
+    /// After a media read of `lo..hi` (bytes read on arrival included), the buffer
+    /// holds them and reading ahead starts, for up to a buffer's worth beyond them.
+    fn keep_read(&mut self, lo: u64, hi: u64) {
+        let lo = lo.max(hi.saturating_sub(self.p.read_buffer_bytes));
+        self.segment = Some(Segment {
+            lo,
+            hi,
+            ahead_since: Some(self.media_free_at),
+            ahead_to: hi
+                .saturating_add(self.p.read_buffer_bytes)
+                .min(self.p.capacity_bytes),
+        });
+    }
+
+    /// Extends the read buffer by what the drive read ahead, idle, up to `t` (its
+    /// oldest bytes give way), until a buffer's worth beyond the last read or the end
+    /// of the disk. The head is where the read-ahead reached, so a read starting there
+    /// streams on.
+    fn read_ahead_until(&mut self, t: Duration) {
+        let Some(mut seg) = self.segment else {
+            return;
+        };
+        let Some(since) = seg.ahead_since else {
+            return;
+        };
+        let idle = t.saturating_sub(since).as_secs_f64();
+        let read = (idle * self.rate_mb_per_s(seg.hi) * MB) as u64;
+        let hi = seg.hi.saturating_add(read).min(seg.ahead_to);
+        if hi > seg.hi {
+            seg.hi = hi;
+            seg.lo = seg.lo.max(hi.saturating_sub(self.p.read_buffer_bytes));
+            seg.ahead_since = Some(t);
+            self.head = Some(hi);
+            self.media_free_at = t;
+        }
+        if hi >= seg.ahead_to {
+            seg.ahead_since = None;
+        }
+        self.segment = Some(seg);
+    }
+
+    /// Any other use of the media ends the read-ahead where it had got to.
+    fn stop_read_ahead(&mut self, t: Duration) {
+        self.read_ahead_until(t);
+        if let Some(seg) = self.segment.as_mut() {
+            seg.ahead_since = None;
+        }
     }
 
     fn write(&mut self, offset: u64, len: u64, t: Duration) -> Service {

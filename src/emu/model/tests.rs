@@ -123,7 +123,7 @@ fn model_error_texts_are_stable() {
             .to_string()
     };
     let cases = [
-        ("hdd-7200", "rmp = 5400", "hdd-7200: unknown parameter `rmp`; known parameters: capacity_bytes, cylinders, honor_flush, interface_mb_per_s, rate_inner_mb_per_s, rate_outer_mb_per_s, rpm, seed, seek_avg_ms, seek_full_stroke_ms, seek_track_to_track_ms, sequential_write_slip, write_cache, write_cache_bytes"),
+        ("hdd-7200", "rmp = 5400", "hdd-7200: unknown parameter `rmp`; known parameters: capacity_bytes, cylinders, honor_flush, interface_mb_per_s, rate_inner_mb_per_s, rate_outer_mb_per_s, read_buffer_bytes, rpm, seed, seek_avg_ms, seek_full_stroke_ms, seek_track_to_track_ms, sequential_write_slip, write_cache, write_cache_bytes"),
         ("ram", "x = 1", "ram: unknown parameter `x`; known parameters: (none)"),
         ("hdd-7200", "rpm = 0", "hdd-7200: rpm must be a positive number, got 0"),
         ("hdd-7200", "capacity_bytes = 0", "hdd-7200: capacity_bytes must be positive"),
@@ -140,7 +140,7 @@ fn model_error_texts_are_stable() {
         ("raid6", "spindle = { rpm = 0 }", "raid6: spindle: rpm must be a positive number, got 0"),
         ("raid6", "spindle = { seed = 3 }", "raid6: spindle.seed is set by the array (spindle i is seeded with seed + i); set raid6's `seed` instead"),
         ("raid6", "spindle = { capacity_bytes = 3 }", "raid6: spindle.capacity_bytes is set by the array (capacity_bytes / (spindles - 2)); set raid6's `capacity_bytes` instead"),
-        ("raid6", "spindle = { rmp = 5400 }", "raid6: unknown parameter `spindle.rmp`; known parameters: spindle.capacity_bytes, spindle.cylinders, spindle.honor_flush, spindle.interface_mb_per_s, spindle.rate_inner_mb_per_s, spindle.rate_outer_mb_per_s, spindle.rpm, spindle.seed, spindle.seek_avg_ms, spindle.seek_full_stroke_ms, spindle.seek_track_to_track_ms, spindle.sequential_write_slip, spindle.write_cache, spindle.write_cache_bytes"),
+        ("raid6", "spindle = { rmp = 5400 }", "raid6: unknown parameter `spindle.rmp`; known parameters: spindle.capacity_bytes, spindle.cylinders, spindle.honor_flush, spindle.interface_mb_per_s, spindle.rate_inner_mb_per_s, spindle.rate_outer_mb_per_s, spindle.read_buffer_bytes, spindle.rpm, spindle.seed, spindle.seek_avg_ms, spindle.seek_full_stroke_ms, spindle.seek_track_to_track_ms, spindle.sequential_write_slip, spindle.write_cache, spindle.write_cache_bytes"),
     ];
     for (name, params, want) in cases {
         assert_eq!(text(name, params), want, "{name} with {params}");

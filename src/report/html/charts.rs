@@ -362,6 +362,19 @@ pub(crate) fn ci_half_width(s: &crate::analysis::stats::Summary) -> f64 {
     s.ci95_high.map_or(0.0, |h| h - s.mean)
 }
 
+/// The half-width of the 95% interval of `config`'s mean rate on `phase` in workload
+/// `w` ([`ci_half_width`]): the answer's figures hold the mean only, and the figures
+/// that draw it with its interval must draw the one the tables print.
+pub(crate) fn rate_ci_half(
+    w: &crate::analysis::WorkloadAnalysis,
+    config: &str,
+    phase: &str,
+) -> Option<f64> {
+    let i = w.phases.iter().position(|p| p.name == phase)?;
+    let c = w.configs.iter().find(|c| c.label == config)?;
+    Some(ci_half_width(&c.phases.get(i)?.rate?))
+}
+
 pub(crate) fn line_chart(title: &str, unit: &str, lines: &[Line]) -> Result<String> {
     Ok(line_chart_drawn(title, unit, lines)?.svg)
 }

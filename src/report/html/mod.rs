@@ -12,15 +12,20 @@
 //! samples a timeline of device write throughput and CPU from
 //! `monitor/trial-<N>.jsonl`; with
 //! `crash.jsonl`, the answer (speed, safety and recovery per configuration) at the
-//! top with the trade-off figure (throughput and recovery time against journal size,
-//! recovery time against the amount replayed), the crash section's tables and a chart
-//! of recovery time against journal size.
+//! top, opened per workload by a figure of it (per configuration the mean rate with
+//! its 95% interval, the crash states passed and failed, the worst timed recovery with
+//! a whisker to the figure to plan on), then the trade-off figure (throughput and
+//! recovery time against journal size, recovery time against the amount replayed)
+//! when the journal size varies, then the answer's words and tables; further down the
+//! crash section's tables and a chart of recovery time against journal size.
 //!
 //! `page` assembles the page (views for the template); `charts` (shared pieces, line
-//! charts, timelines), `bars` and `latency` draw the SVG charts apart from it, with
+//! charts, timelines), `bars`, `latency`, `answer_chart` and `tradeoff` draw the SVG
+//! charts apart from it, with
 //! `marks` for the elements they write themselves and `trials` for the trials'
 //! figures the bars' dots show.
 
+mod answer_chart;
 mod bars;
 mod charts;
 mod latency;

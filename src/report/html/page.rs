@@ -124,6 +124,11 @@ pub fn render_page(page: &Page) -> Result<String> {
         answer: report::answer::answer_views(&analysis),
         levels_note: report::summary::levels_note(&analysis),
         answer_title: report::answer::answer_title(&analysis),
+        answer_charts: super::answer_chart::answer_charts(&analysis)
+            .context("answer chart")?
+            .into_iter()
+            .map(|(svg, caption)| ChartView::new("answer", svg, caption))
+            .collect(),
         tradeoff_charts: super::tradeoff::tradeoff_charts(&analysis, page.crash)
             .context("trade-off chart")?
             .into_iter()
@@ -170,6 +175,9 @@ struct PageView {
     levels_note: Option<String>,
     /// The answer's heading: with "speed" only when a workload has a ranking.
     answer_title: &'static str,
+    /// Per workload of `answer`, its figure: per configuration speed, crash states
+    /// passed and failed, and recovery, side by side; opens the answer section.
+    answer_charts: Vec<ChartView>,
     /// Per workload, throughput and recovery time against journal size and recovery
     /// time against the amount replayed, on one figure; empty unless the run has crash
     /// states at two journal sizes or more.
@@ -216,7 +224,7 @@ struct PhaseView {
 #[derive(Serialize)]
 struct ChartView {
     /// `bar`, `latency`, `journal-size`, `timeline-write`, `timeline-cpu`,
-    /// `crash-recovery` or `tradeoff`.
+    /// `crash-recovery`, `answer` or `tradeoff`.
     kind: &'static str,
     /// The SVG element, marked safe (the template does not escape it).
     svg: minijinja::Value,

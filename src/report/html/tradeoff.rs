@@ -12,7 +12,7 @@ use plotters::prelude::*;
 
 use super::charts::{
     draw_err, draw_legend, fmt_tick, font_size, inline_svg, legend_height, nice_max, range_bar,
-    size_axis, x_category_labels, Line, FONT, LABEL_PX, PALETTE, WIDTH,
+    rate_ci_half, size_axis, x_category_labels, Line, FONT, LABEL_PX, PALETTE, WIDTH,
 };
 
 /// One line's recovery states: (amount replayed, replay seconds).
@@ -267,12 +267,4 @@ pub(crate) fn tradeoff_charts(
         out.push((svg, caption));
     }
     Ok(out)
-}
-
-/// The half-width of the 95% interval of `config`'s mean rate on `phase` in workload
-/// `w` ([`super::charts::ci_half_width`]).
-fn rate_ci_half(w: &crate::analysis::WorkloadAnalysis, config: &str, phase: &str) -> Option<f64> {
-    let i = w.phases.iter().position(|p| p.name == phase)?;
-    let c = w.configs.iter().find(|c| c.label == config)?;
-    Some(super::charts::ci_half_width(&c.phases.get(i)?.rate?))
 }

@@ -342,9 +342,10 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
     let page = dir.path().join("page.html");
     jbench(&["--html", page.to_str().unwrap()]);
     let html = std::fs::read_to_string(&page).unwrap();
-    // The crash section's chart, and the answer's trade-off figure: the fixture's
-    // configurations cover several journal sizes.
-    assert_eq!(fx::svgs(&html).len(), fx::EXPECTED_CHARTS + 2);
+    // The crash section's chart, the answer's own figure, and its trade-off figure:
+    // the fixture's configurations cover several journal sizes.
+    assert_eq!(fx::svgs(&html).len(), fx::EXPECTED_CHARTS + 3);
+    assert_eq!(html.matches("data-kind=\"answer\"").count(), 1);
     assert_eq!(html.matches("data-kind=\"crash-recovery\"").count(), 1);
     assert_eq!(html.matches("data-kind=\"tradeoff\"").count(), 1);
     assert!(html.contains("<section id=\"answer\">"));

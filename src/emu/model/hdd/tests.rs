@@ -420,3 +420,135 @@ fn a_lying_disk_without_a_write_cache_is_refused() {
         "{e}"
     );
 }
+
+/// Reads of 8 adjacent 4 KiB blocks arriving together in a scrambled order, as jbd2's
+/// unplugged readahead reaches the disk through several threads: (batch time, reads
+/// after the first that waited for a seek or a rotation, over 0.1 ms).
+fn scrambled_batch(m: &mut HddModel, base: u64, now: Duration) -> (Duration, usize) {
+    const ORDER: [u64; 8] = [3, 1, 0, 2, 5, 4, 7, 6];
+    let mut done = now;
+    let mut waits = 0;
+    for (i, b) in ORDER.iter().enumerate() {
+        let s = m.service(&Request::read(base + b * KIB4, KIB4), now);
+        if i > 0 && s.seek + s.rotation > Duration::from_micros(100) {
+            waits += 1;
+        }
+        done = done.max(now + s.duration);
+    }
+    (done - now, waits)
+}
+
+#[test]
+fn scrambled_adjacent_reads_are_answered_from_the_read_buffer() {
+    let batches = random_offsets(300, 11, 400 << 30);
+    let run = |buffer: u64| {
+        let mut m = hdd(HddParams {
+            read_buffer_bytes: buffer,
+            ..HddParams::default()
+        });
+        let mut now = Duration::ZERO;
+        let (mut total, mut waits) = (Duration::ZERO, 0);
+        for &base in &batches {
+            let (t, w) = scrambled_batch(&mut m, base, now);
+            total += t;
+            waits += w;
+            now += t + Duration::from_millis(20);
+        }
+        (total / batches.len() as u32, waits)
+    };
+    let (with, waits) = run(1 << 20);
+    let (without, waits_without) = run(0);
+    let rev = ms_of(hdd(HddParams::default()).rotation_period());
+    // One seek and one rotational wait per batch: the sectors before the first read
+    // passed under the head while it waited, the ones after are read ahead.
+    assert!(
+        ms_of(with) < 6.3 + rev,
+        "a batch took {} ms on average with the read buffer",
+        ms_of(with)
+    );
+    assert!(
+        waits <= 300 * 7 / 100,
+        "{waits} of {} reads waited",
+        300 * 7
+    );
+    // Without one, every read behind the last waits most of a revolution.
+    assert!(
+        waits_without >= 300 * 3,
+        "only {waits_without} reads waited without the buffer"
+    );
+    assert!(
+        ms_of(without) > ms_of(with) + 2.0 * rev,
+        "{} ms without the buffer against {} ms with it",
+        ms_of(without),
+        ms_of(with)
+    );
+}
+
+#[test]
+fn the_drive_reads_ahead_while_idle_and_stops_when_the_media_is_wanted() {
+    let base = 10 << 30;
+    let mut m = hdd(HddParams {
+        write_cache: false,
+        ..HddParams::default()
+    });
+    let first = m.service(&Request::read(base, KIB4), Duration::ZERO);
+    assert!(!first.cached);
+    // 2 ms idle at ~200 MB/s: some 400 KB read ahead.
+    let t = first.duration + Duration::from_millis(2);
+    let ahead = m.service(&Request::read(base + 256 * 1024, KIB4), t);
+    assert!(ahead.cached, "256 KiB on was not read ahead: {ahead:?}");
+    // Ahead by up to a whole buffer beyond the read, whatever it kept from before.
+    let t = t + Duration::from_millis(20);
+    let whole = m.service(&Request::read(base + 900 * 1024, KIB4), t);
+    assert!(whole.cached, "900 KiB on was not read ahead: {whole:?}");
+    let beyond = m.service(&Request::read(base + (4 << 20), KIB4), t);
+    assert!(!beyond.cached, "4 MiB on cannot be in a 1 MiB buffer");
+
+    // A write to the media ends the read-ahead: after it, nothing more was read.
+    let mut m = hdd(HddParams {
+        write_cache: false,
+        ..HddParams::default()
+    });
+    let first = m.service(&Request::read(base, KIB4), Duration::ZERO);
+    let w = m.service(&Request::write(200 << 30, KIB4), first.duration);
+    let later = first.duration + w.duration + Duration::from_millis(5);
+    let s = m.service(&Request::read(base + 512 * 1024, KIB4), later);
+    assert!(!s.cached, "read ahead while the head was writing elsewhere");
+}
+
+#[test]
+fn a_read_far_behind_the_buffer_goes_to_the_media() {
+    let base = 10 << 30;
+    let mut m = hdd(HddParams::default());
+    let first = m.service(&Request::read(base, KIB4), Duration::ZERO);
+    // What passed under the head during the rotational wait, plus a margin.
+    let passed = (first.rotation.as_secs_f64() * m.rate_mb_per_s(base) * MB) as u64;
+    let far = base - (passed + (64 << 10)).min(1 << 20) - KIB4;
+    let s = m.service(&Request::read(far, KIB4), first.duration);
+    assert!(!s.cached);
+    assert!(s.rotation > Duration::ZERO || s.seek > Duration::ZERO);
+}
+
+#[test]
+fn a_short_hop_on_a_small_disk_is_on_the_track_under_the_head() {
+    // A trial's 1 GiB disk: 150,000 cylinders of some 7 KiB each.
+    let mut m = hdd(HddParams {
+        capacity_bytes: 1 << 30,
+        read_buffer_bytes: 0,
+        ..HddParams::default()
+    });
+    let base = 512 << 20;
+    let first = m.service(&Request::read(base, KIB4), Duration::ZERO);
+    let t = first.duration + Duration::from_micros(50);
+    let hop = m.service(&Request::read(base + 32 * 1024, KIB4), t);
+    assert_eq!(hop.seek, Duration::ZERO, "{hop:?}");
+    // 28 KiB at ~150 MB/s is some 0.2 ms of turning, less the 50 us already waited.
+    assert!(
+        hop.rotation < Duration::from_micros(300),
+        "a 32 KiB hop waited {:?} for its sector",
+        hop.rotation
+    );
+    // Far away is a seek as before.
+    let far = m.service(&Request::read(64 << 20, KIB4), t + hop.duration);
+    assert!(far.seek > Duration::ZERO);
+}

@@ -635,38 +635,18 @@ fn journal_size_error_bars_span_the_printed_interval() {
 /// the trials' journal size.
 fn crash_state(config: &str, state: u64, verdict: Verdict) -> CrashRecord {
     CrashRecord {
-        schema: CRASH_SCHEMA_VERSION,
         config: config.into(),
         workload: "w".into(),
-        trial: 0,
         state,
-        strategy: "prefix".into(),
         cut: 100 + state,
         kept: 90,
-        dropped: 0,
-        dropped_blocks: 0,
-        stratum: String::new(),
-        coverage: None,
-        torn: None,
-        last_fsync: None,
         fsynced_files: 10,
         verdict,
         evidence: vec!["why".into()],
-        timings: None,
-        lost_journal: None,
         check_seconds: 1.0,
-        filesystem: "ext4".into(),
         placement: config.into(),
-        mode: "ordered".into(),
-        journal_size: 16 << 20,
         inodes: 65536,
-        negative_control: false,
-        checks_fsync: true,
-        user_check: false,
-        hung: false,
-        journal_live: None,
-        records_promised: 0,
-        records_lost: None,
+        ..CrashRecord::test_default()
     }
 }
 
@@ -682,9 +662,7 @@ fn with_mount(mut r: CrashRecord, seconds: f64, live_blocks: Option<u64>) -> Cra
     r
 }
 
-use crate::results::crash::{
-    CrashRecord, JournalLive, RecoveryTimes, Verdict, CRASH_SCHEMA_VERSION,
-};
+use crate::results::crash::{CrashRecord, JournalLive, RecoveryTimes, Verdict};
 
 /// Timed trials of same-disk, ramdisk and second-disk (the last without crash states);
 /// crash states of same-disk (timed with the live journal counted: a recovery model),

@@ -218,8 +218,15 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
             "{name}: baseline configuration `{b}` has no trials of this workload; no comparisons"
         ));
     }
-    let main_phase =
-        super::summary::main_phase(&name, &first.workload.kind, &phases, ctx, &mut warnings);
+    let empty = empty_phases(recs);
+    let main_phase = super::summary::main_phase(
+        &name,
+        &first.workload.kind,
+        &phases,
+        &empty,
+        ctx,
+        &mut warnings,
+    );
     let design = Design {
         recs,
         configs: &configs,
@@ -297,6 +304,26 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
 /// Phases of a workload in order of first appearance. Failed trials count for the
 /// phase list (so a configuration whose trials all failed still gets its columns),
 /// but only successful ones decide whether a phase moves payload.
+/// The phases that successful trials ran but did nothing in (no operation in any).
+fn empty_phases<'a>(recs: &[&'a TrialRecord]) -> Vec<&'a str> {
+    let ok: Vec<&TrialRecord> = recs.iter().copied().filter(|r| r.is_ok()).collect();
+    let mut out: Vec<&str> = Vec::new();
+    for r in ok.iter().copied() {
+        for p in &r.phases {
+            let idle = ok.iter().all(|o| {
+                o.phases
+                    .iter()
+                    .filter(|q| q.name == p.name)
+                    .all(|q| q.ops == 0)
+            });
+            if idle && !out.contains(&p.name.as_str()) {
+                out.push(&p.name);
+            }
+        }
+    }
+    out
+}
+
 fn phase_infos(recs: &[&TrialRecord]) -> Vec<PhaseInfo> {
     let mut out: Vec<PhaseInfo> = Vec::new();
     for r in recs {

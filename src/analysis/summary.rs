@@ -52,16 +52,25 @@ pub(crate) struct Inputs<'a> {
 
 /// The phase workload `name` (engine `kind`) is ranked and tested on first: the
 /// spec's `main_phase` when it is a phase of the records (a warning to `warnings`
-/// when not), else the engine's default. `None` without phases.
+/// when not), else the engine's default among the phases some trial did something
+/// in (`empty`: the phases, without `+syncfs`, where none did: fdtree with
+/// `files = 0` creates no file, and 0 file creates/s answers nothing). `None`
+/// without phases.
 pub(crate) fn main_phase(
     name: &str,
     kind: &str,
     phases: &[PhaseInfo],
+    empty: &[&str],
     ctx: &Ctx,
     warnings: &mut Vec<String>,
 ) -> Option<String> {
     let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
-    let default = default_main_phase(kind, &names)?;
+    let busy: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !empty.contains(&n.strip_suffix(DURABLE_SUFFIX).unwrap_or(n)))
+        .collect();
+    let default = default_main_phase(kind, &busy).or_else(|| default_main_phase(kind, &names))?;
     Some(match ctx.opts.main_phases.get(name) {
         Some(p) if names.contains(&p.as_str()) => p.clone(),
         Some(p) => {

@@ -180,6 +180,36 @@ fn main_phase_selects_another_and_an_unknown_one_is_warned_about() {
 }
 
 #[test]
+fn the_default_main_phase_is_one_the_trials_did_something_in() {
+    // fdtree with files = 0: its file_create made nothing in any trial.
+    let mut recs = records();
+    for r in &mut recs {
+        for p in &mut r.phases {
+            if p.name == "file_create" {
+                p.ops = 0;
+            }
+        }
+    }
+    let a = analyse(&recs, &opts());
+    assert_eq!(
+        a.workloads[0].summary.as_ref().unwrap().main_phase,
+        "dir_create"
+    );
+    // One trial that did create files keeps the engine's default.
+    recs[0]
+        .phases
+        .iter_mut()
+        .find(|p| p.name == "file_create")
+        .unwrap()
+        .ops = 5;
+    let a = analyse(&recs, &opts());
+    assert_eq!(
+        a.workloads[0].summary.as_ref().unwrap().main_phase,
+        "file_create"
+    );
+}
+
+#[test]
 fn every_format_carries_the_summary_before_the_tables() {
     let a = analyse(&records(), &opts());
     let w = &a.workloads[0];

@@ -10,5 +10,6 @@ pub mod estimate;
 pub mod footprint;
 pub mod plan;
 pub mod presets;
+pub mod slots;
 pub mod spec;
 pub mod writeback_options;

@@ -69,6 +69,9 @@ pub enum Command {
     /// Configurations of several results directories side by side, labelled
     /// `<dir-name>:<label>`, with the same statistics and verdicts as `report`.
     Compare(CompareArgs),
+    /// One trial of `jbench run --jobs N`, run by the run itself in a process of its own.
+    #[command(hide = true)]
+    Trial(TrialArgs),
     /// Merge the sealed shard attempts of a sharded run into one results directory
     /// that report, compare and --resume read like a single run's.
     Merge(MergeArgs),
@@ -238,6 +241,47 @@ pub struct RunArgs {
     // no root), so the whole path run -> store -> report -> report.html is tested
     // without root (tests/e2e/run/cli_scripted.rs). Not in `--help`.
     #[arg(long, value_enum, default_value = "rig", hide = true)]
+    pub executor: ExecutorKind,
+    /// Run up to N trials at once, each in a process of its own with its own emulated
+    /// disks and daemon, starting in plan order. Only trials whose every timed disk is
+    /// emulated and that share one memory limit run side by side; the others run alone
+    /// (`jbench plan --jobs N` says which). Run `jbench selftest jobs` first: it
+    /// measures what running beside others does to a trial's figures on this machine.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::units::cli::jobs)]
+    pub jobs: u16,
+}
+
+/// `jbench trial` (hidden): one trial of a `jbench run --jobs N`, in a process of its
+/// own; prints the trial's record as one JSON line.
+#[derive(Args)]
+pub struct TrialArgs {
+    /// The run's results directory (its spec.toml is the experiment).
+    #[arg(long)]
+    pub results: PathBuf,
+    #[arg(long)]
+    pub index: usize,
+    #[arg(long)]
+    pub config: usize,
+    #[arg(long)]
+    pub workload: usize,
+    #[arg(long)]
+    pub rep: u32,
+    #[arg(long)]
+    pub recording: bool,
+    #[arg(long = "destroy-data-on", value_name = "DEV")]
+    pub destroy: Vec<PathBuf>,
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Say how the configuration was built (the run's first trial of it).
+    #[arg(long)]
+    pub show_build: bool,
+    /// Nothing runs beside it: run it as a run of one trial at a time does.
+    #[arg(long)]
+    pub alone: bool,
+    /// The run's --jobs.
+    #[arg(long, default_value_t = 2)]
+    pub jobs: u32,
+    #[arg(long, value_enum, default_value = "rig")]
     pub executor: ExecutorKind,
 }
 
@@ -698,6 +742,31 @@ pub enum SelftestCmd {
         /// Trials every configuration gets first [default: the run's, else 3].
         #[arg(long, value_parser = crate::units::cli::adaptive_min)]
         min: Option<u32>,
+    },
+    /// A/A check of `jbench run --jobs N`: one configuration x workload of an
+    /// experiment run alone and beside N-1 other trials of it, round after round, and
+    /// the ratio of every phase's rate with its interval and verdict against the
+    /// experiment's noise band (root; emulated disks).
+    Jobs {
+        #[command(flatten)]
+        source: SpecSource,
+        /// The configuration measured [default: the experiment's first].
+        #[arg(long)]
+        config: Option<String>,
+        /// The workload measured [default: the experiment's first].
+        #[arg(long)]
+        workload: Option<String>,
+        /// Numbers of jobs to check, each against the trial alone (repeatable).
+        #[arg(long = "jobs", value_name = "N", default_values_t = vec![2u16], value_parser = crate::units::cli::jobs)]
+        jobs: Vec<u16>,
+        /// Rounds per number of jobs: one trial alone and one beside others each.
+        #[arg(long, default_value_t = 4, value_parser = crate::units::cli::rounds)]
+        rounds: u32,
+        /// Where the measured trials' records go [default: results/jobs-check-<time>].
+        #[arg(long)]
+        results: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "rig", hide = true)]
+        executor: ExecutorKind,
     },
     /// fdtree engine vs a raw-syscall loop on tmpfs: ops/s per phase and their ratio;
     /// exits with status 4 when the engine is below its target (0.95 x raw) in a phase.

@@ -73,7 +73,7 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     );
     let outcome = {
         let mut exec = session.rig_executor(Vec::new(), args.verbose)?;
-        session.execute(&mut exec, &trials)?
+        session.execute(&mut exec, &trials, None)?
     };
     let mut interrupted = outcome.interrupted;
     let mut lab_failed = Vec::new();

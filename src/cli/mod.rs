@@ -50,6 +50,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
         Command::Merge(args) => merge::merge(args),
+        Command::Trial(args) => run::trial(args),
         Command::Workload(cmd) => workload::workload(cmd),
         Command::Cleanup { work_dirs, dry_run } => cleanup::cleanup(work_dirs, dry_run),
         Command::Device(cmd) => device::device(cmd),

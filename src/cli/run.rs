@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::args::{ExecutorKind, RunArgs, SpecSource};
+use crate::cli::args::{ExecutorKind, RunArgs, SpecSource, TrialArgs};
 use crate::cli::exit::is_broken_pipe;
 use crate::crash::campaign::CampaignOutcome;
 use crate::experiment::{plan, spec};
@@ -17,7 +17,9 @@ use crate::results::fingerprint::Fingerprint;
 use crate::results::layout;
 use crate::results::record::TrialRecord;
 use crate::results::Results;
+use crate::run::child::{run_child, ChildTrial};
 use crate::run::executor::Executor;
+use crate::run::jobs::{ChildCommand, Pool};
 use crate::run::preflight;
 use crate::run::runner::RunOutcome;
 use crate::run::scripted::ScriptedExecutor;
@@ -99,8 +101,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if !args.quiet {
         let recordings = trials.iter().filter(|t| t.recording).count();
         eprintln!(
-            "jbench: {} ({} x {} x {}{}); results in {}",
+            "jbench: {}{} ({} x {} x {}{}); results in {}",
             count(trials.len() as u64, "trial"),
+            if args.jobs > 1 {
+                format!(", up to {} at once", args.jobs)
+            } else {
+                String::new()
+            },
             count(spec.configs.len() as u64, "configuration"),
             count(spec.workloads.len() as u64, "workload"),
             repetitions(&spec),
@@ -123,7 +130,23 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             }
             ExecutorKind::Scripted => Box::new(ScriptedExecutor),
         };
-        session.execute(exec.as_mut(), &trials)?
+        let pool = if args.jobs > 1 {
+            Some(Pool::new(
+                args.jobs.into(),
+                ChildCommand {
+                    exe: crate::rig::emulated::daemon_binary()?,
+                    dir: dir.clone(),
+                    scripted: !real,
+                    destroy: args.destroy.clone(),
+                    verbose: args.verbose,
+                    shown: Default::default(),
+                    jobs: 0,
+                },
+            ))
+        } else {
+            None
+        };
+        session.execute(exec.as_mut(), &trials, pool)?
     };
     let lab = if spec.crash.requested && real && !outcome.interrupted {
         let records = session.records()?;
@@ -197,6 +220,27 @@ fn repetitions(spec: &spec::Spec) -> String {
 }
 
 /// The tables, the HTML report's path and the results directory, on standard output.
+/// `jbench trial` (hidden): one trial of a `jbench run --jobs N`.
+pub fn trial(args: TrialArgs) -> Result<ExitCode> {
+    let code = run_child(ChildTrial {
+        dir: args.results,
+        trial: crate::experiment::plan::Trial {
+            index: args.index,
+            config: args.config,
+            workload: args.workload,
+            rep: args.rep,
+            recording: args.recording,
+        },
+        scripted: args.executor == ExecutorKind::Scripted,
+        destroy: args.destroy,
+        verbose: args.verbose,
+        show_build: args.show_build,
+        alone: args.alone,
+        jobs: args.jobs,
+    })?;
+    Ok(ExitCode::from(code as u8))
+}
+
 pub(crate) fn print_run_report(results: &Results, opts: &ReportOptions) -> Result<()> {
     outln!(
         "{}",

@@ -28,8 +28,8 @@ impl Slot {
     }
 
     pub fn of_config(config: &Config) -> Slot {
-        let journal_timed_apart = config.placement.is_external()
-            && !matches!(config.placement, Placement::SameDisk);
+        let journal_timed_apart =
+            config.placement.is_external() && !matches!(config.placement, Placement::SameDisk);
         let emulated = config.fs_model.is_some()
             && config.fs_device.is_none()
             && (!journal_timed_apart || config.journal_model.is_some())

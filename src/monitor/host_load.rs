@@ -57,7 +57,7 @@ impl CpuSplit {
                 }
             }
         }
-        let (own, kernel) = split(&tasks, std::process::id());
+        let (own, kernel) = split(&tasks, run_root());
         Some(CpuSplit { busy, own, kernel })
     }
 
@@ -119,6 +119,20 @@ pub fn parse_task(pid: u32, text: &str) -> Option<Task> {
         kernel: num(6)? & PF_KTHREAD != 0,
         ticks: num(11)? + num(12)? + num(13)? + num(14)?,
     })
+}
+
+/// The environment variable a trial of a concurrent run (`jbench run --jobs N`) finds
+/// the run's own process in.
+pub const RUN_ROOT_ENV: &str = "JBENCH_RUN_ROOT";
+
+/// The process whose tree is the run's own: this one, or in a trial of a concurrent
+/// run (`jbench run --jobs N`) the run that started it, so the trials beside it count
+/// as the run's work, not as another program's.
+fn run_root() -> u32 {
+    std::env::var(RUN_ROOT_ENV)
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(std::process::id)
 }
 
 /// `(ticks of root's tree, ticks of kernel threads)`.

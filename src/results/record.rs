@@ -122,6 +122,10 @@ pub struct TrialRecord {
     /// right after a sync (`[writeback]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writeback: Option<crate::rig::writeback::WritebackRecord>,
+    /// The trials that ran on the host at the same time as this one (`jbench run
+    /// --jobs N` with N > 1); absent in a run of one trial at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Concurrency>,
     pub status: Status,
     #[serde(default)]
     pub error: Option<String>,
@@ -129,6 +133,15 @@ pub struct TrialRecord {
     pub started_at: String,
     /// Whole-trial wall time including provisioning, seconds.
     pub wall_seconds: f64,
+}
+
+/// Who shared the host with a trial of a concurrent run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Concurrency {
+    /// The run's `--jobs`: how many trials it let run at once.
+    pub jobs: u32,
+    /// Plan indices of the trials that ran at some moment of this one.
+    pub beside: Vec<usize>,
 }
 
 /// Start of the `error` of a record the reader excluded from the statistics (see

@@ -14,6 +14,7 @@
 //! host share the pin: a second run may pin the same values, not others
 //! (`host_settings.rs`).
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -81,17 +82,31 @@ pub struct WritebackRecord {
 }
 
 /// Writes back every dirty page and commits every journal, so the flusher's and the
-/// journal's clocks start with the next write. Returns how long it took.
-pub fn restart_clocks() -> Duration {
+/// journal's clocks start with the next write: the host's (`sync`), or only those of
+/// the file systems mounted at `only` (`syncfs`, when other trials share the host and
+/// a host-wide sync would write theirs back mid-workload). Returns how long it took.
+pub fn restart_clocks(only: Option<&[&Path]>) -> Duration {
     let t = Instant::now();
-    nix::unistd::sync();
+    match only {
+        None => nix::unistd::sync(),
+        Some(mounts) => {
+            for m in mounts {
+                // A mount that cannot be opened has nothing this trial wrote to sync.
+                if let Ok(d) = std::fs::File::open(m) {
+                    let _ = nix::unistd::syncfs(std::os::fd::AsRawFd::as_raw_fd(&d));
+                }
+            }
+        }
+    }
     t.elapsed()
 }
 
 /// Right before a workload starts: the settings in effect, and the sync that restarts
-/// the clocks when `opts` asks for it.
-pub fn before_workload(opts: &WritebackOptions) -> Result<WritebackRecord> {
-    let sync_seconds = opts.sync_at_start.then(|| restart_clocks().as_secs_f64());
+/// the clocks when `opts` asks for it (of the file systems at `only` when given).
+pub fn before_workload(opts: &WritebackOptions, only: Option<&[&Path]>) -> Result<WritebackRecord> {
+    let sync_seconds = opts
+        .sync_at_start
+        .then(|| restart_clocks(only).as_secs_f64());
     Ok(WritebackRecord {
         clock: Clock::current()?,
         pinned: opts.pins(),

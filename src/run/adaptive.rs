@@ -478,6 +478,7 @@ pub(crate) mod tests {
             emulation: None,
             monitor: None,
             writeback: None,
+            concurrency: None,
             status: Status::Ok,
             error: None,
             started_at: "2026-01-01T00:00:00Z".into(),

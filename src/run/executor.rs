@@ -76,6 +76,9 @@ pub struct RigExecutor {
     write_logs: Option<PathBuf>,
     monitor_dir: Option<PathBuf>,
     output_dir: Option<PathBuf>,
+    /// Up to this many trials run on the host at the same time (`--jobs N`); `None`:
+    /// this executor's alone.
+    shared_host: Option<u32>,
 }
 
 impl RigExecutor {
@@ -94,6 +97,7 @@ impl RigExecutor {
             write_logs: None,
             monitor_dir: None,
             output_dir: None,
+            shared_host: None,
         })
     }
 
@@ -101,6 +105,26 @@ impl RigExecutor {
     /// them; usually `<results>/write-logs`.
     pub fn with_write_logs(mut self, dir: PathBuf) -> Self {
         self.write_logs = Some(dir);
+        self
+    }
+
+    /// Other trials run beside this executor's (`jbench run --jobs N`): it leaves
+    /// alone what is theirs too. It does not empty the host's page cache before a
+    /// trial (that would evict theirs mid-workload; a fresh file system on fresh
+    /// devices starts with nothing cached of its own), and the sync that restarts the
+    /// writeback and journal clocks is this trial's file systems' (`syncfs`), not the
+    /// host's.
+    /// Under cgroup v1, a memory limit's share of the host's dirty limits is then held
+    /// per device (`rig::bdi_share`).
+    pub fn shared_host(mut self, jobs: Option<u32>) -> Self {
+        self.shared_host = jobs.filter(|&j| j > 1);
+        self
+    }
+
+    /// Says nothing of configuration `config`'s build (another process of the run
+    /// said it already).
+    pub fn built_before(mut self, config: usize) -> Self {
+        self.shown.insert(config);
         self
     }
 
@@ -168,7 +192,9 @@ impl Executor for RigExecutor {
                 }))
             }
         };
-        drop_caches().map_err(|e| failed(e, serde_json::Value::Null, None))?;
+        if self.shared_host.is_none() {
+            drop_caches().map_err(|e| failed(e, serde_json::Value::Null, None))?;
+        }
         let emu = self
             .emu_setup(spec, trial)
             .map_err(|e| failed(e, serde_json::Value::Null, None))?;
@@ -204,11 +230,26 @@ impl Executor for RigExecutor {
         // After everything the rig wrote, so the kernel's writeback and commit clocks
         // start with the workload's first write; and before an emulated disk's model
         // starts afresh, so its first request is the workload's too.
-        let writeback = writeback_clock::before_workload(&spec.writeback)
-            .map_err(|e| say(&format!("trial {}: {e:#}", trial.index)))
-            .ok();
+        let own: Vec<&std::path::Path> = std::iter::once(rig.mount_point.as_path())
+            .chain(rig.second_mount.as_deref())
+            .collect();
+        let writeback = writeback_clock::before_workload(
+            &spec.writeback,
+            self.shared_host.map(|_| own.as_slice()),
+        )
+        .map_err(|e| say(&format!("trial {}: {e:#}", trial.index)))
+        .ok();
         // The cgroup is made fresh per trial so its peak is this trial's alone.
-        let limit = config.memory_limit.map(MemoryLimit::create).transpose();
+        let limit = config
+            .memory_limit
+            .map(|l| {
+                let limit = MemoryLimit::create(l)?;
+                Ok::<_, anyhow::Error>(match self.shared_host {
+                    Some(jobs) => limit.shared(jobs, own_devices(&rig)),
+                    None => limit,
+                })
+            })
+            .transpose();
         // A testing aid: `JBENCH_EMU_INJECT_STALL` makes this trial's daemon stall once.
         let stall = emulated::InjectedStall::for_trial(trial.index);
         let session = limit
@@ -399,6 +440,14 @@ pub fn drop_caches() -> Result<()> {
             "cannot drop caches (/proc/sys/vm/drop_caches): {e}; jbench must run as root"
         )
     })
+}
+
+/// The devices whose page cache holds the trial's dirty pages: its file systems'.
+fn own_devices(rig: &rig::Rig) -> Vec<PathBuf> {
+    std::iter::once(&rig.fs_device)
+        .chain(rig.second_device.as_ref())
+        .map(PathBuf::from)
+        .collect()
 }
 
 /// The configuration's `env`, with the second file system's mount point when the rig

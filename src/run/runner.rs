@@ -2,16 +2,18 @@
 //! moment it ends, reports progress, adds the adaptive rule's extra rounds, and stops
 //! cleanly when asked. A [`Run`] owns one run's state; the [`Executor`] does each trial.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use crate::experiment::plan::Trial;
+use crate::experiment::slots::Slot;
 use crate::experiment::spec::Spec;
 use crate::results::record::{ConfigRecord, Status, TrialRecord, WorkloadRecord, SCHEMA_VERSION};
 use crate::results::store::Store;
 use crate::run::adaptive::{self, Rule};
 use crate::run::executor::{Executor, FailedTrial, TrialError, TrialOutcome};
+use crate::run::jobs::{Ended, Pool};
 use crate::run::progress::Progress;
 use crate::workload::RunControl;
 
@@ -40,6 +42,9 @@ pub struct Run<'a> {
     records: Vec<TrialRecord>,
     /// Position of the current trial in the whole run, for the progress output.
     n: usize,
+    /// Trials side by side in child processes (`--jobs N`, N > 1); `None`: one at a
+    /// time through `executor`.
+    pool: Option<Pool>,
 }
 
 impl<'a> Run<'a> {
@@ -59,7 +64,15 @@ impl<'a> Run<'a> {
             outcome: RunOutcome::default(),
             records: Vec::new(),
             n: 0,
+            pool: None,
         }
+    }
+
+    /// Runs up to `pool.jobs()` trials at once in child processes instead of one at a
+    /// time through the executor.
+    pub fn concurrent(mut self, pool: Option<Pool>) -> Self {
+        self.pool = pool.filter(|p| p.jobs() > 1);
+        self
     }
 
     /// No progress output.
@@ -90,11 +103,7 @@ impl<'a> Run<'a> {
         }
         self.records = existing.to_vec();
         self.n = already;
-        for trial in &todo {
-            if !self.run_one(trial)? {
-                break;
-            }
-        }
+        self.run_batch(&todo)?;
         if let (Some(rule), false) = (Rule::of(self.spec), self.outcome.interrupted) {
             self.run_extra_rounds(&rule, trials.len())?;
         }
@@ -113,11 +122,99 @@ impl<'a> Run<'a> {
             for extra in &round {
                 self.progress.say(&extra.why);
                 self.outcome.extra.push(extra.why.clone());
-                if !self.run_one(&extra.trial)? {
-                    return Ok(());
+            }
+            let trials: Vec<Trial> = round.iter().map(|e| e.trial).collect();
+            if !self.run_batch(&trials)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs `trials` in order, one at a time or side by side; `false` when the run
+    /// must stop (interrupted).
+    fn run_batch(&mut self, trials: &[Trial]) -> Result<bool> {
+        if self.pool.is_some() {
+            return self.run_side_by_side(trials);
+        }
+        for trial in trials {
+            if !self.run_one(trial)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Runs `trials` in child processes, up to the pool's jobs at once, each starting in
+    /// plan order once it may share the host with every trial running; `false` when
+    /// the run must stop (interrupted).
+    fn run_side_by_side(&mut self, trials: &[Trial]) -> Result<bool> {
+        let mut pool = self.pool.take().expect("a pool");
+        let result = self.side_by_side(&mut pool, trials);
+        self.pool = Some(pool);
+        result
+    }
+
+    fn side_by_side(&mut self, pool: &mut Pool, trials: &[Trial]) -> Result<bool> {
+        let mut queue: std::collections::VecDeque<Trial> = trials.iter().copied().collect();
+        let mut stopping = false;
+        let mut fatal: Option<String> = None;
+        loop {
+            if self.ctl.stop_requested() && !stopping {
+                stopping = true;
+                self.outcome.interrupted = true;
+                pool.interrupt();
+            }
+            while !stopping && fatal.is_none() {
+                let Some(next) = queue.front() else { break };
+                let slot = Slot::of(self.spec, next);
+                if !pool.may_start(slot) {
+                    break;
+                }
+                let trial = queue.pop_front().expect("a queued trial");
+                self.n += 1;
+                self.progress.start(self.n, &describe(self.spec, &trial));
+                if let Err(e) = pool.start(trial, slot) {
+                    fatal = Some(format!("{e:#}"));
+                    pool.interrupt();
+                }
+            }
+            if pool.is_empty() {
+                break;
+            }
+            let progress = &self.progress;
+            let Some((trial, ended, beside)) =
+                pool.wait(Duration::from_millis(200), &mut |l| progress.say(l))
+            else {
+                continue;
+            };
+            match ended {
+                Ended::Recorded(mut record) => {
+                    record.concurrency = Some(beside);
+                    let what = describe(self.spec, &trial);
+                    self.record(&trial, *record, &what)?;
+                }
+                Ended::Interrupted => {
+                    if !stopping {
+                        stopping = true;
+                        self.outcome.interrupted = true;
+                        pool.interrupt();
+                    }
+                }
+                Ended::Fatal(why) => {
+                    // The others' devices are theirs to release: let them end.
+                    self.progress.say(&why);
+                    fatal.get_or_insert(why);
                 }
             }
         }
+        if let Some(why) = fatal {
+            self.progress.finish();
+            anyhow::bail!(why);
+        }
+        if self.outcome.interrupted {
+            self.progress.finish();
+        }
+        Ok(!self.outcome.interrupted)
     }
 
     /// Runs and records one trial; `false` when the run must stop (interrupted).
@@ -127,13 +224,7 @@ impl<'a> Run<'a> {
             self.outcome.interrupted = true;
             return Ok(false);
         }
-        let config = &self.spec.configs[trial.config];
-        let workload = &self.spec.workloads[trial.workload];
-        let what = if trial.recording {
-            format!("{} / {} / crash recording", config.label, workload.name)
-        } else {
-            format!("{} / {} / rep {}", config.label, workload.name, trial.rep)
-        };
+        let what = describe(self.spec, trial);
         self.progress.start(self.n, &what);
         let started_at = chrono::Local::now().to_rfc3339();
         let clock = Instant::now();
@@ -158,7 +249,13 @@ impl<'a> Run<'a> {
                 )));
             }
         };
-        let mut record = trial_record(self.spec, trial, result, started_at, wall_seconds);
+        let record = trial_record(self.spec, trial, result, started_at, wall_seconds);
+        self.record(trial, record, &what)?;
+        Ok(true)
+    }
+
+    /// Stores the record of a trial that ran to its end.
+    fn record(&mut self, trial: &Trial, mut record: TrialRecord, what: &str) -> Result<()> {
         // An engine that reports a zero or non-finite phase time measured nothing: the
         // trial is recorded as failed with the reason, never as a figure to average.
         if let Some(why) = record.exclude_if_invalid() {
@@ -172,14 +269,25 @@ impl<'a> Run<'a> {
         if record.status == Status::Failed {
             self.outcome.failed += 1;
         }
-        self.progress.finish_one(&summary_line(&record, &what));
+        self.progress.finish_one(&summary_line(&record, what));
         self.records.push(record);
-        Ok(true)
+        Ok(())
+    }
+}
+
+/// `internal / small / rep 2`, `internal / small / crash recording`.
+fn describe(spec: &Spec, trial: &Trial) -> String {
+    let config = &spec.configs[trial.config];
+    let workload = &spec.workloads[trial.workload];
+    if trial.recording {
+        format!("{} / {} / crash recording", config.label, workload.name)
+    } else {
+        format!("{} / {} / rep {}", config.label, workload.name, trial.rep)
     }
 }
 
 /// The record of a trial that ran to its end, successfully or not.
-fn trial_record(
+pub(crate) fn trial_record(
     spec: &Spec,
     trial: &Trial,
     result: Result<TrialOutcome, Box<FailedTrial>>,
@@ -207,6 +315,7 @@ fn trial_record(
         emulation: None,
         monitor: None,
         writeback: None,
+        concurrency: None,
         status,
         error: None,
         started_at: started_at.clone(),

@@ -23,6 +23,7 @@ use crate::results::store::{self, Store};
 use crate::results::Results;
 use crate::rig::writeback::PinnedClock;
 use crate::run::executor::{Executor, RigExecutor};
+use crate::run::jobs::Pool;
 use crate::run::runner::{Run, RunOutcome};
 use crate::run::{interrupt, preflight};
 use crate::workload::RunControl;
@@ -81,18 +82,20 @@ impl<'a> Session<'a> {
     /// The executor that builds real rigs, keeping write logs, monitor samples and
     /// outputs in this directory. `destroy`: devices the user named to be formatted.
     pub fn rig_executor(&self, destroy: Vec<PathBuf>, verbose: bool) -> Result<RigExecutor> {
-        let dir = self.dir();
-        Ok(RigExecutor::new(self.spec, destroy)?
-            .verbose(verbose)
-            .with_write_logs(layout::write_log_dir(dir))
-            .with_monitor_dir(layout::monitor_dir(dir))
-            .with_output_dir(layout::output_dir(dir)))
+        rig_executor_in(self.spec, self.dir(), destroy, verbose)
     }
 
-    /// Runs `trials` (those a resumed directory has not recorded yet) with `exec`.
-    pub fn execute(&mut self, exec: &mut dyn Executor, trials: &[Trial]) -> Result<RunOutcome> {
+    /// Runs `trials` (those a resumed directory has not recorded yet) with `exec`, or
+    /// side by side in `pool`'s child processes when it has more than one job.
+    pub fn execute(
+        &mut self,
+        exec: &mut dyn Executor,
+        trials: &[Trial],
+        pool: Option<Pool>,
+    ) -> Result<RunOutcome> {
         Run::new(self.spec, &mut self.store, exec, &self.ctl)
             .quiet(self.quiet)
+            .concurrent(pool)
             .execute(trials, &self.existing)
     }
 
@@ -134,6 +137,21 @@ impl<'a> Session<'a> {
         )?;
         Ok((results, opts))
     }
+}
+
+/// The executor that builds real rigs for `spec`, keeping write logs, monitor samples
+/// and outputs in results directory `dir`.
+pub fn rig_executor_in(
+    spec: &Spec,
+    dir: &Path,
+    destroy: Vec<PathBuf>,
+    verbose: bool,
+) -> Result<RigExecutor> {
+    Ok(RigExecutor::new(spec, destroy)?
+        .verbose(verbose)
+        .with_write_logs(layout::write_log_dir(dir))
+        .with_monitor_dir(layout::monitor_dir(dir))
+        .with_output_dir(layout::output_dir(dir)))
 }
 
 /// `--resume DIR`, else `--results DIR`, else `results/<name>-<timestamp>`; checked to

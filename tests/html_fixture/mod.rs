@@ -97,6 +97,7 @@ fn record(
         emulation: None,
         monitor: None,
         writeback: None,
+        concurrency: None,
         status: Status::Ok,
         error: None,
         started_at: format!("2026-11-23T10:{:02}:00+00:00", trial % 60),

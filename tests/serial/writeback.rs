@@ -210,25 +210,44 @@ fn the_sync_at_start_writes_back_what_is_dirty() {
     let _alone = crate::alone();
     require!(root);
     let tmp = scratch("writeback-sync-");
-    let disk = FakeDisk::new(tmp.path(), "disk.img", 128);
-    let mnt = tmp.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
+    let mine = FakeDisk::new(tmp.path(), "mine.img", 128);
+    let theirs = FakeDisk::new(tmp.path(), "theirs.img", 128);
     let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
-    ok(Command::new("mkfs.ext4").args(["-q", "-F", &disk.dev]));
-    ok(Command::new("mount").arg(&disk.dev).arg(&mnt));
-    std::fs::write(mnt.join("dirty"), vec![7u8; 8 << 20]).unwrap();
-    let before = sectors_written(&disk.dev);
+    let mount = |disk: &FakeDisk, name: &str| {
+        let mnt = tmp.path().join(name);
+        std::fs::create_dir(&mnt).unwrap();
+        ok(Command::new("mkfs.ext4").args(["-q", "-F", &disk.dev]));
+        ok(Command::new("mount").arg(&disk.dev).arg(&mnt));
+        mnt
+    };
+    let (m1, m2) = (mount(&mine, "mine"), mount(&theirs, "theirs"));
+    let dirty = |m: &std::path::Path| std::fs::write(m.join("dirty"), vec![7u8; 8 << 20]).unwrap();
+    // A trial beside others syncs its own file systems only (`syncfs`).
+    dirty(&m1);
+    dirty(&m2);
+    let (b1, b2) = (sectors_written(&mine.dev), sectors_written(&theirs.dev));
     // The control: left alone, 8 MiB of fresh pages wait for the flusher's clock
     // (30 s of age by default), so hardly any of it is written this soon.
     std::thread::sleep(Duration::from_millis(200));
-    let idle = sectors_written(&disk.dev) - before;
-    jbench::rig::writeback::restart_clocks();
-    let synced = sectors_written(&disk.dev) - before;
-    ok(Command::new("umount").arg(&mnt));
+    let idle = sectors_written(&mine.dev) - b1;
+    jbench::rig::writeback::restart_clocks(Some(&[m1.as_path()]));
+    let own = sectors_written(&mine.dev) - b1;
+    let others = sectors_written(&theirs.dev) - b2;
+    // Alone, the whole host's (`sync`).
+    jbench::rig::writeback::restart_clocks(None);
+    let host = sectors_written(&theirs.dev) - b2;
+    for m in [&m1, &m2] {
+        ok(Command::new("umount").arg(m));
+    }
     assert!(idle < 8192, "{idle} sectors written without the sync");
+    assert!(own >= 16384, "syncfs wrote {own} sectors; 8 MiB is 16384");
     assert!(
-        synced >= 16384,
-        "the sync wrote {synced} sectors; 8 MiB is 16384"
+        others < 8192,
+        "syncfs of one file system wrote {others} sectors of another"
+    );
+    assert!(
+        host >= 16384,
+        "the sync wrote {host} sectors; 8 MiB is 16384"
     );
 }
 
@@ -278,4 +297,64 @@ fn a_second_run_may_share_the_pin_but_not_pin_other_values() {
     assert_no_leaks(tmp.path());
     assert_no_leaks(other.path());
     assert_no_leaks(same.path());
+}
+
+#[test]
+fn a_trial_beside_others_holds_its_device_to_its_share_and_puts_it_back() {
+    let _alone = crate::alone();
+    require!(root);
+    let tmp = scratch("bdi-share-");
+    let disk = FakeDisk::new(tmp.path(), "disk.img", 16);
+    let dev = Path::new(&disk.dev);
+    let bdi = jbench::rig::bdi_share::bdi_of(dev).unwrap();
+    let read = |name: &str| -> u64 {
+        std::fs::read_to_string(bdi.join(name))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let defaults = || {
+        (
+            read("min_ratio_fine"),
+            read("max_ratio_fine"),
+            read("strict_limit"),
+        )
+    };
+    assert_eq!(defaults(), (0, 1_000_000, 0), "a fresh loop device");
+    {
+        let _held = jbench::rig::bdi_share::BdiShare::apply(&[dev], 4).unwrap();
+        assert_eq!(defaults(), (249_999, 250_000, 1), "a quarter, strictly");
+    }
+    assert_eq!(defaults(), (0, 1_000_000, 0), "put back on drop");
+    // A jbench killed while holding it: its record lets cleanup put it back.
+    let before = records();
+    let held = jbench::rig::bdi_share::BdiShare::apply(&[dev], 2).unwrap();
+    std::mem::forget(held);
+    let record = records()
+        .difference(&before)
+        .next()
+        .cloned()
+        .expect("its record");
+    assert_eq!(defaults(), (499_999, 500_000, 1));
+    // Two trials side by side: the second device's floor fits beside the first's.
+    let other = FakeDisk::new(tmp.path(), "other.img", 16);
+    let second = jbench::rig::bdi_share::BdiShare::apply(&[Path::new(&other.dev)], 2).unwrap();
+    drop(second);
+    jbench::rig::bdi_share::restore(&record).unwrap();
+    assert_eq!(defaults(), (0, 1_000_000, 0), "put back from the record");
+    assert!(!record.exists());
+}
+
+/// This process's records of held devices.
+fn records() -> std::collections::BTreeSet<std::path::PathBuf> {
+    let mine = format!("bdi-share-{}-", std::process::id());
+    std::fs::read_dir("/run/jbench")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&mine))
+                .collect()
+        })
+        .unwrap_or_default()
 }

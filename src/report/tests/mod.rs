@@ -83,6 +83,7 @@ fn rec(trial: usize, rep: u32, label: &str, workload: &str, rates: [f64; 4]) -> 
         emulation: None,
         monitor: None,
         writeback: None,
+        concurrency: None,
         status: Status::Ok,
         error: None,
         started_at: "2024-01-01T00:00:00Z".to_string(),

@@ -4,5 +4,6 @@ mod cli_output;
 mod cli_scripted;
 mod env_record;
 mod first_contact;
+mod jobs_scripted;
 mod monitor;
 mod tiny_runs;

@@ -1,0 +1,80 @@
+//! `jbench trial`: one trial of a concurrent run (`run::jobs`), in a process of its
+//! own. It reads the experiment from the results directory, runs the trial as a run of
+//! one trial at a time would (except for what would reach into the trials beside it:
+//! see [`RigExecutor::shared_host`]), and prints its record as one JSON line for the
+//! run to store.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+use crate::experiment::plan::Trial;
+use crate::experiment::spec;
+use crate::results::layout;
+use crate::run::executor::{Executor, TrialError};
+use crate::run::jobs::{EXIT_FATAL, EXIT_INTERRUPTED};
+use crate::run::scripted::ScriptedExecutor;
+use crate::run::{interrupt, runner, session};
+
+/// What the run hands its child.
+#[derive(Debug, Clone)]
+pub struct ChildTrial {
+    pub dir: PathBuf,
+    pub trial: Trial,
+    pub scripted: bool,
+    pub destroy: Vec<PathBuf>,
+    pub verbose: bool,
+    /// Whether to say how the configuration was built (the run's first trial of it).
+    pub show_build: bool,
+    /// Nothing runs beside it: run it exactly as a run of one trial at a time does.
+    pub alone: bool,
+    /// The run's `--jobs`: how many trials may run at once.
+    pub jobs: u32,
+}
+
+/// Runs the trial and prints its record; returns the exit status
+/// ([`EXIT_INTERRUPTED`], [`EXIT_FATAL`], else 0).
+pub fn run_child(c: ChildTrial) -> Result<i32> {
+    let spec = spec::load(&c.dir.join(layout::SPEC))?;
+    let t = &c.trial;
+    if t.config >= spec.configs.len() || t.workload >= spec.workloads.len() {
+        bail!(
+            "trial {} names configuration {} and workload {}, but {} has {} and {}",
+            t.index,
+            t.config,
+            t.workload,
+            c.dir.join(layout::SPEC).display(),
+            spec.configs.len(),
+            spec.workloads.len()
+        );
+    }
+    let ctl = interrupt::install()?;
+    let mut exec: Box<dyn Executor> = if c.scripted {
+        Box::new(ScriptedExecutor)
+    } else {
+        let exec = session::rig_executor_in(&spec, &c.dir, c.destroy.clone(), c.verbose)?;
+        let exec = if c.show_build {
+            exec
+        } else {
+            exec.built_before(t.config)
+        };
+        Box::new(exec.shared_host((!c.alone).then_some(c.jobs)))
+    };
+    let started_at = chrono::Local::now().to_rfc3339();
+    let clock = std::time::Instant::now();
+    let mut say = |line: &str| eprintln!("{line}");
+    let result = exec.run_trial(&spec, t, &ctl, &mut say);
+    let wall_seconds = clock.elapsed().as_secs_f64();
+    let result = match result {
+        Ok(done) => Ok(done),
+        Err(TrialError::Failed(f)) => Err(f),
+        Err(TrialError::Interrupted) => return Ok(EXIT_INTERRUPTED),
+        Err(TrialError::Fatal(e)) => {
+            eprintln!("jbench: {e:#}");
+            return Ok(EXIT_FATAL);
+        }
+    };
+    let record = runner::trial_record(&spec, t, result, started_at, wall_seconds);
+    println!("{}", serde_json::to_string(&record)?);
+    Ok(0)
+}

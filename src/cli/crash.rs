@@ -11,7 +11,7 @@ use crate::cli::args::CrashArgs;
 use crate::cli::run::{crash_status, interrupted_status, print_run_report};
 use crate::crash::campaign;
 use crate::experiment::spec;
-use crate::experiment::plan;
+use crate::experiment::{estimate, plan};
 use crate::run::preflight;
 use crate::run::session::{self, Session};
 
@@ -35,8 +35,9 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let results_dir =
         session::results_dir(&args.resume, &args.results, &format!("{}-crash", spec.name))?;
     preflight::create_dirs(&spec)?;
-    let mut session =
-        Session::open(&spec, &original, &results_dir, args.resume.is_some())?.quiet(args.quiet);
+    let mut session = Session::open(&spec, &original, &results_dir, args.resume.is_some())?
+        .quiet(args.quiet)
+        .lab_after(estimate::lab_seconds(trials.len(), opts.states));
     let dir = session.dir().to_path_buf();
     let say = |quiet: bool, m: &str| {
         if !quiet {

@@ -40,6 +40,8 @@ pub struct Run<'a> {
     records: Vec<TrialRecord>,
     /// Position of the current trial in the whole run, for the progress output.
     n: usize,
+    /// Estimated seconds of work after the last trial, for the time left.
+    after_trials: f64,
 }
 
 impl<'a> Run<'a> {
@@ -59,12 +61,20 @@ impl<'a> Run<'a> {
             outcome: RunOutcome::default(),
             records: Vec::new(),
             n: 0,
+            after_trials: 0.0,
         }
     }
 
     /// No progress output.
     pub fn quiet(mut self, quiet: bool) -> Self {
         self.quiet = quiet;
+        self
+    }
+
+    /// Estimated seconds the caller spends after the last trial (the crash lab), which
+    /// the time left counts.
+    pub fn after_trials(mut self, seconds: f64) -> Self {
+        self.after_trials = seconds;
         self
     }
 
@@ -81,7 +91,12 @@ impl<'a> Run<'a> {
         self.outcome.skipped = trials.len() - todo.len();
         let extra_done = existing.len().saturating_sub(self.outcome.skipped);
         let already = self.outcome.skipped + extra_done;
-        self.progress = Progress::new(trials.len() + extra_done, already, self.quiet);
+        self.progress = Progress::new(
+            trials.len() + extra_done,
+            already,
+            self.quiet,
+            self.after_trials,
+        );
         if self.outcome.skipped > 0 {
             self.progress.say(&format!(
                 "resuming: {already} of {} trials already recorded",

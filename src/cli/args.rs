@@ -292,10 +292,13 @@ pub struct TrialArgs {
 workload's engine counts them) at the costs of its devices: an emulated disk's own model, else \
 figures of a typical host disk; plus the fixed cost of building a file system and the crash \
 lab's per state. docs/experiment.md (\"How long a run takes\") gives its measured error per \
-preset. --history DIR uses the trial times an earlier run measured instead, for every \
-configuration and workload it has. Exit status: 0 `jbench run` would start; 1 it would refuse \
-(the reason is printed: not root, a missing tool, a work_dir that is a file, a device in use, \
-too little space or memory, ...)."
+preset. Where the model cannot price a trial (many files written back to a spinning disk) the \
+time is a range: the model's figure as a floor, the likely figure and the most at what such \
+trials measured. --history DIR uses the trial times an earlier run measured instead, for every \
+configuration and workload it has. --crash plans `jbench crash` on the experiment instead of \
+`jbench run`. Exit status: 0 the command planned would start; 1 it would refuse (the reason is \
+printed: not root, a missing tool, a work_dir that is a file, a device in use, too little space \
+or memory, disks the crash lab cannot record, ...)."
 )]
 pub struct PlanArgs {
     #[command(flatten)]
@@ -315,6 +318,21 @@ pub struct PlanArgs {
     /// As for `jbench run`: the real device the checks may count as yours to format.
     #[arg(long = "destroy-data-on", value_name = "DEV")]
     pub destroy: Vec<PathBuf>,
+    /// Also give the wall time with up to N trials at once, each starting in plan order
+    /// once a job is free and every running trial may share the host with it (every
+    /// disk it times emulated, the same memory limit); trials are assumed to keep their
+    /// serial time (`jbench selftest jobs` measures how far they slow each other).
+    #[arg(long, value_name = "N", value_parser = crate::units::cli::jobs, conflicts_with = "crash")]
+    pub jobs: Option<u16>,
+    /// Plan `jbench crash` on this experiment instead of `jbench run`: one crash
+    /// recording per configuration x workload and the crash lab on each, its time, and
+    /// the checks `jbench crash` makes.
+    #[arg(long, conflicts_with = "shards")]
+    pub crash: bool,
+    /// With --crash: crash states per configuration x workload, as `jbench crash
+    /// --states N` [default: the spec's crash.states, 200].
+    #[arg(long, value_name = "N", value_parser = crate::units::cli::states, requires = "crash")]
+    pub states: Option<u32>,
 }
 
 /// `jbench crash`.

@@ -10,14 +10,14 @@ use anyhow::{bail, Result};
 use crate::cli::args::CrashArgs;
 use crate::cli::run::{crash_status, interrupted_status, print_run_report};
 use crate::crash::campaign;
-use crate::experiment::plan::{self, Trial};
 use crate::experiment::spec;
+use crate::experiment::{estimate, plan};
 use crate::run::preflight;
 use crate::run::session::{self, Session};
 
 pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
-    let mut spec = spec::parse(&original, &origin)?;
+    let spec = spec::parse(&original, &origin)?;
     if let Some(refused) = campaign::refusals(&spec) {
         bail!("{refused}");
     }
@@ -31,26 +31,13 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     for w in preflight::check(&spec, &[])? {
         eprintln!("jbench: warning: {w}");
     }
-    // One recording per configuration x workload, with every write logged: the plan's
-    // trials at one repetition each (an experiment's own `[crash]` recordings would be
-    // a second copy of them), marked as crash recordings as `jbench run` marks its own,
-    // so their write-logged times stay out of every speed figure.
-    spec.emulation.write_log = true;
-    spec.crash.requested = false;
-    spec.repetitions = 1;
-    spec.adaptive = None;
+    let (spec, trials) = plan::crash_plan(&spec);
     let results_dir =
         session::results_dir(&args.resume, &args.results, &format!("{}-crash", spec.name))?;
     preflight::create_dirs(&spec)?;
-    let trials: Vec<Trial> = plan::plan(&spec)
-        .into_iter()
-        .map(|t| Trial {
-            recording: true,
-            ..t
-        })
-        .collect();
-    let mut session =
-        Session::open(&spec, &original, &results_dir, args.resume.is_some())?.quiet(args.quiet);
+    let mut session = Session::open(&spec, &original, &results_dir, args.resume.is_some())?
+        .quiet(args.quiet)
+        .lab_after(estimate::lab_seconds(trials.len(), opts.states));
     let dir = session.dir().to_path_buf();
     let say = |quiet: bool, m: &str| {
         if !quiet {

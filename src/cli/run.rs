@@ -10,7 +10,7 @@ use anyhow::Result;
 use crate::cli::args::{ExecutorKind, RunArgs, SpecSource, TrialArgs};
 use crate::cli::exit::is_broken_pipe;
 use crate::crash::campaign::CampaignOutcome;
-use crate::experiment::{plan, spec};
+use crate::experiment::{estimate, plan, spec};
 use crate::report::{self, Format, ReportOptions};
 use crate::results::crash::CrashRecord;
 use crate::results::fingerprint::Fingerprint;
@@ -83,8 +83,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             s.check_resumed(&results_dir)?;
         }
     }
-    let mut session =
-        Session::open(&spec, &original, &results_dir, args.resume.is_some())?.quiet(args.quiet);
+    let recordings = trials.iter().filter(|t| t.recording).count();
+    let lab = if spec.crash.requested && real {
+        estimate::lab_seconds(recordings, spec.crash.states)
+    } else {
+        0.0
+    };
+    let mut session = Session::open(&spec, &original, &results_dir, args.resume.is_some())?
+        .quiet(args.quiet)
+        .lab_after(lab);
     let dir = session.dir().to_path_buf();
     if let Some(s) = &shard {
         s.check_existing(&dir, &trials, session.existing())?;
@@ -99,7 +106,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         );
     }
     if !args.quiet {
-        let recordings = trials.iter().filter(|t| t.recording).count();
         eprintln!(
             "jbench: {}{} ({} x {} x {}{}); results in {}",
             count(trials.len() as u64, "trial"),

@@ -1,7 +1,8 @@
 //! What to measure: the experiment file (`spec`), the configurations it expands to
 //! (`config`), its `[crash]` table (`crash_options`) and its `[writeback]` table
 //! (`writeback_options`), the built-in presets, the
-//! ordered plan of trials and what a plan costs in time and space. Nothing here
+//! ordered plan of trials and what a plan costs in time and space, one trial at a time
+//! or several at once (`slots`, `schedule`). Nothing here
 //! touches a device.
 
 pub mod config;
@@ -10,6 +11,7 @@ pub mod estimate;
 pub mod footprint;
 pub mod plan;
 pub mod presets;
+pub mod schedule;
 pub mod slots;
 pub mod spec;
 pub mod writeback_options;

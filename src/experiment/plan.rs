@@ -81,6 +81,27 @@ pub fn plan(spec: &Spec) -> Vec<Trial> {
     out
 }
 
+/// The experiment as `jbench crash` runs it, and its trials: one recording per
+/// configuration x workload with every write logged, and no timed trials. The
+/// experiment's own `[crash]` recordings would be a second copy of them, so its
+/// `[crash]` table asks for none; they are marked as `jbench run` marks its own, so
+/// their write-logged times stay out of every speed figure.
+pub fn crash_plan(spec: &Spec) -> (Spec, Vec<Trial>) {
+    let mut spec = spec.clone();
+    spec.emulation.write_log = true;
+    spec.crash.requested = false;
+    spec.repetitions = 1;
+    spec.adaptive = None;
+    let trials = plan(&spec)
+        .into_iter()
+        .map(|t| Trial {
+            recording: true,
+            ..t
+        })
+        .collect();
+    (spec, trials)
+}
+
 /// One line saying what a configuration builds.
 pub fn describe_config(c: &Config) -> String {
     use crate::units::format_size;
@@ -236,29 +257,60 @@ pub fn describe(spec: &Spec, trials: &[Trial]) -> String {
     use crate::units::count;
     use std::fmt::Write;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "experiment `{}`: {} x {} x {} = {}, {} order (seed {})",
-        spec.name,
+    let recordings = trials.iter().filter(|t| t.recording).count() as u64;
+    let timed = trials.len() as u64 - recordings;
+    let matrix = format!(
+        "{} x {}",
         count(spec.configs.len() as u64, "configuration"),
         count(spec.workloads.len() as u64, "workload"),
-        count(spec.repetitions, "repetition"),
-        count(trials.len() as u64, "trial"),
+    );
+    // Every trial the run executes is counted, recordings included, and the product
+    // is the timed trials alone, so the arithmetic on the line holds.
+    let what = match (timed, recordings) {
+        (_, 0) => format!(
+            "{matrix} x {} = {}",
+            count(spec.repetitions, "repetition"),
+            count(timed, "trial")
+        ),
+        (0, r) => format!("{matrix} = {}", count(r, "crash recording")),
+        (t, r) => format!(
+            "{matrix} x {} = {} + {} = {}",
+            count(spec.repetitions, "repetition"),
+            count(t, "timed trial"),
+            count(r, "crash recording"),
+            count(t + r, "trial")
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "experiment `{}`{}: {what}, {} order (seed {})",
+        spec.name,
+        if timed == 0 && recordings > 0 {
+            " as `jbench crash` runs it"
+        } else {
+            ""
+        },
         spec.order.as_str(),
         spec.seed
     );
-    let recordings = trials.iter().filter(|t| t.recording).count();
     if recordings > 0 {
+        let strategies = spec
+            .crash
+            .strategies
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         let _ = writeln!(
             out,
-            "crash lab ([crash]): {recordings} of the trials are crash recordings (write log on, kept out of the speed figures), each then cut into up to {} crash states ({})",
+            "crash lab{}: one crash recording per configuration x workload{} (write log on, kept out of the speed figures), each then cut into up to {} crash states ({strategies})",
+            if timed > 0 { " ([crash])" } else { "" },
+            if timed > 0 {
+                ", after the timed trials"
+            } else {
+                ""
+            },
             spec.crash.states,
-            spec.crash
-                .strategies
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
         );
     }
     if let Some(a) = spec.adaptive {
@@ -389,6 +441,46 @@ levels = 2
             "{text}"
         );
         assert!(text.contains("2.0% noise band"), "{text}");
+    }
+
+    /// The first line counts every trial the run executes, and its product is the
+    /// timed trials alone.
+    #[test]
+    fn the_count_of_trials_names_the_crash_recordings_apart() {
+        let text = crate::experiment::presets::find("quick").unwrap();
+        let s = crate::experiment::spec::parse(text, "quick").unwrap();
+        let trials = plan(&s);
+        assert_eq!(trials.len(), 40);
+        let listing = describe(&s, &trials);
+        let first = listing.lines().next().unwrap();
+        assert!(
+            first.contains(
+                ": 4 configurations x 2 workloads x 4 repetitions = 32 timed trials + 8 crash recordings = 40 trials, interleaved order"
+            ),
+            "{first}"
+        );
+        assert!(
+            listing.contains("crash lab ([crash]): one crash recording per configuration x workload, after the timed trials"),
+            "{listing}"
+        );
+
+        let (crash, recordings) = crash_plan(&s);
+        assert_eq!(recordings.len(), 8);
+        assert!(recordings.iter().all(|t| t.recording && t.rep == 1));
+        assert!(crash.emulation.write_log && !crash.crash.requested);
+        let listing = describe(&crash, &recordings);
+        assert!(
+            listing.starts_with(
+                "experiment `quick` as `jbench crash` runs it: 4 configurations x 2 workloads = 8 crash recordings, interleaved order"
+            ),
+            "{listing}"
+        );
+        assert!(
+            listing.contains(
+                "crash lab: one crash recording per configuration x workload (write log on"
+            ),
+            "{listing}"
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! What a run says while it runs: a progress bar on a terminal, plain lines with an
-//! estimate of the time left otherwise (logs, CI), nothing with `--quiet`.
+//! estimate of the time left otherwise (logs, CI), nothing with `--quiet`. The time
+//! left is the trials left at the rate the run has kept so far, plus what comes after
+//! the trials (the crash lab), which no trial's rate tells.
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
@@ -46,12 +48,16 @@ pub(crate) enum Progress {
         started: Instant,
         done_at_start: usize,
         current: Arc<Mutex<Current>>,
+        /// Seconds of work after the last trial, from the estimate.
+        after: f64,
     },
     Quiet,
 }
 
 impl Progress {
-    pub(crate) fn new(total: usize, done: usize, quiet: bool) -> Self {
+    /// `total` trials of which `done` were recorded before; `after` seconds of work
+    /// follow the last trial (the crash lab's estimate).
+    pub(crate) fn new(total: usize, done: usize, quiet: bool, after: f64) -> Self {
         if quiet {
             return Progress::Quiet;
         }
@@ -69,7 +75,7 @@ impl Progress {
                     "left",
                     move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
                         let _ = if st.pos() > done as u64 {
-                            w.write_str(&format_eta(st.eta().as_secs_f64()))
+                            w.write_str(&format_eta(st.eta().as_secs_f64() + after))
                         } else {
                             w.write_str("after the first trial")
                         };
@@ -96,8 +102,30 @@ impl Progress {
                 started: Instant::now(),
                 done_at_start: done,
                 current: Arc::new(Mutex::new(Current::default())),
+                after,
             }
         }
+    }
+
+    /// Plain lines' seconds left as trial `n` (1-based) starts: `None` until this
+    /// process has finished a trial to tell the rate by.
+    fn eta(&self, n: usize) -> Option<f64> {
+        let Progress::Lines {
+            total,
+            started,
+            done_at_start,
+            after,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let ran = n.saturating_sub(done_at_start + 1);
+        if ran == 0 {
+            return None;
+        }
+        let per = started.elapsed().as_secs_f64() / ran as f64;
+        Some(per * (total + 1).saturating_sub(n) as f64 + after)
     }
 
     pub(crate) fn say(&self, line: &str) {
@@ -120,12 +148,7 @@ impl Progress {
                 }
                 b.tick();
             }
-            Progress::Lines {
-                total,
-                started,
-                done_at_start,
-                current,
-            } => {
+            Progress::Lines { total, current, .. } => {
                 if let Ok(mut c) = current.lock() {
                     *c = Current {
                         what: what.to_string(),
@@ -133,14 +156,11 @@ impl Progress {
                         phase: None,
                     };
                 }
-                // ETA from the trials this process ran, like the bar's.
-                let ran = n.saturating_sub(done_at_start + 1);
-                let eta = if ran > 0 {
-                    let per = started.elapsed().as_secs_f64() / ran as f64;
-                    format!(", ETA {}", format_eta(per * (total + 1 - n) as f64))
-                } else {
-                    String::new()
-                };
+                // From the trials this process ran, like the bar's.
+                let eta = self
+                    .eta(n)
+                    .map(|s| format!(", ETA {}", format_eta(s)))
+                    .unwrap_or_default();
                 eprintln!("[{n}/{total}{eta}] {what} ...")
             }
             Progress::Quiet => {}
@@ -219,6 +239,7 @@ mod tests {
             started: Instant::now(),
             done_at_start: 0,
             current: Arc::new(Mutex::new(Current::default())),
+            after: 0.0,
         };
         p.start(1, "internal / t / rep 1");
         let hook = p.phase_hook().expect("lines mode has a hook");
@@ -233,6 +254,38 @@ mod tests {
             "internal / t / rep 1 - file_create, 1m05s"
         );
         assert!(Progress::Quiet.phase_hook().is_none());
+    }
+
+    /// quick's last trials said "ETA 57s" with the crash lab's minutes still to come:
+    /// the time left counts what follows the trials.
+    #[test]
+    fn the_time_left_counts_the_crash_lab_after_the_trials() {
+        let lines = |elapsed: u64, after: f64| Progress::Lines {
+            total: 4,
+            started: Instant::now() - Duration::from_secs(elapsed),
+            done_at_start: 0,
+            current: Arc::new(Mutex::new(Current::default())),
+            after,
+        };
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 0.5);
+        // Two trials ran in 20 s; the third and fourth are left, then the lab.
+        let eta = lines(20, 0.0).eta(3);
+        assert!(close(eta, 20.0), "{eta:?}");
+        let eta = lines(20, 78.0).eta(3);
+        assert!(close(eta, 98.0), "{eta:?}");
+        // Three ran in 30 s and the last one starts: its time, then the lab.
+        let eta = lines(30, 78.0).eta(4);
+        assert!(close(eta, 88.0), "{eta:?}");
+        // No trial finished yet in this process: no rate.
+        assert_eq!(lines(20, 78.0).eta(1), None);
+        let resumed = Progress::Lines {
+            total: 4,
+            started: Instant::now(),
+            done_at_start: 2,
+            current: Arc::new(Mutex::new(Current::default())),
+            after: 78.0,
+        };
+        assert_eq!(resumed.eta(3), None);
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub struct Run<'a> {
     /// Trials side by side in child processes (`--jobs N`, N > 1); `None`: one at a
     /// time through `executor`.
     pool: Option<Pool>,
+    /// Estimated seconds of work after the last trial, for the time left.
+    after_trials: f64,
 }
 
 impl<'a> Run<'a> {
@@ -65,6 +67,7 @@ impl<'a> Run<'a> {
             records: Vec::new(),
             n: 0,
             pool: None,
+            after_trials: 0.0,
         }
     }
 
@@ -81,6 +84,13 @@ impl<'a> Run<'a> {
         self
     }
 
+    /// Estimated seconds the caller spends after the last trial (the crash lab), which
+    /// the time left counts.
+    pub fn after_trials(mut self, seconds: f64) -> Self {
+        self.after_trials = seconds;
+        self
+    }
+
     /// Runs the planned trials not yet among `existing` (the records of a resumed
     /// run), then, with adaptive repetitions, the extra rounds the adaptive rule asks
     /// for.
@@ -94,7 +104,12 @@ impl<'a> Run<'a> {
         self.outcome.skipped = trials.len() - todo.len();
         let extra_done = existing.len().saturating_sub(self.outcome.skipped);
         let already = self.outcome.skipped + extra_done;
-        self.progress = Progress::new(trials.len() + extra_done, already, self.quiet);
+        self.progress = Progress::new(
+            trials.len() + extra_done,
+            already,
+            self.quiet,
+            self.after_trials,
+        );
         if self.outcome.skipped > 0 {
             self.progress.say(&format!(
                 "resuming: {already} of {} trials already recorded",

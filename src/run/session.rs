@@ -36,6 +36,8 @@ pub struct Session<'a> {
     existing: Vec<TrialRecord>,
     ctl: RunControl,
     quiet: bool,
+    /// Estimated seconds of the crash lab after the trials, for the time left.
+    after_trials: f64,
     /// The writeback settings `[writeback]` pins, held until the session ends
     /// (including after Ctrl-C: the runner returns and this drops).
     _writeback: Option<PinnedClock>,
@@ -60,6 +62,7 @@ impl<'a> Session<'a> {
             existing,
             ctl: interrupt::install()?,
             quiet: false,
+            after_trials: 0.0,
             _writeback: writeback,
         })
     }
@@ -67,6 +70,13 @@ impl<'a> Session<'a> {
     /// No progress output.
     pub fn quiet(mut self, quiet: bool) -> Self {
         self.quiet = quiet;
+        self
+    }
+
+    /// The crash lab's estimated seconds, which the progress output's time left counts
+    /// after the last trial.
+    pub fn lab_after(mut self, seconds: f64) -> Self {
+        self.after_trials = seconds;
         self
     }
 
@@ -96,6 +106,7 @@ impl<'a> Session<'a> {
         Run::new(self.spec, &mut self.store, exec, &self.ctl)
             .quiet(self.quiet)
             .concurrent(pool)
+            .after_trials(self.after_trials)
             .execute(trials, &self.existing)
     }
 

@@ -54,7 +54,7 @@ fn plan_tells_the_time_the_space_and_that_run_would_start() {
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     for want in [
-        "4 configurations x 2 workloads x 4 repetitions = 40 trials, interleaved order",
+        "4 configurations x 2 workloads x 4 repetitions = 32 timed trials + 8 crash recordings = 40 trials, interleaved order",
         "files = 200",
         "expected wall time: ~",
         "crash lab",
@@ -84,6 +84,50 @@ fn plan_says_which_trials_its_model_does_not_price() {
         "{stdout}\n{stderr}"
     );
     assert!(stdout.contains("--history DIR"), "{stdout}");
+    // The headline does not lead with the model's figure alone.
+    assert!(
+        stdout.contains("expected wall time: at least ~1 h 0") && stdout.contains(", likely ~"),
+        "{stdout}"
+    );
+}
+
+/// `--crash` prices `jbench crash` on the experiment, `--jobs N` a run of N trials at
+/// once; neither needs root for the listing.
+#[test]
+fn plan_prices_the_crash_command_and_concurrent_trials() {
+    let tmp = scratch("first-crash-jobs-");
+    let out = jb(
+        &[
+            "plan",
+            "--preset",
+            "crash-placement",
+            "--crash",
+            "--states",
+            "50",
+        ],
+        tmp.path(),
+    );
+    let (stdout, stderr) = text(&out);
+    for want in [
+        "experiment `crash-placement` as `jbench crash` runs it: 6 configurations x 2 workloads = 12 crash recordings",
+        "expected wall time of `jbench crash`: ~",
+        "(12 recordings, up to 50 states each, after the last trial)",
+    ] {
+        assert!(stdout.contains(want), "no {want:?} in:\n{stdout}\n{stderr}");
+    }
+    // Root or not, the checks are `jbench crash`'s.
+    assert!(
+        stdout.contains("every check `jbench crash` makes passed")
+            || stdout.contains("`jbench crash` would refuse"),
+        "{stdout}"
+    );
+    let out = jb(&["plan", "--preset", "quick", "--jobs", "2"], tmp.path());
+    let (stdout, stderr) = text(&out);
+    assert!(
+        stdout.contains("expected wall time: with 2 trials at once ~")
+            && stdout.contains("`jbench selftest jobs` measures it"),
+        "{stdout}\n{stderr}"
+    );
 }
 
 #[test]

@@ -36,6 +36,7 @@ pub mod plan;
 pub mod report;
 pub mod run;
 pub mod selftest;
+pub mod selftest_args;
 pub mod submit;
 pub mod workload;
 

@@ -328,10 +328,10 @@ fn a_trial_beside_others_holds_its_device_to_its_share_and_puts_it_back() {
     }
     assert_eq!(defaults(), (0, 1_000_000, 0), "put back on drop");
     // A jbench killed while holding it: its record lets cleanup put it back.
-    let before = records();
+    let before = held_records();
     let held = jbench::rig::bdi_share::BdiShare::apply(&[dev], 2).unwrap();
     std::mem::forget(held);
-    let record = records()
+    let record = held_records()
         .difference(&before)
         .next()
         .cloned()
@@ -347,7 +347,7 @@ fn a_trial_beside_others_holds_its_device_to_its_share_and_puts_it_back() {
 }
 
 /// This process's records of held devices.
-fn records() -> std::collections::BTreeSet<std::path::PathBuf> {
+fn held_records() -> std::collections::BTreeSet<std::path::PathBuf> {
     let mine = format!("bdi-share-{}-", std::process::id());
     std::fs::read_dir("/run/jbench")
         .map(|d| {

@@ -334,7 +334,7 @@ impl Time<'_> {
             *groups.entry(Slot::of(self.spec, t)).or_default() += 1;
         }
         let mut out = format!(
-            "  ({} at once: each trial starts in plan order once a job is free and every running trial may share the host with it; a trial is assumed to keep its serial time beside others, which is not measured yet: `jbench selftest jobs` measures it)\n",
+            "  ({} at once: each trial starts in plan order once a job is free and every running trial may share the host with it; a trial is assumed to keep its serial time beside others; `jbench selftest jobs` measures how far that holds on this machine)\n",
             count(self.jobs as u64, "trial")
         );
         let names: Vec<String> = groups

@@ -125,7 +125,7 @@ fn plan_prices_the_crash_command_and_concurrent_trials() {
     let (stdout, stderr) = text(&out);
     assert!(
         stdout.contains("expected wall time: with 2 trials at once ~")
-            && stdout.contains("`jbench selftest jobs` measures it"),
+            && stdout.contains("`jbench selftest jobs` measures how far that holds"),
         "{stdout}\n{stderr}"
     );
 }

@@ -280,9 +280,6 @@ pub struct TrialArgs {
     /// Nothing runs beside it: run it as a run of one trial at a time does.
     #[arg(long)]
     pub alone: bool,
-    /// The run's --jobs.
-    #[arg(long, default_value_t = 2)]
-    pub jobs: u32,
     #[arg(long, value_enum, default_value = "rig")]
     pub executor: ExecutorKind,
 }

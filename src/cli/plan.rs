@@ -43,10 +43,12 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
         eprintln!("jbench: warning: {w}");
     }
     let history = load_history(&args.history)?;
+    let v1 = crate::rig::memcg::is_v1();
     let estimator = match &history {
         Some(h) => Estimator::new(&spec).with_history(h),
         None => Estimator::new(&spec),
-    };
+    }
+    .on_cgroup_v1(v1);
     if let Some(n) = args.shards {
         // Refused before the plan is printed: the listing would end in an error.
         shard::check_shard_count(&trials, n as usize, args.shard_by)?;
@@ -58,6 +60,7 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
         estimator: &estimator,
         history: history.is_some(),
         jobs: args.jobs.map_or(1, usize::from),
+        cgroup_v1: v1,
         command: args.crash.then_some(command),
     };
     out!("{}", time.describe());
@@ -190,6 +193,8 @@ struct Time<'a> {
     history: bool,
     /// Trials at once (`--jobs`).
     jobs: usize,
+    /// The host's memory cgroups are v1 (`Slot::on_host`).
+    cgroup_v1: bool,
     /// The command planned when it is not `jbench run`.
     command: Option<&'a str>,
 }
@@ -331,7 +336,9 @@ impl Time<'_> {
     fn describe_slots(&self) -> String {
         let mut groups: BTreeMap<Slot, u64> = BTreeMap::new();
         for t in self.trials {
-            *groups.entry(Slot::of(self.spec, t)).or_default() += 1;
+            *groups
+                .entry(Slot::of(self.spec, t).on_host(self.cgroup_v1))
+                .or_default() += 1;
         }
         let mut out = format!(
             "  ({} at once: each trial starts in plan order once a job is free and every running trial may share the host with it; a trial is assumed to keep its serial time beside others; `jbench selftest jobs` measures how far that holds on this machine)\n",
@@ -446,6 +453,7 @@ mod tests {
             estimator: &e,
             history: history.is_some(),
             jobs,
+            cgroup_v1: false,
             command: None,
         }
         .describe()
@@ -513,7 +521,7 @@ mod tests {
             "{first}"
         );
         assert!(
-            text.contains("`jbench selftest jobs` measures it"),
+            text.contains("`jbench selftest jobs` measures how far that holds"),
             "{text}"
         );
         assert!(
@@ -553,6 +561,7 @@ mod tests {
             estimator: &e,
             history: false,
             jobs: 1,
+            cgroup_v1: false,
             command: Some("jbench crash"),
         }
         .describe();

@@ -146,7 +146,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                     destroy: args.destroy.clone(),
                     verbose: args.verbose,
                     shown: Default::default(),
-                    jobs: 0,
                 },
             ))
         } else {
@@ -242,7 +241,6 @@ pub fn trial(args: TrialArgs) -> Result<ExitCode> {
         verbose: args.verbose,
         show_build: args.show_build,
         alone: args.alone,
-        jobs: args.jobs,
     })?;
     Ok(ExitCode::from(code as u8))
 }

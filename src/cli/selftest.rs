@@ -79,9 +79,16 @@ pub fn selftest(cmd: SelftestCmd) -> Result<ExitCode> {
             workload,
             jobs,
             rounds,
+            any_host,
             results,
             executor,
-        } => jobs_check(source, config, workload, jobs, rounds, results, executor),
+        } => jobs_check(
+            source,
+            (config, workload),
+            (jobs, rounds, any_host),
+            results,
+            executor,
+        ),
     }
 }
 
@@ -89,10 +96,8 @@ pub fn selftest(cmd: SelftestCmd) -> Result<ExitCode> {
 /// (as other selftests out of tolerance) when one did.
 fn jobs_check(
     source: SpecSource,
-    config: Option<String>,
-    workload: Option<String>,
-    jobs: Vec<u16>,
-    rounds: u32,
+    (config, workload): (Option<String>, Option<String>),
+    (jobs, rounds, any_host): (Vec<u16>, u32, bool),
     results: Option<PathBuf>,
     executor: ExecutorKind,
 ) -> Result<ExitCode> {
@@ -154,10 +159,10 @@ fn jobs_check(
             destroy: Vec::new(),
             verbose: false,
             shown: Default::default(),
-            jobs: 0,
         },
         original,
         spec,
+        any_host,
     };
     let report = run_check(opts, &ctl, &mut |l| eprintln!("jbench: {l}"))?;
     let json = report.results.join("jobs-check.json");

@@ -44,6 +44,10 @@ pub enum SelftestCmd {
         /// Rounds per number of jobs: one trial alone and one beside others each.
         #[arg(long, default_value_t = 4, value_parser = crate::units::cli::rounds)]
         rounds: u32,
+        /// Check it even where `jbench run --jobs` runs it alone: a memory limit on a
+        /// host with v1 memory cgroups (how such trials fare side by side).
+        #[arg(long)]
+        any_host: bool,
         /// Where the measured trials' records go [default: results/jobs-check-<time>].
         #[arg(long)]
         results: Option<PathBuf>,

@@ -351,6 +351,8 @@ pub struct Estimator<'a> {
     spec: &'a Spec,
     costs: Vec<ConfigCost>,
     history: Option<&'a History>,
+    /// The host's memory cgroups are v1 (`Slot::on_host`).
+    cgroup_v1: bool,
 }
 
 impl<'a> Estimator<'a> {
@@ -359,6 +361,7 @@ impl<'a> Estimator<'a> {
             spec,
             costs: spec.configs.iter().map(ConfigCost::of).collect(),
             history: None,
+            cgroup_v1: false,
         }
     }
 
@@ -399,6 +402,13 @@ impl<'a> Estimator<'a> {
         }
     }
 
+    /// Slots as a host with v1 memory cgroups has them (`--jobs`; nothing else here
+    /// reads the host).
+    pub fn on_cgroup_v1(mut self, v1: bool) -> Self {
+        self.cgroup_v1 = v1;
+        self
+    }
+
     pub fn seconds(&self, t: &Trial) -> f64 {
         self.trial(t).total()
     }
@@ -410,7 +420,12 @@ impl<'a> Estimator<'a> {
     pub fn run(&self, trials: &[Trial], jobs: usize) -> RunEstimate {
         let est: Vec<(TrialEstimate, Slot)> = trials
             .iter()
-            .map(|t| (self.trial(t), Slot::of(self.spec, t)))
+            .map(|t| {
+                (
+                    self.trial(t),
+                    Slot::of(self.spec, t).on_host(self.cgroup_v1),
+                )
+            })
             .collect();
         let lab: f64 = est.iter().map(|(e, _)| e.lab).sum();
         let at = |factor: f64| {

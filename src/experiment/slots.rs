@@ -5,7 +5,10 @@
 //! the host (an image in `work_dir`, a real device) would time its neighbours' I/O too,
 //! so it runs alone. Trials that would set the host's settings differently never
 //! overlap either: under cgroup v1 a memory limit sets the kernel's dirty limits for
-//! the whole host (`rig::dirty`), so only trials with the same limit share it.
+//! the whole host (`rig::dirty`), so only trials with the same limit could share it,
+//! and on such a host they do not (`Slot::on_host`): the kernel starts a device's
+//! background writeback on the host's dirty pages, not the trial's, so a trial beside
+//! others writes back differently from one alone, whatever the limits are set to.
 
 use crate::experiment::config::{Config, Placement};
 use crate::experiment::plan::Trial;
@@ -19,6 +22,11 @@ pub enum Slot {
     Shared { memory_limit: Option<u64> },
     /// A disk of the host times it: nothing runs beside it.
     Alone,
+    /// Under a memory limit on a host with cgroup v1, where the kernel's dirty limits
+    /// and the start of its background writeback are the whole host's: a trial beside
+    /// others does not write back as it does alone (measured: docs/scale-out.md), so it
+    /// runs alone.
+    HostDirtyLimits { memory_limit: u64 },
 }
 
 impl Slot {
@@ -43,9 +51,19 @@ impl Slot {
         }
     }
 
+    /// The slot on a host whose memory cgroups are v1 (`cgroup_v1`) or not.
+    pub fn on_host(self, cgroup_v1: bool) -> Slot {
+        match self {
+            Slot::Shared {
+                memory_limit: Some(m),
+            } if cgroup_v1 => Slot::HostDirtyLimits { memory_limit: m },
+            s => s,
+        }
+    }
+
     /// Whether a trial of slot `self` may start while one of `other` runs.
     pub fn can_share(self, other: Slot) -> bool {
-        self != Slot::Alone && self == other
+        matches!(self, Slot::Shared { .. }) && self == other
     }
 
     /// Why a trial of this slot does not share the host with one of `other`, for the
@@ -54,6 +72,9 @@ impl Slot {
         match (self, other) {
             (Slot::Alone, _) | (_, Slot::Alone) => Some(
                 "a disk of the host times one of them (an image in work_dir or a real device): it runs alone".into(),
+            ),
+            (Slot::HostDirtyLimits { .. }, _) | (_, Slot::HostDirtyLimits { .. }) => Some(
+                "one of them runs under a memory limit and this host's memory cgroups are v1, where the kernel's dirty limits and the start of its background writeback are the whole host's: beside others such a trial does not write back as it does alone (docs/scale-out.md), so it runs alone".into(),
             ),
             (a, b) if a != b => Some(
                 "their memory limits differ, and under cgroup v1 a memory limit sets the host's dirty limits".into(),
@@ -66,6 +87,10 @@ impl Slot {
     pub fn describe(self) -> String {
         match self {
             Slot::Alone => "alone".into(),
+            Slot::HostDirtyLimits { memory_limit } => format!(
+                "alone (memory limit {} under cgroup v1)",
+                crate::units::format_size(memory_limit)
+            ),
             Slot::Shared { memory_limit: None } => "shared".into(),
             Slot::Shared {
                 memory_limit: Some(m),
@@ -113,6 +138,28 @@ mod tests {
         let b = Slot::of_config(&c);
         assert!(!a.can_share(b));
         assert!(a.why_apart(b).unwrap().contains("memory limits differ"));
+    }
+
+    #[test]
+    fn under_cgroup_v1_a_memory_limit_runs_alone() {
+        let a = Slot::of_config(&emulated(Placement::Internal));
+        let v1 = a.on_host(true);
+        assert_eq!(
+            v1,
+            Slot::HostDirtyLimits {
+                memory_limit: 512 << 20
+            }
+        );
+        assert!(!v1.can_share(v1));
+        assert!(v1.why_apart(v1).unwrap().contains("cgroups are v1"));
+        assert_eq!(a.on_host(false), a, "v2 keeps dirty limits per cgroup");
+        let mut free = emulated(Placement::Internal);
+        free.memory_limit = None;
+        let f = Slot::of_config(&free);
+        assert!(
+            f.on_host(true).can_share(f.on_host(true)),
+            "no limit, no host setting"
+        );
     }
 
     #[test]

@@ -132,25 +132,13 @@ impl ScaledLimits {
     /// holds them at other values (a different memory limit), waits for it to end:
     /// the limits are the whole host's, and a trial must run under its own.
     pub fn apply(memory: u64) -> Result<Self> {
-        Self::apply_for(memory, 1)
-    }
-
-    /// As [`ScaledLimits::apply`], for `jobs` trials of that memory limit side by side:
-    /// the host's limits are `jobs` times the scaled ones (each trial's device is then
-    /// held to its own share, `rig::bdi_share`). `applied` is one trial's share.
-    pub fn apply_for(memory: u64, jobs: u32) -> Result<Self> {
-        let jobs = u64::from(jobs.max(1));
         let mut said = false;
         loop {
             let mut applied = None;
             let target = |host| {
                 let a = scaled(host, memory);
                 applied = Some(a);
-                Applied {
-                    dirty_bytes: a.dirty_bytes * jobs,
-                    dirty_background_bytes: a.dirty_background_bytes * jobs,
-                }
-                .as_limits()
+                a.as_limits()
             };
             match SETTINGS.change(target) {
                 Ok(host) => {

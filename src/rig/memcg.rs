@@ -42,6 +42,11 @@ struct Hierarchy {
     home: PathBuf,
 }
 
+/// Whether this host's memory controller is cgroup v1 (false when it has none).
+pub fn is_v1() -> bool {
+    hierarchy().is_ok_and(|h| h.version == CgroupVersion::V1)
+}
+
 fn hierarchy() -> Result<Hierarchy> {
     let own = fs::read_to_string("/proc/self/cgroup").context("cannot read /proc/self/cgroup")?;
     let all = mounts::mounts();
@@ -101,10 +106,6 @@ pub struct MemoryLimit {
     /// Under v1, the dirty limits scaled to `limit` while the process is inside.
     dirty: Option<ScaledLimits>,
     applied: Option<crate::rig::dirty::Applied>,
-    /// Trials side by side (`--jobs N`): N, and the devices whose dirty pages are this
-    /// trial's, each held to its share of the host's limits under v1.
-    share: Option<(u32, Vec<PathBuf>)>,
-    held: Option<crate::rig::bdi_share::BdiShare>,
 }
 
 impl MemoryLimit {
@@ -132,8 +133,6 @@ impl MemoryLimit {
             entered: false,
             dirty: None,
             applied: None,
-            share: None,
-            held: None,
         };
         let file = match me.h.version {
             CgroupVersion::V1 => "memory.limit_in_bytes",
@@ -144,34 +143,15 @@ impl MemoryLimit {
         Ok(me)
     }
 
-    /// Up to `jobs` trials run side by side; `devices` hold this one's file systems.
-    pub fn shared(mut self, jobs: u32, devices: Vec<PathBuf>) -> Self {
-        self.share = (jobs > 1).then_some((jobs, devices));
-        self
-    }
-
     /// Moves this whole process (every thread) into the cgroup; under v1, with the
-    /// kernel's dirty limits scaled to the cgroup's (`rig::dirty`), and beside other
-    /// trials its devices held to that share of them (`rig::bdi_share`).
+    /// kernel's dirty limits scaled to the cgroup's (`rig::dirty`).
     pub fn enter(&mut self) -> Result<()> {
         if self.h.version == CgroupVersion::V1 {
-            let jobs = self.share.as_ref().map_or(1, |(j, _)| *j);
-            let scaled = ScaledLimits::apply_for(self.limit, jobs)?;
+            let scaled = ScaledLimits::apply(self.limit)?;
             self.applied = Some(scaled.applied);
             self.dirty = Some(scaled);
-            if let Some((jobs, devices)) = &self.share {
-                let devices: Vec<&Path> = devices.iter().map(PathBuf::as_path).collect();
-                match crate::rig::bdi_share::BdiShare::apply(&devices, *jobs) {
-                    Ok(h) => self.held = Some(h),
-                    Err(e) => {
-                        self.dirty = None;
-                        return Err(e);
-                    }
-                }
-            }
         }
         if let Err(e) = move_to(&self.dir) {
-            self.held = None;
             self.dirty = None;
             return Err(e);
         }
@@ -185,7 +165,6 @@ impl MemoryLimit {
             move_to(&self.h.home)?;
             self.entered = false;
         }
-        self.held = None;
         self.dirty = None;
         Ok(())
     }

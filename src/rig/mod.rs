@@ -2,7 +2,6 @@
 //! mount; each resource a guard released in reverse order on drop, so a failure, a
 //! panic or Ctrl-C leaves nothing attached.
 
-pub mod bdi_share;
 pub mod cmd;
 pub mod dirty;
 pub mod emulated;

@@ -28,8 +28,6 @@ pub struct ChildTrial {
     pub show_build: bool,
     /// Nothing runs beside it: run it exactly as a run of one trial at a time does.
     pub alone: bool,
-    /// The run's `--jobs`: how many trials may run at once.
-    pub jobs: u32,
 }
 
 /// Runs the trial and prints its record; returns the exit status
@@ -58,7 +56,7 @@ pub fn run_child(c: ChildTrial) -> Result<i32> {
         } else {
             exec.built_before(t.config)
         };
-        Box::new(exec.shared_host((!c.alone).then_some(c.jobs)))
+        Box::new(exec.shared_host(!c.alone))
     };
     let started_at = chrono::Local::now().to_rfc3339();
     let clock = std::time::Instant::now();

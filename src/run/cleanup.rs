@@ -200,15 +200,6 @@ pub fn cleanup(extra_dirs: &[PathBuf], dry_run: bool) -> Result<CleanupReport> {
         &crate::rig::writeback::SETTINGS,
         "writeback settings",
     );
-    for record in crate::rig::bdi_share::stale() {
-        act(
-            format!(
-                "put back the per-device writeback settings {} names (left by a jbench that was killed)",
-                record.display()
-            ),
-            &mut || crate::rig::bdi_share::restore(&record),
-        );
-    }
     for cg in crate::rig::memcg::stale_cgroups() {
         act(format!("remove cgroup {}", cg.display()), &mut || {
             crate::rig::memcg::remove(&cg)

@@ -76,9 +76,8 @@ pub struct RigExecutor {
     write_logs: Option<PathBuf>,
     monitor_dir: Option<PathBuf>,
     output_dir: Option<PathBuf>,
-    /// Up to this many trials run on the host at the same time (`--jobs N`); `None`:
-    /// this executor's alone.
-    shared_host: Option<u32>,
+    /// Other trials run on the host at the same time (`--jobs N`).
+    shared_host: bool,
 }
 
 impl RigExecutor {
@@ -97,7 +96,7 @@ impl RigExecutor {
             write_logs: None,
             monitor_dir: None,
             output_dir: None,
-            shared_host: None,
+            shared_host: false,
         })
     }
 
@@ -114,10 +113,8 @@ impl RigExecutor {
     /// devices starts with nothing cached of its own), and the sync that restarts the
     /// writeback and journal clocks is this trial's file systems' (`syncfs`), not the
     /// host's.
-    /// Under cgroup v1, a memory limit's share of the host's dirty limits is then held
-    /// per device (`rig::bdi_share`).
-    pub fn shared_host(mut self, jobs: Option<u32>) -> Self {
-        self.shared_host = jobs.filter(|&j| j > 1);
+    pub fn shared_host(mut self, on: bool) -> Self {
+        self.shared_host = on;
         self
     }
 
@@ -192,7 +189,7 @@ impl Executor for RigExecutor {
                 }))
             }
         };
-        if self.shared_host.is_none() {
+        if !self.shared_host {
             drop_caches().map_err(|e| failed(e, serde_json::Value::Null, None))?;
         }
         let emu = self
@@ -235,21 +232,12 @@ impl Executor for RigExecutor {
             .collect();
         let writeback = writeback_clock::before_workload(
             &spec.writeback,
-            self.shared_host.map(|_| own.as_slice()),
+            self.shared_host.then_some(own.as_slice()),
         )
         .map_err(|e| say(&format!("trial {}: {e:#}", trial.index)))
         .ok();
         // The cgroup is made fresh per trial so its peak is this trial's alone.
-        let limit = config
-            .memory_limit
-            .map(|l| {
-                let limit = MemoryLimit::create(l)?;
-                Ok::<_, anyhow::Error>(match self.shared_host {
-                    Some(jobs) => limit.shared(jobs, own_devices(&rig)),
-                    None => limit,
-                })
-            })
-            .transpose();
+        let limit = config.memory_limit.map(MemoryLimit::create).transpose();
         // A testing aid: `JBENCH_EMU_INJECT_STALL` makes this trial's daemon stall once.
         let stall = emulated::InjectedStall::for_trial(trial.index);
         let session = limit
@@ -440,14 +428,6 @@ pub fn drop_caches() -> Result<()> {
             "cannot drop caches (/proc/sys/vm/drop_caches): {e}; jbench must run as root"
         )
     })
-}
-
-/// The devices whose page cache holds the trial's dirty pages: its file systems'.
-fn own_devices(rig: &rig::Rig) -> Vec<PathBuf> {
-    std::iter::once(&rig.fs_device)
-        .chain(rig.second_device.as_ref())
-        .map(PathBuf::from)
-        .collect()
 }
 
 /// The configuration's `env`, with the second file system's mount point when the rig

@@ -39,8 +39,6 @@ pub struct ChildCommand {
     pub verbose: bool,
     /// Configurations whose build a child has already described.
     pub shown: BTreeSet<usize>,
-    /// How many trials may run at once (set by the pool).
-    pub jobs: usize,
 }
 
 impl ChildCommand {
@@ -65,7 +63,6 @@ impl ChildCommand {
         if self.verbose {
             c.arg("--verbose");
         }
-        c.args(["--jobs", &self.jobs.to_string()]);
         if self.shown.insert(trial.config) {
             c.arg("--show-build");
         }
@@ -120,6 +117,8 @@ struct Running {
 /// Up to `jobs` trials at once, each in its own child process.
 pub struct Pool {
     jobs: usize,
+    /// The host's memory cgroups are v1 (`Slot::on_host`).
+    cgroup_v1: bool,
     child: ChildCommand,
     running: BTreeMap<usize, Running>,
     tx: Sender<Msg>,
@@ -127,12 +126,12 @@ pub struct Pool {
 }
 
 impl Pool {
-    pub fn new(jobs: usize, mut child: ChildCommand) -> Self {
+    pub fn new(jobs: usize, child: ChildCommand) -> Self {
         let jobs = jobs.max(1);
-        child.jobs = jobs;
         let (tx, rx) = channel();
         Self {
             jobs,
+            cgroup_v1: crate::rig::memcg::is_v1(),
             child,
             running: BTreeMap::new(),
             tx,
@@ -146,6 +145,11 @@ impl Pool {
 
     pub fn is_empty(&self) -> bool {
         self.running.is_empty()
+    }
+
+    /// The slot of `trial` of `spec` on this host.
+    pub fn slot(&self, spec: &crate::experiment::spec::Spec, trial: &Trial) -> Slot {
+        Slot::of(spec, trial).on_host(self.cgroup_v1)
     }
 
     /// Whether a trial of `slot` may start now.

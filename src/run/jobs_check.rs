@@ -38,6 +38,9 @@ pub struct CheckOptions {
     pub rounds: u32,
     pub dir: PathBuf,
     pub child: ChildCommand,
+    /// Check it even where `jbench run --jobs` would run it alone (`--any-host`): how
+    /// trials under a memory limit fare side by side on a host with v1 cgroups.
+    pub any_host: bool,
 }
 
 /// One phase's rate beside others against alone.
@@ -93,16 +96,24 @@ pub fn run_check(
     say: &mut dyn FnMut(&str),
 ) -> Result<CheckReport> {
     let spec = &opts.spec;
-    let measured = Slot::of_config(&spec.configs[opts.config]);
-    if measured == Slot::Alone {
+    let v1 = crate::rig::memcg::is_v1() && !opts.any_host;
+    let measured = Slot::of_config(&spec.configs[opts.config]).on_host(v1);
+    if !measured.can_share(measured) {
         bail!(
-            "configuration `{}` is timed on a disk of the host, so `jbench run --jobs` never runs it beside another trial; check a configuration whose disks are all emulated",
-            spec.configs[opts.config].label
+            "`jbench run --jobs` never runs configuration `{}` beside another trial: {}; check another configuration",
+            spec.configs[opts.config].label,
+            measured
+                .why_apart(measured)
+                .unwrap_or_default()
         );
     }
     // Neighbours: every configuration x workload that may share the host with it.
     let neighbours: Vec<(usize, usize)> = (0..spec.configs.len())
-        .filter(|&c| Slot::of_config(&spec.configs[c]).can_share(measured))
+        .filter(|&c| {
+            Slot::of_config(&spec.configs[c])
+                .on_host(v1)
+                .can_share(measured)
+        })
         .flat_map(|c| (0..spec.workloads.len()).map(move |w| (c, w)))
         .collect();
     let mut store = Store::create(&opts.dir, spec, &opts.original)?;

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::experiment::plan::Trial;
-use crate::experiment::slots::Slot;
 use crate::experiment::spec::Spec;
 use crate::results::record::{ConfigRecord, Status, TrialRecord, WorkloadRecord, SCHEMA_VERSION};
 use crate::results::store::Store;
@@ -181,7 +180,7 @@ impl<'a> Run<'a> {
             }
             while !stopping && fatal.is_none() {
                 let Some(next) = queue.front() else { break };
-                let slot = Slot::of(self.spec, next);
+                let slot = pool.slot(self.spec, next);
                 if !pool.may_start(slot) {
                     break;
                 }

@@ -252,7 +252,7 @@ fn the_a_a_check_refuses_a_trial_timed_on_the_hosts_disk() {
     );
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(said.contains("timed on a disk of the host"), "{said}");
+    assert!(said.contains("a disk of the host times"), "{said}");
     let one = jbench(
         tmp.path(),
         &[
@@ -266,4 +266,40 @@ fn the_a_a_check_refuses_a_trial_timed_on_the_hosts_disk() {
         ],
     );
     assert!(String::from_utf8_lossy(&one.stderr).contains("--jobs must be 2 or more"));
+}
+
+#[test]
+fn trials_under_a_memory_limit_share_the_host_only_where_cgroups_keep_dirty_limits_apart() {
+    let tmp = scratch();
+    let spec = emulated_spec().replace(
+        "repetitions = 3\n",
+        "repetitions = 3\nmemory_limit = \"512M\"\n",
+    );
+    std::fs::write(tmp.path().join("m.toml"), spec).unwrap();
+    run(tmp.path(), "m.toml", "r", "3");
+    let rs = records(&tmp.path().join("r"));
+    assert_eq!(rs.len(), 6);
+    let overlapped = rs.iter().filter(|r| !beside(r).is_empty()).count();
+    if jbench::rig::memcg::is_v1() {
+        assert_eq!(overlapped, 0, "v1: a memory limit runs alone");
+        let aa = jbench(
+            tmp.path(),
+            &[
+                "selftest",
+                "jobs",
+                "m.toml",
+                "--results",
+                "aa",
+                "--executor",
+                "scripted",
+            ],
+        );
+        assert!(
+            String::from_utf8_lossy(&aa.stderr).contains("memory cgroups are v1"),
+            "{}",
+            String::from_utf8_lossy(&aa.stderr)
+        );
+    } else {
+        assert_eq!(overlapped, 6, "v2: every trial ran beside another");
+    }
 }

@@ -261,10 +261,6 @@ fn measure(
 fn report(opts: &CheckOptions, records: &[TrialRecord]) -> CheckReport {
     let spec = &opts.spec;
     let mut shifts = Vec::new();
-    let alone: Vec<&TrialRecord> = records
-        .iter()
-        .filter(|r| r.config.label == "alone")
-        .collect();
     for &n in &opts.jobs {
         let beside_label = label(n - 1);
         let pair: Vec<TrialRecord> = records
@@ -314,12 +310,8 @@ fn report(opts: &CheckOptions, records: &[TrialRecord]) -> CheckReport {
             .collect();
         // The main phase first.
         phases.sort_by_key(|p| Some(&p.phase) != main.as_ref());
-        let wall = |rs: &mut dyn Iterator<Item = &TrialRecord>| {
-            let v: Vec<f64> = rs.map(|r| r.wall_seconds).collect();
-            v.iter().sum::<f64>() / v.len().max(1) as f64
-        };
-        let alone_wall = wall(&mut alone.iter().copied());
-        let beside_wall = wall(&mut records.iter().filter(|r| r.config.label == beside_label));
+        let alone_wall = mean_wall(records, "alone");
+        let beside_wall = mean_wall(records, &beside_label);
         shifts.push(JobsShift {
             jobs: n,
             label: beside_label,
@@ -341,9 +333,19 @@ fn report(opts: &CheckOptions, records: &[TrialRecord]) -> CheckReport {
         noise_band: spec.noise_band,
         rounds: opts.rounds,
         results: opts.dir.clone(),
-        alone_trials: alone.len(),
+        alone_trials: records.iter().filter(|r| r.config.label == "alone").count(),
         shifts,
     }
+}
+
+/// Mean wall time of the measured trials labelled `label`; 0 without any.
+fn mean_wall(records: &[TrialRecord], label: &str) -> f64 {
+    let v: Vec<f64> = records
+        .iter()
+        .filter(|r| r.config.label == label)
+        .map(|r| r.wall_seconds)
+        .collect();
+    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 impl CheckReport {

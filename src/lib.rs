@@ -18,6 +18,7 @@ pub mod analysis;
 pub mod cli;
 pub mod crash;
 pub mod emu;
+pub mod events;
 pub mod experiment;
 pub mod file_id;
 pub mod measure;

@@ -372,6 +372,7 @@ fn analyse_config(
                 } else {
                     None
                 },
+                trial_rates: s.rates,
             }
         })
         .collect();

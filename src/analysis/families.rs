@@ -206,19 +206,22 @@ fn decide(
     alpha: f64,
 ) {
     let m = members.len();
-    let raw = |t: &Test| stats::sequential_p(t.p.unwrap_or(1.0), looks);
-    let mut order = members.to_vec();
-    // Stable: ties keep their planned order.
-    order.sort_by(|&x, &y| raw(&tests[x]).total_cmp(&raw(&tests[y])));
-    let mut running: f64 = 0.0;
-    let mut stop = m;
-    for (rank, &t) in order.iter().enumerate() {
-        running = running.max(((m - rank) as f64 * raw(&tests[t])).min(1.0));
-        tests[t].p_adjusted = Some(running);
-        tests[t].rejected = running < alpha;
-        if !tests[t].rejected && stop == m {
-            stop = rank;
-        }
+    let raw: Vec<f64> = members
+        .iter()
+        .map(|&t| stats::sequential_p(tests[t].p.unwrap_or(1.0), looks))
+        .collect();
+    let steps = stats::holm_steps(&raw);
+    // The step where Holm stopped rejecting (adjusted p only grows with the rank).
+    let stop = steps
+        .iter()
+        .filter(|s| s.adjusted >= alpha)
+        .map(|s| s.rank)
+        .min()
+        .unwrap_or(m);
+    for (&t, step) in members.iter().zip(&steps) {
+        let (rank, adjusted) = (step.rank, step.adjusted);
+        tests[t].p_adjusted = Some(adjusted);
+        tests[t].rejected = adjusted < alpha;
         // Holm tested this one at alpha / (m - rank); one after the stop at the
         // stopping step's level, which its p (no smaller) cannot pass either.
         let divisor = (m - rank.min(stop)) as f64 * f64::from(looks.max(1));

@@ -250,6 +250,10 @@ pub struct PhaseStats {
     pub kib_per_sec: Option<Summary>,
     /// Mean elapsed time below the threshold: too short to trust.
     pub suspect: bool,
+    /// Each successful trial's rate, in trial order: the figures `rate` summarises
+    /// (the report's dots). Not exported: the records hold them.
+    #[serde(skip)]
+    pub trial_rates: Vec<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

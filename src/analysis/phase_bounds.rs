@@ -6,8 +6,9 @@
 //! read a threaded phase's clock after releasing its workers, which could then run,
 //! even finish, first.
 //!
-//! Only the fsync engine records per-operation latency from synchronous threads; fio's
-//! latencies overlap with `iodepth` and its jobs, so it has no such bound.
+//! Each engine declares whether its threads run their operations one at a time
+//! (`sequential_threads` in its `kind.rs`): the fsync engine's do; fio's latencies
+//! overlap with `iodepth` and its jobs, so it has no such bound.
 
 use crate::results::record::TrialRecord;
 use crate::workload::Latency;
@@ -38,12 +39,9 @@ pub fn impossible_phase_time(seconds: f64, threads: u64, latency: &Latency) -> O
 }
 
 /// Threads of a recorded workload whose phase latencies [`impossible_phase_time`]
-/// can judge: the fsync engine's `threads`; `None` for every other kind.
+/// can judge, as its engine declares (`None` for engines whose operations overlap).
 fn sequential_threads(r: &TrialRecord) -> Option<u64> {
-    match r.workload.kind.as_str() {
-        "fsync" => r.workload.params.get("threads")?.as_u64(),
-        _ => None,
-    }
+    (crate::workload::kind::kind_of(&r.workload.kind).sequential_threads)(&r.workload.params)
 }
 
 /// One line naming a workload's successful trials with a phase shorter than its

@@ -322,15 +322,41 @@ fn mean(xs: &[f64]) -> f64 {
 /// between the tests, and rejects at least as much as plain Bonferroni. A NaN counts
 /// as 1 (no evidence).
 pub fn holm(ps: &[f64]) -> Vec<f64> {
+    holm_steps(ps).into_iter().map(|s| s.adjusted).collect()
+}
+
+/// One test's place in Holm's step-down.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HolmStep {
+    /// Its adjusted p ([`holm`]).
+    pub adjusted: f64,
+    /// Its rank among the p-values, smallest first (ties in the order given): Holm
+    /// tests it at alpha / (m - rank).
+    pub rank: usize,
+}
+
+/// [`holm`], with each test's rank, for a caller that also needs the level each test
+/// was judged at.
+pub fn holm_steps(ps: &[f64]) -> Vec<HolmStep> {
     let m = ps.len();
     let clean = |p: f64| if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
     let mut order: Vec<usize> = (0..m).collect();
+    // Stable: ties keep their order.
     order.sort_by(|&i, &j| clean(ps[i]).total_cmp(&clean(ps[j])));
-    let mut out = vec![1.0; m];
+    let mut out = vec![
+        HolmStep {
+            adjusted: 1.0,
+            rank: 0
+        };
+        m
+    ];
     let mut running: f64 = 0.0;
     for (rank, &i) in order.iter().enumerate() {
         running = running.max(((m - rank) as f64 * clean(ps[i])).min(1.0));
-        out[i] = running;
+        out[i] = HolmStep {
+            adjusted: running,
+            rank,
+        };
     }
     out
 }

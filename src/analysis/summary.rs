@@ -11,19 +11,13 @@ use super::model::{ConfigAnalysis, PhaseInfo};
 
 pub use super::ranking::{PSource, Ranked, Ratio, Trust, WorkloadSummary};
 
-/// The phase that answers an engine's question: fsync's `create_fsync`, fdtree's
-/// `file_create`, postmark's `transactions`, iozone's `write`; any other engine, or
-/// an engine whose phase is absent (iozone without its write test), its first phase.
+/// The phase that answers an engine's question (its declared main phase:
+/// `workload/<engine>/kind.rs`); an engine that declares none, or whose phase is
+/// absent (iozone without its write test), its first phase.
 /// When the workload was timed up to `syncfs` (`durable = true`), the `+syncfs`
 /// variant of that phase. `None` without phases.
 pub fn default_main_phase(kind: &str, phases: &[&str]) -> Option<String> {
-    let preferred = match kind {
-        "fsync" => Some("create_fsync"),
-        "fdtree" => Some("file_create"),
-        "postmark" => Some("transactions"),
-        "iozone" => Some("write"),
-        _ => None,
-    };
+    let preferred = crate::workload::kind::kind_of(kind).main_phase;
     let base = preferred
         .filter(|p| phases.contains(p))
         .or_else(|| {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use crate::experiment::spec;
@@ -23,28 +23,35 @@ mean, spread, confidence and significance. With a [crash] table it also cuts pow
 mid-workload on emulated disks (the crash lab): what survives, and how long recovery takes.";
 
 pub const AFTER: &str = "Examples:
-  jbench run                                 the built-in quick preset (emulated 7200 rpm disks): speed and
-                                             crash states of each journal placement, one report, ~4 minutes
-  jbench run --preset tradeoff               journal place and size: faster, safe, and how long to recover
-  jbench run --preset quick-host             the same question on this machine's own disk
+  jbench run
+      the built-in quick preset (emulated 7200 rpm disks): speed and crash states
+      of each journal placement, one report, about 4 minutes
+  jbench run --preset tradeoff
+      journal place and size: faster, safe, and how long to recover
+  jbench run --preset quick-host
+      the same question on this machine's own disk
+  jbench preset show quick > mine.toml && jbench run mine.toml
+      start from a preset's file and change it
+  jbench plan --preset study1-journal-device
+      what a full study would run, and for how long
   jbench device qualify /data --fit disk --fit-to mine.toml
-                                             measure a device, fit a model of it into an experiment
-                                             file (a copy of presets/own-hardware.toml; docs/own-hardware.md)
-  jbench run presets/quick.toml              the same, from its file
-  jbench plan presets/study1-journal-device.toml   what the full study would run
+      measure a device and fit a model of it into an experiment file
   jbench report results/quick-20261123-101500 --format markdown
-  jbench compare results/hdd-run results/ssd-run   two runs side by side
-  jbench report results/quick-20261123-101500 --html report.html   charts, tables, timelines
-  jbench run presets/quick.toml --resume results/quick-20261123-101500
+  jbench report results/quick-20261123-101500 --html report.html
+      charts, tables, timelines
+  jbench compare results/hdd-run results/ssd-run
+      two runs side by side
+  jbench run --preset quick --resume results/quick-20261123-101500
   jbench workload fdtree --dir /mnt/test -d 3 -f 4 -s 1 -l 5
-  jbench run --preset study1-hdd             Study 1 on emulated 7200 rpm disks
-  jbench device calibrate hdd-7200           measure an emulated disk against its model
-  jbench cleanup                             after a run was killed with SIGKILL
+  jbench device calibrate hdd-7200
+      measure an emulated disk against its model
+  jbench cleanup
+      after a run was killed with SIGKILL
 
-The experiment file format: docs/experiment.md; results: docs/results.md; emulated disks:
-docs/devices.md; the presets: `jbench preset list`, `jbench preset show NAME`. Installed
-without the repository: `jbench man DIR` writes the man pages, `jbench completions SHELL`
-the shell completions.";
+The presets: `jbench preset list`. The man pages (`jbench man DIR`) and the
+repository's docs/experiment.md (the experiment file), docs/results.md,
+docs/devices.md and docs/own-hardware.md say the rest; `jbench completions SHELL`
+writes the shell completions.";
 
 #[derive(Parser)]
 #[command(name = "jbench", version, about = ABOUT, long_about = ABOUT, after_help = AFTER)]
@@ -135,8 +142,40 @@ pub enum PresetCmd {
     /// Print a built-in experiment's file: `jbench preset show quick > mine.toml`.
     Show {
         /// Its name (`jbench preset list`).
+        #[arg(value_parser = PresetName, hide_possible_values = true)]
         name: String,
     },
+}
+
+/// A preset's name on the command line: shell completions offer every preset, and a
+/// name that is none gets the one wording of `presets::lookup`, with its guess.
+#[derive(Clone)]
+pub struct PresetName;
+
+impl clap::builder::TypedValueParser for PresetName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let name = value.to_string_lossy();
+        crate::experiment::presets::lookup(&name)
+            .map(|_| name.into_owned())
+            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{e}\n")))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::experiment::presets::names()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// Where the experiment comes from: a file, or a preset built into jbench.
@@ -144,13 +183,9 @@ pub enum PresetCmd {
 pub struct SpecSource {
     /// Experiment file (TOML) [default: the built-in `quick` preset].
     pub spec: Option<PathBuf>,
-    /// Use a built-in experiment instead of a file: quick, quick-host, study1-journal-device,
-    /// study2-journal-size, study3-nvram-postmark, study4-journaling-modes-iozone,
-    /// study1-hdd, study2-hdd, study3-hdd, study3-hdd-modern, study4-hdd, and for
-    /// `jbench crash` crash-placement, crash-modes; fio-db (a real fio job); tradeoff;
-    /// own-hardware (your two devices, fitted by `jbench device qualify --fit`; the files
-    /// in presets/ are the same).
-    #[arg(long, conflicts_with = "spec")]
+    /// Use a built-in experiment instead of a file (`jbench preset list` says what each
+    /// asks and how long it ran; `jbench preset show NAME` prints its file).
+    #[arg(long, conflicts_with = "spec", value_name = "NAME", value_parser = PresetName, hide_possible_values = true)]
     pub preset: Option<String>,
 }
 
@@ -173,12 +208,8 @@ impl SpecSource {
             )),
             (None, name) => {
                 let name = name.as_deref().unwrap_or("quick");
-                let text = crate::experiment::presets::find(name).with_context(|| {
-                    format!(
-                        "no preset `{name}` (built in: {})",
-                        crate::experiment::presets::names().join(", ")
-                    )
-                })?;
+                let text =
+                    crate::experiment::presets::lookup(name).map_err(|e| anyhow::anyhow!(e))?;
                 Ok((text.to_string(), format!("preset {name}")))
             }
         }
@@ -614,8 +645,9 @@ pub struct CalibrateArgs {
     /// hdd-7200, raid6, ssd-sata, nvme, nvram or ram; with --spec, also the name of
     /// one of the experiment file's [models] entries.
     pub model: String,
-    /// Take MODEL from this experiment file's [models] table (e.g. --spec
-    /// presets/study4-hdd.toml raid6-bbu); --set overrides its parameters further.
+    /// Take MODEL from this experiment file's [models] table (e.g. `jbench preset show
+    /// study4-hdd > s4.toml`, then --spec s4.toml raid6-bbu); --set overrides its
+    /// parameters further.
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
     /// Override a model parameter, e.g. --set write_cache=false (repeatable; the value
@@ -688,7 +720,7 @@ pub struct QualifyArgs {
     pub fit: Option<String>,
     /// Write the fitted entry into this experiment file as [models.NAME] (the file is
     /// created if missing; an entry of that name is replaced, the rest kept as it
-    /// was): e.g. a copy of presets/own-hardware.toml.
+    /// was): e.g. `jbench preset show own-hardware > mine.toml` first.
     #[arg(long, value_name = "FILE", requires = "fit")]
     pub fit_to: Option<PathBuf>,
     #[command(flatten)]

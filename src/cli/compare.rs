@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use crate::cli::args::CompareArgs;
 use crate::report::ReportOptions;
@@ -11,12 +11,7 @@ use crate::results::compare;
 
 pub fn compare(args: CompareArgs) -> Result<ExitCode> {
     for d in &args.dirs {
-        if !compare::is_results_dir(d) {
-            bail!(
-                "{} is not a jbench results directory (no trials.jsonl)",
-                d.display()
-            );
-        }
+        crate::results::store::require_results_dir(d)?;
     }
     let compared = compare::gather(&args.dirs)?;
     let opts = ReportOptions::of_comparison(&compared, args.baseline.as_deref())?;

@@ -8,12 +8,12 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 
 use crate::cli::args::CrashArgs;
-use crate::cli::run::{crash_status, interrupted_status, print_run_report};
+use crate::cli::run::{keep_status, print_run_report, say_ending};
 use crate::crash::campaign;
 use crate::experiment::spec;
 use crate::experiment::{estimate, plan};
-use crate::run::preflight;
-use crate::run::session::{self, Session};
+use crate::run::ending::Ending;
+use crate::run::session::{self, LabAfter, Session};
 
 pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
@@ -27,14 +27,12 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
         opts.recovery_timing = opts.recovery_timing.min(n);
     }
     let seed = args.seed.or(opts.seed).unwrap_or(spec.seed);
-    preflight::require_root("jbench crash")?;
-    for w in preflight::check(&spec, &[])? {
-        eprintln!("jbench: warning: {w}");
-    }
     let (spec, trials) = plan::crash_plan(&spec);
     let results_dir =
         session::results_dir(&args.resume, &args.results, &format!("{}-crash", spec.name))?;
-    preflight::create_dirs(&spec)?;
+    for w in session::prepare(&spec, "jbench crash", &[])? {
+        eprintln!("jbench: warning: {w}");
+    }
     let mut session = Session::open(&spec, &original, &results_dir, args.resume.is_some())?
         .quiet(args.quiet)
         .lab_after(estimate::lab_seconds(trials.len(), opts.states));
@@ -60,30 +58,18 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     );
     let outcome = {
         let mut exec = session.rig_executor(Vec::new(), args.verbose)?;
-        session.execute(&mut exec, &trials, None)?
+        let lab = LabAfter {
+            opts: &opts,
+            seed,
+            only_recordings: false,
+        };
+        session.run(&mut exec, &trials, None, Some(lab))?
     };
-    let mut interrupted = outcome.interrupted;
-    let mut lab_failed = Vec::new();
-    if !interrupted {
-        let records = session.records()?;
-        let lab = session.crash_lab(&records.iter().collect::<Vec<_>>(), &opts, seed)?;
-        interrupted = lab.interrupted;
-        lab_failed = lab.failed;
-    }
     let (results, report_opts) = session.finish()?;
-    print_run_report(&results, &report_opts)?;
-    if interrupted {
-        return Ok(interrupted_status("crash", &args.source, &dir));
-    }
-    if outcome.failed > 0 {
-        eprintln!(
-            "jbench: {} recording trial(s) failed; see {}/trials.jsonl and the messages above",
-            outcome.failed,
-            dir.display()
-        );
-        return Ok(ExitCode::from(2));
-    }
-    Ok(crash_status(&lab_failed, &results.crash).unwrap_or(ExitCode::SUCCESS))
+    let ending = Ending::of(&outcome, &results.records, &results.crash);
+    let printed = print_run_report(&results, &report_opts);
+    say_ending(&ending, "crash", &args.source, &dir, "recording trial(s)");
+    keep_status(printed, ending.exit_code())
 }
 
 pub use crate::crash::campaign::{unexpected, Unexpected};

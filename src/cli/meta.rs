@@ -51,15 +51,15 @@ pub fn preset(cmd: PresetCmd) -> Result<ExitCode> {
             let width = presets::names().iter().map(|n| n.len()).max().unwrap_or(0);
             for (name, text) in presets::PRESETS {
                 outln!("{name:<width$}  {}", summary(text));
+                let time = presets::measured_run_time(text).map_or_else(
+                    || format!("not measured; `jbench plan --preset {name}` estimates it"),
+                    |t| format!("ran {t}"),
+                );
+                outln!("{:<width$}  ({time})", "");
             }
         }
         PresetCmd::Show { name } => {
-            let text = presets::find(&name).with_context(|| {
-                format!(
-                    "no built-in experiment is called {name:?}; the presets: {}",
-                    presets::names().join(", ")
-                )
-            })?;
+            let text = presets::lookup(&name).map_err(|e| anyhow::anyhow!(e))?;
             out!("{text}");
         }
     }

@@ -42,8 +42,18 @@ pub mod workload;
 
 use args::{Cli, Command};
 
+/// The library's events on the terminal: each on standard error in its own words.
+pub struct Terminal;
+
+impl crate::events::Reporter for Terminal {
+    fn report(&self, event: &crate::events::Event) {
+        eprintln!("{}", event.line());
+    }
+}
+
 /// Carries out a parsed command line; the exit status it should end with.
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    crate::events::set_reporter(Some(std::sync::Arc::new(Terminal)));
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Crash(args) => crash::crash(args),

@@ -9,21 +9,18 @@ use anyhow::Result;
 
 use crate::cli::args::{ExecutorKind, RunArgs, SpecSource, TrialArgs};
 use crate::cli::exit::is_broken_pipe;
-use crate::crash::campaign::CampaignOutcome;
 use crate::experiment::{estimate, plan, spec};
 use crate::report::{self, Format, ReportOptions};
-use crate::results::crash::CrashRecord;
 use crate::results::fingerprint::Fingerprint;
 use crate::results::layout;
-use crate::results::record::TrialRecord;
 use crate::results::Results;
 use crate::run::child::{run_child, ChildTrial};
+use crate::run::ending::Ending;
 use crate::run::executor::Executor;
 use crate::run::jobs::{ChildCommand, Pool};
 use crate::run::preflight;
-use crate::run::runner::RunOutcome;
 use crate::run::scripted::ScriptedExecutor;
-use crate::run::session::{self, Session};
+use crate::run::session::{self, LabAfter, Session};
 use crate::scale::attempt::ShardAttempt;
 use crate::scale::seal;
 use crate::units::count;
@@ -43,12 +40,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             anyhow::bail!(
                 "{refused}\nThe experiment's [crash] table asks for the crash lab; give those configurations emulated disks or remove [crash]."
             );
-        }
-    }
-    if real {
-        preflight::require_root("jbench run")?;
-        for w in preflight::check(&spec, &args.destroy)? {
-            eprintln!("jbench: warning: {w}");
         }
     }
     let results_dir = match &shard {
@@ -74,7 +65,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
     if real {
-        preflight::create_dirs(&spec)?;
+        for w in session::prepare(&spec, "jbench run", &args.destroy)? {
+            eprintln!("jbench: warning: {w}");
+        }
     }
     let mut trials = plan::plan(&spec);
     if let Some(s) = &shard {
@@ -151,26 +144,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         } else {
             None
         };
-        session.execute(exec.as_mut(), &trials, pool)?
-    };
-    let lab = if spec.crash.requested && real && !outcome.interrupted {
-        let records = session.records()?;
-        let recordings: Vec<&TrialRecord> = records.iter().filter(|r| r.crash_recording).collect();
-        session.crash_lab(
-            &recordings,
-            &spec.crash,
-            spec.crash.effective_seed(spec.seed),
-        )?
-    } else {
         if spec.crash.requested && !real {
             eprintln!(
                 "jbench: the scripted executor records no writes: the crash lab does not run"
             );
         }
-        CampaignOutcome::default()
+        let lab = (spec.crash.requested && real).then(|| LabAfter {
+            opts: &spec.crash,
+            seed: spec.crash.effective_seed(spec.seed),
+            only_recordings: true,
+        });
+        session.run(exec.as_mut(), &trials, pool, lab)?
     };
-    let interrupted = outcome.interrupted || lab.interrupted;
-    if let (Some(s), false) = (&shard, interrupted) {
+    let lab = &outcome.lab;
+    if let (Some(s), false) = (&shard, outcome.interrupted()) {
         if lab.failed.is_empty() {
             s.seal(&dir, &spec, &trials)?;
         } else {
@@ -193,12 +180,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         crate::results::merged::record_local_trials(&dir, &session.records()?, &here)?;
     }
     let (results, opts) = session.finish()?;
-    // The run's status says what happened to the trials; a closed or full standard
-    // output must not hide it (the results are on disk either way).
+    let ending = Ending::of(&outcome, &results.records, &results.crash);
     let printed = print_run_report(&results, &opts);
-    let code = run_status(&args, &dir, &results.records, &outcome, interrupted)
-        .or_else(|| crash_status(&lab.failed, &results.crash))
-        .unwrap_or(ExitCode::SUCCESS);
+    say_ending(&ending, "run", &args.source, &dir, "trial(s)");
+    keep_status(printed, ending.exit_code())
+}
+
+/// The run's status, whatever became of the report: a closed or full standard output
+/// must not hide what happened to the trials (the results are on disk either way).
+pub(crate) fn keep_status(printed: Result<()>, code: ExitCode) -> Result<ExitCode> {
     match printed {
         Ok(()) => Ok(code),
         Err(e) if code == ExitCode::SUCCESS => Err(e),
@@ -264,68 +254,44 @@ pub(crate) fn print_run_report(results: &Results, opts: &ReportOptions) -> Resul
     Ok(())
 }
 
-/// 2 when the crash lab failed on a recording, else the crash lab's own statuses
-/// (5 lost data, 6 no verdict; `jbench crash` documents them); `None`: all is well.
-pub(crate) fn crash_status(failed: &[(String, String)], crash: &[CrashRecord]) -> Option<ExitCode> {
-    if !failed.is_empty() {
-        eprintln!(
+/// What `ending` means, on stderr, in the words of `jbench COMMAND` (`trials`: what its
+/// trials are called); nothing when all is well.
+pub(crate) fn say_ending(
+    ending: &Ending,
+    command: &str,
+    source: &SpecSource,
+    dir: &Path,
+    trials: &str,
+) {
+    match ending {
+        Ending::Interrupted => {
+            let again = match (&source.spec, &source.preset) {
+                (Some(p), _) => p.display().to_string(),
+                (None, Some(p)) => format!("--preset {p}"),
+                (None, None) => String::new(),
+            };
+            eprintln!(
+                "jbench: interrupted; everything was released. Finish with: jbench {command} {again} --resume {}",
+                dir.display()
+            );
+        }
+        Ending::NothingMeasured(why) => eprintln!(
+            "jbench: {why}; nothing was measured (errors in {}/trials.jsonl)",
+            dir.display()
+        ),
+        Ending::TrialsFailed(n) => eprintln!(
+            "jbench: {n} {trials} failed; see the `error` field in {}/trials.jsonl and the messages above",
+            dir.display()
+        ),
+        Ending::LabFailed(failed) => eprintln!(
             "jbench: the crash lab failed on {} recording(s); see the messages above",
             failed.len()
-        );
-        return Some(ExitCode::from(2));
+        ),
+        Ending::Lost(lines) | Ending::Hung(lines) => {
+            for l in lines {
+                eprintln!("jbench: {l}");
+            }
+        }
+        Ending::Done => {}
     }
-    let found = crate::crash::campaign::unexpected(crash);
-    for u in found.lost.iter().chain(&found.hung) {
-        eprintln!("jbench: {u}");
-    }
-    if !found.lost.is_empty() {
-        return Some(ExitCode::from(5));
-    }
-    (!found.hung.is_empty()).then(|| ExitCode::from(6))
-}
-
-/// 130, after saying how to finish the interrupted `jbench COMMAND` into `dir`.
-pub(crate) fn interrupted_status(command: &str, source: &SpecSource, dir: &Path) -> ExitCode {
-    let again = match (&source.spec, &source.preset) {
-        (Some(p), _) => p.display().to_string(),
-        (None, Some(p)) => format!("--preset {p}"),
-        (None, None) => String::new(),
-    };
-    eprintln!(
-        "jbench: interrupted; everything was released. Finish with: jbench {command} {again} --resume {}",
-        dir.display()
-    );
-    ExitCode::from(130)
-}
-
-/// 130 interrupted, 3 every trial failed, 2 some failed, `None` all measured; said on
-/// stderr.
-fn run_status(
-    args: &RunArgs,
-    dir: &Path,
-    records: &[TrialRecord],
-    outcome: &RunOutcome,
-    interrupted: bool,
-) -> Option<ExitCode> {
-    if interrupted {
-        return Some(interrupted_status("run", &args.source, dir));
-    }
-    let timed: Vec<&TrialRecord> = records.iter().filter(|r| !r.crash_recording).collect();
-    if !timed.is_empty() && timed.iter().all(|r| !r.is_ok()) {
-        eprintln!(
-            "jbench: {}; nothing was measured (errors in {}/trials.jsonl)",
-            report::every_trial_failed(records).unwrap_or_default(),
-            dir.display()
-        );
-        return Some(ExitCode::from(3));
-    }
-    if outcome.failed > 0 {
-        eprintln!(
-            "jbench: {} trial(s) failed; see the `error` field in {}/trials.jsonl",
-            outcome.failed,
-            dir.display()
-        );
-        return Some(ExitCode::from(2));
-    }
-    None
 }

@@ -187,7 +187,10 @@ fn sbatch(file: &Path) -> Result<String> {
         .unwrap_or_default()
         .to_string();
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
-        bail!("sbatch printed no job id: {:?}", stdout.trim());
+        bail!(
+            "sbatch printed no job id (its output: `{}`); is Slurm answering (`sinfo`)?",
+            stdout.trim()
+        );
     }
     Ok(id)
 }

@@ -70,7 +70,9 @@ pub struct Campaign<'a> {
 impl Campaign<'_> {
     fn say(&self, m: &str) {
         if !self.quiet {
-            eprintln!("jbench: {m}");
+            crate::events::emit(crate::events::Event::Lab {
+                text: m.to_string(),
+            });
         }
     }
 
@@ -134,7 +136,11 @@ impl Campaign<'_> {
                     }
                 }
                 Err(e) => {
-                    eprintln!("jbench: crash lab on {} / {}: {e:#}", key.0, key.1);
+                    crate::events::emit(crate::events::Event::LabFailed {
+                        config: key.0.clone(),
+                        workload: key.1.clone(),
+                        error: format!("{e:#}"),
+                    });
                     out.failed.push(key);
                     if self.ctl.stop_requested() {
                         out.interrupted = true;

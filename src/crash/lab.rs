@@ -81,19 +81,16 @@ pub fn is_negative_control(config: &Config, header: &LogHeader) -> bool {
 }
 
 /// Whether a lost-journal recovery applies: ext3/ext4 or XFS with its journal (log)
-/// alone on a `ram` disk (an `nvram` disk keeps its contents across the power cut).
+/// alone on a disk whose model does not keep its contents across the power cut (`ram`;
+/// an `nvram` disk keeps them), unless `lose_journal = false` turns it off.
 pub fn journal_can_be_lost(config: &Config, opts: &CrashOptions) -> bool {
-    let on_ram = config
+    let forgets = config
         .journal_model
         .as_ref()
-        .is_some_and(|m| m.model == "ram");
-    let on_nvram = config
-        .journal_model
-        .as_ref()
-        .is_some_and(|m| m.model == "nvram");
+        .is_some_and(|m| !crate::emu::keeps_contents(&m.model));
     (config.fs_type.is_ext() || config.fs_type == FsType::Xfs)
-        && on_ram
-        && opts.lose_journal.unwrap_or(on_ram || on_nvram)
+        && forgets
+        && opts.lose_journal.unwrap_or(true)
 }
 
 /// Which states (by number) are also recovered with model timing on: `n` spread
@@ -258,14 +255,13 @@ pub fn test_trial(
         }
         None => timed_states_preferring(&fill, opts.recovery_timing),
     };
+    // Each strategy's count once: its part of the plan and of its space.
     say(&format!(
-        "{} / {}: {} crash states from {} log records ({}; {}){}{}",
+        "{} / {}: {} from {} log records{}{}",
         config.label,
         wl.name,
-        plans.len(),
+        coverage.describe_plan(plans.len() as u64),
         log.recs.len(),
-        strategies_line(&plans),
-        coverage.describe(plans.len() as u64),
         no_fill_words(opts, &coverage, journal.as_ref()),
         if negative {
             "; a negative control: it should lose data"
@@ -456,7 +452,7 @@ fn reload(rig: &RecoveryRig, recs: &[LogRec], plan: &StatePlan) -> Result<()> {
 /// Why `fill` made no state, for the progress line; empty when it made some or was
 /// not asked for. Its share went to the strategies after it.
 fn no_fill_words(opts: &CrashOptions, cov: &Coverage, journal: Option<&JournalNotes>) -> String {
-    if !opts.strategies.contains(&Strategy::Fill) || cov.fill_space > 0 {
+    if !opts.strategies.contains(&Strategy::Fill) || cov.space(Strategy::Fill) > 0.0 {
         return String::new();
     }
     match journal {
@@ -467,18 +463,6 @@ fn no_fill_words(opts: &CrashOptions, cov: &Coverage, journal: Option<&JournalNo
                 .into()
         }
     }
-}
-
-fn strategies_line(plans: &[StatePlan]) -> String {
-    let mut counts = std::collections::BTreeMap::new();
-    for p in plans {
-        *counts.entry(p.strategy).or_insert(0) += 1;
-    }
-    counts
-        .iter()
-        .map(|(s, n)| format!("{n} {s}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Inodes of the file system, read from the first state's superblock (ext only).

@@ -10,7 +10,6 @@
 //! - `journal_scan`: the jbd2 blocks of a log's payloads, and what the journal holds
 //!   at a cut (for `fill` and each record's `journal_live`);
 //! - `promises`: what the workload promised at a cut, from its markers;
-//! - `range_content`: the bytes a durable range (fio, iozone) must hold;
 //! - `oracle`: recover one state and judge it;
 //! - `user_check`: the workload's own check of a recovered state, and what it is handed;
 //! - `app_recovery`: the application started on a recovered state, timed until ready;
@@ -26,7 +25,6 @@ pub use crate::experiment::crash_options as options;
 pub mod oracle;
 pub mod pool;
 pub mod promises;
-pub mod range_content;
 pub mod recover;
 pub mod states;
 pub mod user_check;

@@ -8,15 +8,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::oracle::{Expect, Promise, Promises, UserCheck};
-use super::range_content::{promises_of, range_content};
 use super::states::{Marks, PromiseMark};
-use crate::workload::fsync::FsyncSpec;
+use crate::workload::kind::{kind_of, PromiseReader};
 
 /// Builds [`Promises`] for the states of one recorded trial.
 pub struct PromiseBook {
-    kind: String,
-    params: serde_json::Value,
-    fsync: Option<FsyncSpec>,
+    /// The engine's promises, read back from the trial's params.
+    reader: Box<dyn PromiseReader>,
     /// Where the recording's file system was mounted: markers name absolute paths.
     mount: String,
     check: Option<UserCheck>,
@@ -34,20 +32,14 @@ impl PromiseBook {
         mount: &str,
         config_env: &std::collections::BTreeMap<String, String>,
     ) -> Self {
-        let check = (kind == "command")
-            .then(|| crate::workload::command::check_of(params))
-            .flatten()
-            .map(|mut c| {
-                c.env
-                    .extend(config_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-                c
-            });
+        let reader = (kind_of(kind).promises)(params);
+        let check = reader.check().map(|mut c| {
+            c.env
+                .extend(config_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            c
+        });
         Self {
-            kind: kind.to_string(),
-            params: params.clone(),
-            fsync: (kind == "fsync")
-                .then(|| FsyncSpec::from_params(params))
-                .flatten(),
+            reader,
             mount: mount.to_string(),
             check,
             built: Mutex::new(HashMap::new()),
@@ -58,7 +50,7 @@ impl PromiseBook {
     /// makes none are checked for consistency only). A command may or may not write
     /// `durable` lines; its log says whether it did.
     pub fn checks_promises(&self, marks: &Marks) -> bool {
-        self.fsync.is_some() || !marks.promises.is_empty() || promises_of(&self.kind, &self.params)
+        !marks.promises.is_empty() || self.reader.makes_promises()
     }
 
     pub fn has_check(&self) -> bool {
@@ -104,7 +96,9 @@ impl PromiseBook {
         Promises {
             items,
             keys,
-            removal_started: marks.phase_at(cut).is_some_and(|p| p == "remove"),
+            removal_started: marks
+                .phase_at(cut)
+                .is_some_and(|p| Some(p) == self.reader.removal_phase()),
             check: self.check.clone(),
         }
     }
@@ -114,8 +108,8 @@ impl PromiseBook {
     fn build(&self, p: &PromiseMark) -> Option<Promise> {
         let path = self.relative(p.path()?);
         let expect = match p {
-            PromiseMark::Fsync(abs) => match &self.fsync {
-                Some(f) => Expect::Bytes(Arc::from(f.file_content_of(Path::new(abs)))),
+            PromiseMark::Fsync(abs) => match self.reader.file_content(Path::new(abs)) {
+                Some(bytes) => Expect::Bytes(Arc::from(bytes)),
                 None => Expect::Exists,
             },
             PromiseMark::Durable { sha256, .. } => match sha256 {
@@ -125,12 +119,21 @@ impl PromiseBook {
             PromiseMark::Range { offset, len, .. } => Expect::Range {
                 offset: *offset,
                 len: *len,
-                bytes: range_content(&self.kind, &self.params, &path, *offset, *len).map(Arc::from),
+                bytes: range_bytes(self.reader.as_ref(), &path, *offset, *len).map(Arc::from),
             },
             PromiseMark::Key(_) => return None,
         };
         Some(Promise { path, expect })
     }
+}
+
+/// The bytes a `durable-range` marker promised, as the engine knows them; a range
+/// that cannot be held in memory is a corrupt marker, not a promise.
+fn range_bytes(reader: &dyn PromiseReader, rel: &str, offset: u64, len: u64) -> Option<Vec<u8>> {
+    if len > 1 << 32 || offset.checked_add(len).is_none() {
+        return None;
+    }
+    reader.range_content(rel, offset, len)
 }
 
 /// The marker's path relative to the trial's mount point.

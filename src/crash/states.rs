@@ -45,13 +45,15 @@ pub use crate::results::crash::{count, Coverage, JournalLive};
 mod choose;
 mod fill;
 mod marks;
+mod strategy;
 mod sweep;
 
 pub use fill::journal_live;
 
-use choose::{stratified_cuts, Ctx};
+use choose::Ctx;
 pub use marks::{Marks, PromiseMark};
-use sweep::{volatile_at, volatile_sizes};
+use strategy::{planner, Plans, Space};
+use sweep::volatile_sizes;
 
 /// The logical block size when the disk does not say (every loop device jbench
 /// attaches has 4 KiB sectors).
@@ -318,13 +320,6 @@ pub fn plan_with_coverage(
         acc
     };
     let mut cov = Coverage {
-        prefix_space: prefix_cuts.len() as u64,
-        subset_space: subset_cuts
-            .iter()
-            .map(|&(_, u, _)| 2f64.powi(u.min(1000) as i32) - 1.0)
-            .sum::<f64>()
-            .min(1e300),
-        torn_space: subset_cuts.iter().map(|&(_, _, t)| t).sum(),
         strategies: opts.strategies.iter().map(|s| s.to_string()).collect(),
         ..Coverage::default()
     };
@@ -344,114 +339,52 @@ pub fn plan_with_coverage(
         writes_before: &writes_before,
         marks: &marks,
     };
-    let mut seen = HashSet::new();
-    let mut plans = Vec::new();
     // The cuts fill takes, fullest journal first, one per distinct state.
     let fill_ranked = fill::ranked(&ctx, journal, &prefix_cuts);
-    cov.fill_space = fill_ranked.len() as u64;
+    let space = Space {
+        ctx: &ctx,
+        prefix_cuts: &prefix_cuts,
+        subset_cuts: &subset_cuts,
+        fill_ranked: &fill_ranked,
+    };
+    // Every strategy's space is measured, asked for or not.
+    for s in Strategy::ALL {
+        cov.set_space(s, planner(s).space(&space));
+    }
+    let mut seen = HashSet::new();
+    let mut plans = Vec::new();
     let k = opts.strategies.len().max(1) as u32;
     let mut left_over = 0u32;
     let mut exhaustive = true;
-    // Fill goes first, whatever its place in the list: its states are prefix states,
-    // and a state is built once, under the first strategy that takes it, so the
-    // fullest cuts are fill's and prefix spends its share on the others.
+    // A strategy whose states are another's goes first, whatever its place in the
+    // list (fill's are prefix states): a state is built once, under the first
+    // strategy that takes it, so the fullest cuts are fill's and prefix spends its
+    // share on the others.
     let mut order = opts.strategies.clone();
-    order.sort_by_key(|s| *s != Strategy::Fill);
+    order.sort_by_key(|s| s.info().states_of.is_none());
     for (i, &strategy) in order.iter().enumerate() {
         let quota = opts.states / k + u32::from((i as u32) < opts.states % k) + left_over;
         let before = plans.len();
-        // Prefix cuts whose state no earlier strategy (fill) built.
-        let open_prefix: Vec<u64> = match strategy {
-            Strategy::Prefix => prefix_cuts
-                .iter()
-                .copied()
-                .filter(|&c| !seen.contains(&ctx.key(&ctx.prefix_state(c))))
-                .collect(),
-            _ => Vec::new(),
-        };
-        let space = match strategy {
-            Strategy::Prefix => open_prefix.len() as f64,
-            Strategy::Subset => cov.subset_space,
-            Strategy::Torn => cov.torn_space as f64,
-            Strategy::Fill => cov.fill_space as f64,
-        };
-        let all = space <= quota as f64;
+        let p = planner(strategy);
+        let all = p.open(&space, &seen) <= quota as f64;
         exhaustive &= all;
-        match strategy {
-            Strategy::Prefix => {
-                let chosen = if all {
-                    open_prefix
-                } else {
-                    stratified_cuts(&open_prefix, &marks, quota as usize, &mut rng)
-                };
-                for cut in chosen {
-                    let plan = ctx.prefix_state(cut);
-                    if seen.insert(ctx.key(&plan)) {
-                        plans.push(plan);
-                    }
-                }
-            }
-            Strategy::Fill => {
-                for &cut in &fill_ranked {
-                    if plans.len() - before >= quota as usize {
-                        break;
-                    }
-                    let plan = StatePlan {
-                        strategy: Strategy::Fill,
-                        ..ctx.prefix_state(cut)
-                    };
-                    if seen.insert(ctx.key(&plan)) {
-                        plans.push(plan);
-                    }
-                }
-            }
-            Strategy::Subset | Strategy::Torn => {
-                let cuts: Vec<u64> = subset_cuts.iter().map(|c| c.0).collect();
-                if all {
-                    let vol = volatile_at(recs, &durable, &units_of, &cuts);
-                    for (&cut, units) in cuts.iter().zip(&vol) {
-                        for plan in ctx.every_state(cut, units, strategy) {
-                            if seen.insert(ctx.key(&plan)) {
-                                plans.push(plan);
-                            }
-                        }
-                    }
-                } else {
-                    ctx.sample(
-                        &cuts,
-                        strategy,
-                        quota as usize,
-                        &mut seen,
-                        &mut plans,
-                        &mut rng,
-                    );
-                }
-            }
-        }
+        p.plan(
+            &space,
+            quota as usize,
+            all,
+            &mut Plans {
+                seen: &mut seen,
+                plans: &mut plans,
+                rng: &mut rng,
+            },
+        );
         let made = (plans.len() - before) as u64;
-        // Enumerated: the distinct states are the space (the sum counts a state that
-        // two cuts share twice).
         if all {
-            match strategy {
-                Strategy::Prefix => {
-                    cov.prefix_space = prefix_cuts
-                        .iter()
-                        .map(|&c| ctx.key(&ctx.prefix_state(c)))
-                        .collect::<HashSet<_>>()
-                        .len() as u64
-                }
-                Strategy::Subset => cov.subset_space = made as f64,
-                Strategy::Torn => cov.torn_space = made,
-                // Already distinct states.
-                Strategy::Fill => {}
+            if let Some(e) = p.enumerated(&space, made) {
+                cov.set_space(strategy, e);
             }
         }
-        match strategy {
-            Strategy::Prefix => cov.prefix_planned = made,
-            Strategy::Subset => cov.subset_planned = made,
-            Strategy::Torn => cov.torn_planned = made,
-            Strategy::Fill => cov.fill_planned = made,
-        }
+        cov.set_planned(strategy, made);
         left_over = quota.saturating_sub(made as u32);
     }
     cov.exhaustive = exhaustive;

@@ -9,9 +9,10 @@ pub mod writelog;
 use std::time::Duration;
 
 pub use model::{
-    below_floor, default_params, model_by_name, predicted, predicted_set, spans_disk,
-    CalibrationRun, DeviceModel, FixedParams, HddParams, Kind, ModelError, Pattern, Prediction,
-    RaidParams, RamParams, Request, Service, FUSE_FLOOR, MODEL_NAMES,
+    below_floor, default_params, keeps_contents, model_by_name, model_for_disk, params_for_disk,
+    predicted, predicted_set, spans_disk, CalibrationRun, DeviceModel, FixedParams, HddParams,
+    Kind, ModelError, Pattern, Prediction, RaidParams, RamParams, Request, Service, FUSE_FLOOR,
+    MODEL_NAMES,
 };
 
 /// The `[emulation]` table of an experiment: how emulated disks are served.

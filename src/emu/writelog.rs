@@ -277,17 +277,17 @@ impl LogReader {
             .with_context(|| format!("{} is too short to be a write log", path.display()))?;
         let Some(version) = magic_version(&magic) else {
             bail!(
-                "{} is not a jbench write log (magic {:?}, expected {:?})",
+                "{} is not a jbench write log (it begins `{}`, a write log `{}`)",
                 path.display(),
-                String::from_utf8_lossy(&magic),
-                String::from_utf8_lossy(MAGIC)
+                String::from_utf8_lossy(&magic).escape_debug(),
+                String::from_utf8_lossy(MAGIC).escape_debug()
             );
         };
         if !READ_VERSIONS.contains(&version) {
             bail!(
-                "{} is a jbench write log of version {version} (magic {:?}); this jbench reads versions {}",
+                "{} is a jbench write log of version {version} (it begins `{}`); this jbench reads versions {}",
                 path.display(),
-                String::from_utf8_lossy(&magic),
+                String::from_utf8_lossy(&magic).escape_debug(),
                 READ_VERSIONS
                     .iter()
                     .map(u32::to_string)

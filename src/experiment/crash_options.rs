@@ -32,12 +32,49 @@ impl Strategy {
         Strategy::Fill,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    /// What the strategy says of itself; its planning is `crash/states/strategy/`'s.
+    pub const fn info(self) -> &'static StrategyInfo {
         match self {
-            Strategy::Prefix => "prefix",
-            Strategy::Subset => "subset",
-            Strategy::Torn => "torn",
-            Strategy::Fill => "fill",
+            Strategy::Prefix => &StrategyInfo {
+                name: "prefix",
+                noun: "prefix cuts",
+                states_of: None,
+                when_empty: None,
+            },
+            Strategy::Subset => &StrategyInfo {
+                name: "subset",
+                noun: "subsets",
+                states_of: None,
+                when_empty: None,
+            },
+            Strategy::Torn => &StrategyInfo {
+                name: "torn",
+                noun: "torn writes",
+                states_of: None,
+                when_empty: None,
+            },
+            Strategy::Fill => &StrategyInfo {
+                name: "fill",
+                noun: "cuts with journal content",
+                states_of: Some(Strategy::Prefix),
+                when_empty: Some("no cut with journal content"),
+            },
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.info().name
+    }
+
+    /// Every strategy's name, joined as a sentence ends them: "prefix, subset, torn or
+    /// fill" (`last` = "or"), or a plain list (`last` = ",").
+    pub fn names(last: &str) -> String {
+        let names: Vec<&str> = Self::ALL.iter().map(|s| s.as_str()).collect();
+        match names.split_last() {
+            Some((tail, head)) if !head.is_empty() && last != "," => {
+                format!("{} {last} {tail}", head.join(", "))
+            }
+            _ => names.join(", "),
         }
     }
 
@@ -46,9 +83,25 @@ impl Strategy {
             .into_iter()
             .find(|s| s.as_str() == text)
             .ok_or_else(|| {
-                format!("unknown crash strategy `{text}`; expected prefix, subset, torn or fill")
+                format!(
+                    "unknown crash strategy `{text}`; expected {}",
+                    Self::names("or")
+                )
             })
     }
+}
+
+/// A strategy's name and the words and counting rules its coverage is described by.
+#[derive(Debug, PartialEq, Eq)]
+pub struct StrategyInfo {
+    pub name: &'static str,
+    /// What its states are, in a coverage line: "all prefix cuts".
+    pub noun: &'static str,
+    /// Its states are also another strategy's (fill's are prefix cuts): counted in
+    /// that one's total once, and its planned states in that one's.
+    pub states_of: Option<Strategy>,
+    /// Said instead of "all 0 {noun}" when its space is empty.
+    pub when_empty: Option<&'static str>,
 }
 
 impl std::fmt::Display for Strategy {
@@ -88,8 +141,8 @@ pub struct CrashOptions {
     /// How many states per configuration x workload are also recovered with model
     /// timing on, to time the journal replay and fsck.
     pub recovery_timing: u32,
-    /// Also recover as if a `ram`/`nvram` journal disk came back empty; `None`: where
-    /// the journal is on a `ram` or `nvram` disk.
+    /// Also recover as if the journal disk came back empty; `None`: wherever its model
+    /// does not keep its contents at a power cut (`ram`; not `nvram`).
     pub lose_journal: Option<bool>,
     /// Longest a recovery step (mount, fsck) may take before the state is given up.
     pub mount_timeout: Duration,

@@ -13,9 +13,7 @@ use std::collections::BTreeMap;
 
 use std::time::Duration;
 
-use crate::emu::model::{
-    model_by_name, predicted, spans_disk, CalibrationRun, DeviceModel, Pattern, Request,
-};
+use crate::emu::model::{model_for_disk, predicted, CalibrationRun, DeviceModel, Pattern, Request};
 use crate::experiment::config::{Config, DeviceModelSpec, Placement};
 use crate::experiment::plan::Trial;
 use crate::experiment::schedule::{self, Job};
@@ -36,14 +34,7 @@ pub struct DeviceCost {
 
 /// A fresh model of `spec`, its geometry laid over `capacity` bytes.
 fn build(spec: &DeviceModelSpec, capacity: u64) -> Option<Box<dyn DeviceModel>> {
-    let mut params = spec.params.clone();
-    if spans_disk(&spec.model) && !params.contains_key("capacity_bytes") {
-        params.insert(
-            "capacity_bytes".into(),
-            toml::Value::Integer(capacity.min(i64::MAX as u64) as i64),
-        );
-    }
-    model_by_name(&spec.model, Some(&params)).ok()
+    model_for_disk(&spec.model, &spec.params, capacity).ok()
 }
 
 impl DeviceCost {

@@ -55,9 +55,69 @@ pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
+/// The preset `name`, or the one error every command gives for a name that is none:
+/// the nearest preset's name when the name looks like a slip, then every preset's.
+pub fn lookup(name: &str) -> Result<&'static str, String> {
+    find(name).ok_or_else(|| {
+        let guess = nearest(name).map_or(String::new(), |n| format!("; did you mean `{n}`?"));
+        format!(
+            "no preset `{name}`{guess} (the presets: {}; `jbench preset list` says what each asks)",
+            names().join(", ")
+        )
+    })
+}
+
+/// The preset whose name is closest to `name`, when it is close enough to be the one
+/// meant: a few letters apart, or `name` a part of it.
+fn nearest(name: &str) -> Option<&'static str> {
+    let lower = name.to_lowercase();
+    names()
+        .into_iter()
+        .map(|n| (strsim::levenshtein(&lower, n), n))
+        .filter(|&(d, n)| d <= 2.max(n.len() / 4) || (lower.len() >= 3 && n.contains(&lower)))
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// What a preset's file says its run took where it was measured: its `# Run time:`
+/// comment line.
+pub fn measured_run_time(text: &str) -> Option<&str> {
+    text.lines()
+        .map_while(|l| l.strip_prefix('#'))
+        .find_map(|l| l.trim().strip_prefix("Run time:"))
+        .map(str::trim)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mistyped_preset_gets_one_wording_and_a_guess() {
+        let err = lookup("quik").unwrap_err();
+        assert!(
+            err.starts_with("no preset `quik`; did you mean `quick`?"),
+            "{err}"
+        );
+        assert!(lookup("study3")
+            .unwrap_err()
+            .contains("did you mean `study3-hdd`?"));
+        let far = lookup("zzzzzzzz").unwrap_err();
+        assert!(!far.contains("did you mean"), "{far}");
+        assert!(far.contains("tradeoff"), "{far}");
+        assert!(lookup("quick").is_ok());
+    }
+
+    #[test]
+    fn measured_run_times_come_from_the_preset_comment() {
+        assert_eq!(
+            measured_run_time("# A.\n# Run time: 5 min (x)\nname = \"a\""),
+            Some("5 min (x)")
+        );
+        assert_eq!(measured_run_time("name = \"a\"\n# Run time: 5 min"), None);
+        let s1 = measured_run_time(find("study1-hdd").unwrap()).unwrap();
+        assert!(s1.contains("47 min"), "{s1}");
+    }
 
     #[test]
     fn every_preset_is_a_valid_experiment() {

@@ -113,7 +113,7 @@ impl Target {
 /// An I/O error of request `r` on `path`, with what to do about the common ones.
 fn explain(e: std::io::Error, r: &Request, path: &Path) -> anyhow::Error {
     let what = format!(
-        "{:?} of {} bytes at {} on {}",
+        "{} of {} bytes at {} on {}",
         r.kind,
         r.len,
         r.offset,
@@ -219,7 +219,7 @@ mod tests {
         assert!(ro.contains("read-only") && ro.contains("writable"), "{ro}");
         let other = explain(std::io::Error::from_raw_os_error(libc::EIO), &r, p);
         assert!(
-            format!("{other:#}").contains("Write of 4096 bytes at 4096"),
+            format!("{other:#}").contains("a write of 4096 bytes at 4096"),
             "{other:#}"
         );
     }

@@ -27,14 +27,8 @@ pub fn qualify_model(
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Qualification> {
-    let mut params = opts.params.clone();
     // A geometry spans the emulated disk, as in a trial.
-    if crate::emu::model::spans_disk(&opts.model) && !params.contains_key("capacity_bytes") {
-        params.insert(
-            "capacity_bytes".into(),
-            toml::Value::Integer(opts.size as i64),
-        );
-    }
+    let params = crate::emu::params_for_disk(&opts.model, &opts.params, opts.size);
     let m = crate::emu::model_by_name(&opts.model, Some(&params))?;
     if let Some(cap) = m.capacity_bytes().filter(|&c| c > opts.size) {
         progress(&format!(

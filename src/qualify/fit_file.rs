@@ -109,7 +109,7 @@ pub fn check_name(name: &str) -> Result<()> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
-        bail!("--fit {name:?}: give a name of letters, digits, '-' and '_' (it becomes [models.NAME])");
+        bail!("--fit `{name}`: give a name of letters, digits, '-' and '_' (it becomes [models.NAME])");
     }
     if crate::emu::MODEL_NAMES.contains(&name) {
         bail!("--fit {name}: that is a built-in model's name; give the fitted model a name of its own");

@@ -97,10 +97,10 @@ impl Drop for Scratch {
         }
         if let Err(e) = std::fs::remove_dir(&self.dir) {
             if e.kind() != ErrorKind::NotFound {
-                eprintln!(
-                    "jbench: cannot remove the scratch directory {}: {e}; remove it by hand",
-                    self.dir.display()
-                );
+                crate::events::emit(crate::events::Event::ScratchLeft {
+                    dir: self.dir.clone(),
+                    error: e.to_string(),
+                });
             }
         }
     }

@@ -5,8 +5,12 @@
 use std::io::BufRead;
 use std::path::Path;
 
+use std::collections::BTreeMap;
+
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+
+use crate::experiment::crash_options::Strategy;
 
 pub const CRASH_SCHEMA_VERSION: u32 = 1;
 
@@ -306,27 +310,13 @@ fn is_zero(n: &u64) -> bool {
 
 /// How big a log's state space is, and how much of it the plan covers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "CoverageWire", into = "CoverageWire")]
 pub struct Coverage {
     /// The strategies asked for, in order (`prefix`, `subset`, `torn`, `fill`).
-    #[serde(default)]
     pub strategies: Vec<String>,
-    /// Prefix cuts (persistence points) in the workload's window.
-    pub prefix_space: u64,
-    /// Distinct subset states: the sum over subset cuts of 2^(volatile blocks) - 1,
-    /// saturating (an f64, so a space of 2^200 still reads as one).
-    pub subset_space: f64,
-    /// Torn states: the sum over cuts of (blocks - 1) for every volatile multi-block
-    /// write.
-    pub torn_space: u64,
-    /// Prefix cuts at which the journal holds live content (the cuts `fill` ranks).
-    #[serde(default)]
-    pub fill_space: u64,
-    /// States planned per strategy.
-    pub prefix_planned: u64,
-    pub subset_planned: u64,
-    pub torn_planned: u64,
-    #[serde(default)]
-    pub fill_planned: u64,
+    /// Every strategy's space and planned states, by name (asked for or not: the space
+    /// of each is measured either way).
+    pub by_strategy: BTreeMap<String, StrategyCoverage>,
     /// Every state of every strategy asked for was planned.
     pub exhaustive: bool,
     /// Strata (workload phases) with at least one cut, and those the plan covers.
@@ -334,45 +324,169 @@ pub struct Coverage {
     pub strata_covered: Vec<String>,
 }
 
+/// One strategy's part of a [`Coverage`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StrategyCoverage {
+    /// Distinct states it could build (an f64: a subset space of 2^200 still reads as
+    /// one).
+    pub space: f64,
+    /// States it planned.
+    pub planned: u64,
+}
+
 impl Coverage {
+    /// Strategy `s`'s space (0 when not measured).
+    pub fn space(&self, s: Strategy) -> f64 {
+        self.by_strategy.get(s.as_str()).map_or(0.0, |c| c.space)
+    }
+
+    /// States planned of strategy `s`.
+    pub fn planned(&self, s: Strategy) -> u64 {
+        self.by_strategy.get(s.as_str()).map_or(0, |c| c.planned)
+    }
+
+    pub fn set_space(&mut self, s: Strategy, space: f64) {
+        self.by_strategy
+            .entry(s.as_str().to_string())
+            .or_default()
+            .space = space;
+    }
+
+    pub fn set_planned(&mut self, s: Strategy, planned: u64) {
+        self.by_strategy
+            .entry(s.as_str().to_string())
+            .or_default()
+            .planned = planned;
+    }
+
     /// "checked N of M states (all prefix cuts; K of L subsets)".
     pub fn describe(&self, checked: u64) -> String {
+        let (total, parts) = self.parts();
+        format!("checked {checked} of {} states ({parts})", count(total))
+    }
+
+    /// "N crash states of M (all prefix cuts; K of L subsets)": the plan, before any
+    /// state is checked.
+    pub fn describe_plan(&self, planned: u64) -> String {
+        let (total, parts) = self.parts();
+        format!("{planned} crash states of {} ({parts})", count(total))
+    }
+
+    /// The whole space, and each strategy's part of it and of the plan.
+    fn parts(&self) -> (f64, String) {
+        let asked: Vec<Strategy> = self
+            .strategies
+            .iter()
+            .filter_map(|s| Strategy::parse(s).ok())
+            .collect();
         let mut parts = Vec::new();
         let mut total = 0f64;
-        for s in &self.strategies {
-            let (planned, space, noun) = match s.as_str() {
-                // Fill's states are prefix cuts too.
-                "prefix" => (
-                    self.prefix_planned + self.fill_planned,
-                    self.prefix_space as f64,
-                    "prefix cuts",
-                ),
-                "subset" => (self.subset_planned, self.subset_space, "subsets"),
-                "torn" => (self.torn_planned, self.torn_space as f64, "torn writes"),
-                "fill" => (
-                    self.fill_planned,
-                    self.fill_space as f64,
-                    "cuts with journal content",
-                ),
-                _ => continue,
-            };
-            // Fill's cuts are prefix cuts: counted once when both are asked for.
-            if !(s == "fill" && self.strategies.iter().any(|p| p == "prefix")) {
+        for &s in &asked {
+            let info = s.info();
+            let space = self.space(s);
+            // States that are also another strategy's count in that one's planned.
+            let planned = self.planned(s)
+                + Strategy::ALL
+                    .iter()
+                    .filter(|t| t.info().states_of == Some(s))
+                    .map(|&t| self.planned(t))
+                    .sum::<u64>();
+            // ...and in its total once, when both are asked for.
+            if !info.states_of.is_some_and(|o| asked.contains(&o)) {
                 total += space;
             }
-            parts.push(if s == "fill" && space == 0.0 {
-                "no cut with journal content".to_string()
-            } else if planned as f64 >= space {
-                format!("all {noun}")
-            } else {
-                format!("{planned} of {} {noun}", count(space))
+            parts.push(match info.when_empty {
+                Some(words) if space == 0.0 => words.to_string(),
+                _ if planned as f64 >= space => format!("all {}", info.noun),
+                _ => format!("{planned} of {} {}", count(space), info.noun),
             });
         }
-        format!(
-            "checked {checked} of {} states ({})",
-            count(total),
-            parts.join("; ")
-        )
+        (total, parts.join("; "))
+    }
+}
+
+/// [`Coverage`] as `crash.jsonl` and the report's JSON hold it: a pair of fields per
+/// strategy of schema 1 (older readers need them), and any later strategy in `more`.
+#[derive(Serialize, Deserialize)]
+struct CoverageWire {
+    #[serde(default)]
+    strategies: Vec<String>,
+    #[serde(default)]
+    prefix_space: u64,
+    #[serde(default)]
+    subset_space: f64,
+    #[serde(default)]
+    torn_space: u64,
+    #[serde(default)]
+    fill_space: u64,
+    #[serde(default)]
+    prefix_planned: u64,
+    #[serde(default)]
+    subset_planned: u64,
+    #[serde(default)]
+    torn_planned: u64,
+    #[serde(default)]
+    fill_planned: u64,
+    exhaustive: bool,
+    strata: Vec<String>,
+    strata_covered: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    more: BTreeMap<String, StrategyCoverage>,
+}
+
+/// The strategies schema 1 gave a pair of fields each.
+const WIRE_FIELDS: [Strategy; 4] = [
+    Strategy::Prefix,
+    Strategy::Subset,
+    Strategy::Torn,
+    Strategy::Fill,
+];
+
+impl From<CoverageWire> for Coverage {
+    fn from(w: CoverageWire) -> Self {
+        let mut by_strategy = w.more;
+        let pairs = [
+            (w.prefix_space as f64, w.prefix_planned),
+            (w.subset_space, w.subset_planned),
+            (w.torn_space as f64, w.torn_planned),
+            (w.fill_space as f64, w.fill_planned),
+        ];
+        for (s, (space, planned)) in WIRE_FIELDS.into_iter().zip(pairs) {
+            by_strategy.insert(s.as_str().to_string(), StrategyCoverage { space, planned });
+        }
+        Coverage {
+            strategies: w.strategies,
+            by_strategy,
+            exhaustive: w.exhaustive,
+            strata: w.strata,
+            strata_covered: w.strata_covered,
+        }
+    }
+}
+
+impl From<Coverage> for CoverageWire {
+    fn from(c: Coverage) -> Self {
+        let mut more = c.by_strategy.clone();
+        for s in WIRE_FIELDS {
+            more.remove(s.as_str());
+        }
+        // Counts kept as integers where schema 1 had them (exact below 2^53).
+        let int = |s: Strategy| c.space(s) as u64;
+        CoverageWire {
+            strategies: c.strategies.clone(),
+            prefix_space: int(Strategy::Prefix),
+            subset_space: c.space(Strategy::Subset),
+            torn_space: int(Strategy::Torn),
+            fill_space: int(Strategy::Fill),
+            prefix_planned: c.planned(Strategy::Prefix),
+            subset_planned: c.planned(Strategy::Subset),
+            torn_planned: c.planned(Strategy::Torn),
+            fill_planned: c.planned(Strategy::Fill),
+            exhaustive: c.exhaustive,
+            strata: c.strata,
+            strata_covered: c.strata_covered,
+            more,
+        }
     }
 }
 
@@ -457,6 +571,35 @@ impl CrashRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// crash.jsonl keeps schema 1's fields, in their order, whatever the struct holds;
+    /// a later strategy goes in `more`, and both read back.
+    #[test]
+    fn coverage_reads_and_writes_schema_1s_fields() {
+        let line = r#"{"strategies":["prefix","subset","torn","fill"],"prefix_space":12,"subset_space":1e+40,"torn_space":7,"fill_space":3,"prefix_planned":5,"subset_planned":6,"torn_planned":7,"fill_planned":3,"exhaustive":false,"strata":["a","b"],"strata_covered":["a"]}"#;
+        let cov: Coverage = serde_json::from_str(line).unwrap();
+        assert_eq!(cov.space(Strategy::Subset), 1e40);
+        assert_eq!(cov.planned(Strategy::Fill), 3);
+        assert_eq!(serde_json::to_string(&cov).unwrap(), line);
+        let mut more = cov.clone();
+        more.by_strategy.insert(
+            "zigzag".into(),
+            StrategyCoverage {
+                space: 4.0,
+                planned: 2,
+            },
+        );
+        let text = serde_json::to_string(&more).unwrap();
+        assert!(
+            text.ends_with(r#""more":{"zigzag":{"space":4.0,"planned":2}}}"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Coverage>(&text).unwrap(), more);
+        assert_eq!(
+            cov.describe(21),
+            "checked 21 of ~1e40 states (8 of 12 prefix cuts; 6 of ~1e40 subsets; all torn writes; all cuts with journal content)"
+        );
+    }
 
     #[test]
     fn disk_io_is_what_each_disk_did_between_two_readings() {

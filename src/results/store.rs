@@ -122,14 +122,14 @@ pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// One parsed line of `trials.jsonl`.
-enum Line {
+pub(crate) enum Line {
     Record(Box<TrialRecord>),
     /// Not a trial record: JSON that does not parse, or parses into something else.
     Bad(String),
 }
 
 /// Splits `bytes` into non-blank lines with their 1-based line number and byte offset.
-fn lines(bytes: &[u8]) -> Vec<(usize, usize, &[u8])> {
+pub(crate) fn lines(bytes: &[u8]) -> Vec<(usize, usize, &[u8])> {
     let mut out = Vec::new();
     let mut offset = 0;
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -144,26 +144,33 @@ fn lines(bytes: &[u8]) -> Vec<(usize, usize, &[u8])> {
 /// Parses one line, refusing a record of a newer schema before anything else: its
 /// fields may mean something this version does not know, so it must not be read as
 /// if they did not exist.
-fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Line> {
+/// Every reader of `trials.jsonl` (the report, resume, merge) reads its lines here.
+pub(crate) fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Line> {
     #[derive(serde::Deserialize)]
     struct Version {
         schema_version: u64,
     }
     if let Ok(v) = serde_json::from_slice::<Version>(line) {
         if v.schema_version > u64::from(crate::results::record::SCHEMA_VERSION) {
-            bail!(
-                "{}:{number}: trial record of schema_version {}, but this jbench ({}) reads up to {}; a newer jbench is needed to read this results directory",
-                path.display(),
+            return Err(newer_schema(
+                &format!("{}:{number}", path.display()),
                 v.schema_version,
-                env!("CARGO_PKG_VERSION"),
-                crate::results::record::SCHEMA_VERSION
-            );
+            ));
         }
     }
     Ok(match serde_json::from_slice::<TrialRecord>(line) {
         Ok(r) => Line::Record(Box::new(r)),
         Err(e) => Line::Bad(e.to_string()),
     })
+}
+
+/// The one refusal of trial records newer than this jbench, `at` a file (and line).
+pub(crate) fn newer_schema(at: &str, found: u64) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{at}: trial record of schema_version {found}, but this jbench ({}) reads up to {}; a newer jbench is needed to read this results directory",
+        env!("CARGO_PKG_VERSION"),
+        crate::results::record::SCHEMA_VERSION
+    )
 }
 
 /// Where the torn last line of `bytes` starts, if there is one: the last non-blank
@@ -181,16 +188,43 @@ fn torn_tail(path: &Path, bytes: &[u8]) -> Result<Option<(usize, usize, String)>
     })
 }
 
+/// Refuses a path that is not a results directory, with one wording for every
+/// command that reads one: missing, not a directory, or without `trials.jsonl`.
+pub fn require_results_dir(dir: &Path) -> Result<()> {
+    match fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "{}: no such directory; give a results directory (`jbench run` prints the one it writes)",
+            dir.display()
+        ),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", dir.display())),
+        Ok(m) if !m.is_dir() => bail!(
+            "{} is not a directory; give a results directory (`jbench run` prints the one it writes)",
+            dir.display()
+        ),
+        Ok(_) if !dir.join(TRIALS).exists() => bail!(not_results_dir(dir)),
+        Ok(_) => Ok(()),
+    }
+}
+
+fn not_results_dir(dir: &Path) -> String {
+    format!(
+        "{} is not a jbench results directory (no {TRIALS})",
+        dir.display()
+    )
+}
+
 /// Reads `trials.jsonl`.
 ///
 /// - A torn last line (the machine died mid-write) is skipped with a warning; a bad
 ///   line elsewhere is an error.
 /// - A record of a newer `schema_version` is refused, as is a trial number recorded
 ///   twice (two runs mixed, or an edited file: which one is right cannot be told).
+/// - A path that is no results directory is refused by [`require_results_dir`].
 /// - An `ok` record that cannot be a measurement (no phases; a phase time that is 0,
 ///   negative or not finite) is turned into a failed one whose error says why, and
 ///   warned about: it is counted in the tables but never averaged.
 pub fn load_records(dir: &Path) -> Result<Vec<TrialRecord>> {
+    require_results_dir(dir)?;
     let path = dir.join(TRIALS);
     // A symlink to /dev/zero or a FIFO in place of the trials would read forever.
     if let Ok(m) = fs::metadata(&path) {
@@ -203,12 +237,7 @@ pub fn load_records(dir: &Path) -> Result<Vec<TrialRecord>> {
     }
     let bytes = match fs::read(&path) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!(
-                "{} has no {TRIALS}; is it a jbench results directory?",
-                dir.display()
-            )
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(not_results_dir(dir)),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let all = lines(&bytes);
@@ -218,10 +247,11 @@ pub fn load_records(dir: &Path) -> Result<Vec<TrialRecord>> {
         let mut r = match parse_line(&path, number, line)? {
             Line::Record(r) => *r,
             Line::Bad(e) if i + 1 == all.len() => {
-                eprintln!(
-                    "jbench: warning: ignoring a torn last line of {} (line {number}): {e}",
-                    path.display()
-                );
+                crate::events::emit(crate::events::Event::TornLine {
+                    file: path.clone(),
+                    line: number,
+                    error: e,
+                });
                 continue;
             }
             Line::Bad(e) => bail!(
@@ -237,19 +267,18 @@ pub fn load_records(dir: &Path) -> Result<Vec<TrialRecord>> {
             );
         }
         if let Some(why) = r.exclude_if_invalid() {
-            eprintln!(
-                "jbench: warning: {}:{number}: {why}; the trial is excluded from the statistics",
-                path.display()
-            );
+            crate::events::emit(crate::events::Event::RecordSetAside {
+                at: format!("{}:{number}", path.display()),
+                why: why.to_string(),
+            });
         }
         // `jbench run` fails such a trial itself; a record written otherwise (an
         // edited or merged file) is failed here, so no reader averages it.
         if let Some(why) = r.fail_if_stalled() {
-            eprintln!(
-                "jbench: warning: {}:{number}: trial {}: {why}; the trial is excluded from the statistics",
-                path.display(),
-                r.trial
-            );
+            crate::events::emit(crate::events::Event::RecordSetAside {
+                at: format!("{}:{number}", path.display()),
+                why: format!("trial {}: {why}", r.trial),
+            });
         }
         out.push(r);
     }
@@ -270,6 +299,23 @@ pub fn write_summary(dir: &Path, csv: &str) -> Result<()> {
 mod tests {
     use super::*;
     use crate::run::adaptive::tests::rec;
+
+    #[test]
+    fn a_path_that_is_no_results_directory_gets_one_wording_per_case() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("gone");
+        let err = load_records(&missing).unwrap_err().to_string();
+        assert!(err.ends_with("gone: no such directory; give a results directory (`jbench run` prints the one it writes)"), "{err}");
+        let file = tmp.path().join("f");
+        fs::write(&file, "x").unwrap();
+        let err = require_results_dir(&file).unwrap_err().to_string();
+        assert!(err.contains("f is not a directory"), "{err}");
+        let err = load_records(tmp.path()).unwrap_err().to_string();
+        assert!(
+            err.ends_with("is not a jbench results directory (no trials.jsonl)"),
+            "{err}"
+        );
+    }
 
     fn line(r: &TrialRecord) -> String {
         serde_json::to_string(r).unwrap() + "\n"

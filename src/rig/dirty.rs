@@ -154,11 +154,11 @@ impl ScaledLimits {
                     wanted,
                 }) => {
                     if !said {
-                        eprintln!(
-                            "jbench: waiting for jbench {pid}: its trial holds the kernel's dirty limits at {}, this trial needs {}",
-                            describe(in_effect),
-                            describe(wanted)
-                        );
+                        crate::events::emit(crate::events::Event::WaitingForDirtyLimits {
+                            pid,
+                            in_effect: describe(in_effect),
+                            wanted: describe(wanted),
+                        });
                         said = true;
                     }
                     std::thread::sleep(Duration::from_millis(250));

@@ -190,8 +190,10 @@ pub fn pin_current_thread(cpus: &[usize]) -> Result<Vec<usize>> {
     for &c in cpus {
         set.set(c)?;
     }
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
-        .with_context(|| format!("cannot pin the workload to CPUs {cpus:?}"))?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).with_context(|| {
+        let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+        format!("cannot pin the workload to CPUs {}", list.join(", "))
+    })?;
     Ok(before)
 }
 
@@ -622,7 +624,9 @@ impl DeviceDaemon {
 impl Drop for DeviceDaemon {
     fn drop(&mut self) {
         if let Err(e) = self.release() {
-            eprintln!("jbench: {e:#}");
+            crate::events::emit(crate::events::Event::ReleaseFailed {
+                error: format!("{e:#}"),
+            });
         }
     }
 }

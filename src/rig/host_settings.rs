@@ -269,11 +269,11 @@ pub struct Changed<T: Copy + PartialEq + Serialize + DeserializeOwned + std::fmt
 impl<T: Copy + PartialEq + Serialize + DeserializeOwned + std::fmt::Debug> Drop for Changed<T> {
     fn drop(&mut self) {
         if let Err(e) = self.settings.end(self.host) {
-            eprintln!(
-                "jbench: {e:#}; the host's {} are kept in {} for `jbench cleanup`",
-                self.settings.what,
-                self.settings.own_file().display()
-            );
+            crate::events::emit(crate::events::Event::HostSettingKept {
+                error: format!("{e:#}"),
+                what: self.settings.what.to_string(),
+                file: self.settings.own_file(),
+            });
         }
     }
 }

@@ -129,7 +129,9 @@ impl ImageFile {
 impl Drop for ImageFile {
     fn drop(&mut self) {
         if let Err(e) = self.release() {
-            eprintln!("jbench: {e:#}");
+            crate::events::emit(crate::events::Event::ReleaseFailed {
+                error: format!("{e:#}"),
+            });
         }
     }
 }

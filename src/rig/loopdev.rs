@@ -135,7 +135,9 @@ impl LoopDevice {
 impl Drop for LoopDevice {
     fn drop(&mut self) {
         if let Err(e) = self.release() {
-            eprintln!("jbench: {e:#}");
+            crate::events::emit(crate::events::Event::ReleaseFailed {
+                error: format!("{e:#}"),
+            });
         }
     }
 }

@@ -195,10 +195,14 @@ impl MemoryLimit {
 impl Drop for MemoryLimit {
     fn drop(&mut self) {
         if let Err(e) = self.leave() {
-            eprintln!("jbench: {e:#}");
+            crate::events::emit(crate::events::Event::ReleaseFailed {
+                error: format!("{e:#}"),
+            });
         }
         if let Err(e) = remove(&self.dir) {
-            eprintln!("jbench: {e:#}");
+            crate::events::emit(crate::events::Event::ReleaseFailed {
+                error: format!("{e:#}"),
+            });
         }
     }
 }

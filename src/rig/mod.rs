@@ -224,7 +224,9 @@ impl Rig {
         let mut first: Option<anyhow::Error> = None;
         while let Some(mut g) = self.guards.pop() {
             if let Err(e) = g.release() {
-                eprintln!("jbench: teardown: {e:#}");
+                crate::events::emit(crate::events::Event::TeardownFailed {
+                    error: format!("{e:#}"),
+                });
                 first.get_or_insert(e);
             }
             drop(g);

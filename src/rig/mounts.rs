@@ -93,7 +93,9 @@ impl Mount {
 impl Drop for Mount {
     fn drop(&mut self) {
         if let Err(e) = self.release() {
-            eprintln!("jbench: {e:#}");
+            crate::events::emit(crate::events::Event::ReleaseFailed {
+                error: format!("{e:#}"),
+            });
         }
     }
 }

@@ -221,20 +221,24 @@ impl Drop for SessionDir {
         // the marker and empty directories. A mount still inside means a guard failed:
         // then keep the directory so `jbench cleanup` can find it.
         if still_mounted_under(&self.path) {
-            eprintln!(
-                "jbench: something is still mounted under {}; leaving it for `jbench cleanup`",
-                self.path.display()
-            );
+            crate::events::emit(crate::events::Event::StillMounted {
+                dir: self.path.clone(),
+            });
             return;
         }
         // Removing by path would remove whatever was put in the directory's place.
         if let Err(e) = self.check_unchanged() {
-            eprintln!("jbench: {e:#}; not removing it");
+            crate::events::emit(crate::events::Event::ReleaseFailed {
+                error: format!("{e:#}; not removing it"),
+            });
             let _ = fs::remove_file(&self.registry_entry);
             return;
         }
         if let Err(e) = fs::remove_dir_all(&self.path) {
-            eprintln!("jbench: cannot remove {}: {e}", self.path.display());
+            crate::events::emit(crate::events::Event::DirectoryKept {
+                dir: self.path.clone(),
+                error: e.to_string(),
+            });
         }
         let _ = fs::remove_file(&self.registry_entry);
     }

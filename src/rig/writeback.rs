@@ -129,17 +129,14 @@ impl PinnedClock {
         match SETTINGS.restore_stale() {
             Ok(files) => {
                 for file in files {
-                    eprintln!(
-                        "jbench: restored the writeback settings a killed jbench left pinned ({})",
-                        file.display()
-                    );
+                    crate::events::emit(crate::events::Event::WritebackRestored { file });
                 }
             }
             // Pinning would then keep the killed run's values as the host's.
             Err(e) if opts.pins() => return Err(e),
-            Err(e) => eprintln!(
-                "jbench: warning: {e:#}; a killed jbench left the writeback settings pinned: run `jbench cleanup` as root"
-            ),
+            Err(e) => crate::events::emit(crate::events::Event::WritebackLeftPinned {
+                error: format!("{e:#}"),
+            }),
         }
         if !opts.pins() {
             return Ok(None);

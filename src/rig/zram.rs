@@ -66,7 +66,9 @@ impl ZramDevice {
 impl Drop for ZramDevice {
     fn drop(&mut self) {
         if let Err(e) = self.release() {
-            eprintln!("jbench: {e:#}");
+            crate::events::emit(crate::events::Event::ReleaseFailed {
+                error: format!("{e:#}"),
+            });
         }
     }
 }

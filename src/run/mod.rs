@@ -6,6 +6,7 @@
 pub mod adaptive;
 pub mod child;
 pub mod cleanup;
+pub mod ending;
 pub mod executor;
 pub mod interrupt;
 pub mod jobs;

@@ -22,6 +22,7 @@ use crate::results::record::TrialRecord;
 use crate::results::store::{self, Store};
 use crate::results::Results;
 use crate::rig::writeback::PinnedClock;
+use crate::run::ending::Outcome;
 use crate::run::executor::{Executor, RigExecutor};
 use crate::run::jobs::Pool;
 use crate::run::runner::{Run, RunOutcome};
@@ -110,6 +111,30 @@ impl<'a> Session<'a> {
             .execute(trials, &self.existing)
     }
 
+    /// Runs `trials` as [`Self::execute`] does, then, unless Ctrl-C stopped them, the
+    /// crash lab of `lab` over the directory's recordings.
+    pub fn run(
+        &mut self,
+        exec: &mut dyn Executor,
+        trials: &[Trial],
+        pool: Option<Pool>,
+        lab: Option<LabAfter>,
+    ) -> Result<Outcome> {
+        let trials = self.execute(exec, trials, pool)?;
+        let lab = match lab {
+            Some(l) if !trials.interrupted => {
+                let records = self.records()?;
+                let recordings: Vec<&TrialRecord> = records
+                    .iter()
+                    .filter(|r| r.crash_recording || !l.only_recordings)
+                    .collect();
+                self.crash_lab(&recordings, l.opts, l.seed)?
+            }
+            _ => CampaignOutcome::default(),
+        };
+        Ok(Outcome { trials, lab })
+    }
+
     /// Every record of the directory as stored now.
     pub fn records(&self) -> Result<Vec<TrialRecord>> {
         store::load_records(self.dir())
@@ -148,6 +173,27 @@ impl<'a> Session<'a> {
         )?;
         Ok((results, opts))
     }
+}
+
+/// The crash lab a run ends with.
+pub struct LabAfter<'o> {
+    pub opts: &'o CrashOptions,
+    /// The seed the states are chosen with.
+    pub seed: u64,
+    /// Only the trials marked `crash_recording` (`jbench run`'s, beside timed trials);
+    /// else every trial of the directory (`jbench crash` records nothing else).
+    pub only_recordings: bool,
+}
+
+/// What `jbench run` and `jbench crash` check before a session on real hardware:
+/// root (`command` names the command in the refusal), the experiment against this
+/// host (its warnings returned, for the command to print) and the work directories,
+/// made.
+pub fn prepare(spec: &Spec, command: &str, destroy: &[PathBuf]) -> Result<Vec<String>> {
+    preflight::require_root(command)?;
+    let warnings = preflight::check(spec, destroy)?;
+    preflight::create_dirs(spec)?;
+    Ok(warnings)
 }
 
 /// The executor that builds real rigs for `spec`, keeping write logs, monitor samples

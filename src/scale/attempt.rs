@@ -130,12 +130,11 @@ impl ShardAttempt {
             .filter(|i| !done.contains(i))
             .collect();
         if !missing.is_empty() {
-            eprintln!(
-                "jbench: shard {}/{} not sealed: trials {} have no record",
-                self.index,
-                self.count,
-                super::shard::compact_ranges(&missing)
-            );
+            crate::events::emit(crate::events::Event::ShardNotSealed {
+                index: self.index,
+                count: self.count,
+                missing: super::shard::compact_ranges(&missing),
+            });
             return Ok(());
         }
         let read = |name: &str| {
@@ -181,12 +180,11 @@ impl ShardAttempt {
             scheduler,
         };
         seal::write_seal(dir, &sealed)?;
-        eprintln!(
-            "jbench: shard {}/{} sealed: {}",
-            self.index,
-            self.count,
-            dir.join(seal::SEAL).display()
-        );
+        crate::events::emit(crate::events::Event::ShardSealed {
+            index: self.index,
+            count: self.count,
+            seal: dir.join(seal::SEAL),
+        });
         Ok(())
     }
 }

@@ -355,12 +355,10 @@ fn check_same_run(sealed: &[Attempt]) -> Result<()> {
         }
     }
     if first.seal.schema_version > SCHEMA_VERSION {
-        bail!(
-            "{}: trials of schema_version {}, but this jbench ({}) reads up to {SCHEMA_VERSION}",
-            first.dir.display(),
-            first.seal.schema_version,
-            env!("CARGO_PKG_VERSION")
-        );
+        return Err(crate::results::store::newer_schema(
+            &first.dir.display().to_string(),
+            u64::from(first.seal.schema_version),
+        ));
     }
     Ok(())
 }

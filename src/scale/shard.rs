@@ -83,7 +83,7 @@ pub fn resolve_index(
     let number = |name: &str, v: &str| -> Result<usize> {
         v.trim()
             .parse::<usize>()
-            .map_err(|_| anyhow::anyhow!("{name}={v:?} is not a non-negative integer"))
+            .map_err(|_| anyhow::anyhow!("{name}=`{v}` is not a non-negative integer"))
     };
     let (index, source) = match arg.index {
         Some(i) => (i, format!("--shard {i}/{}", arg.count)),

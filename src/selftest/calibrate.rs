@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
 use crate::emu::daemon::PathCost;
 use crate::emu::model::{
-    model_by_name, predicted, spans_disk, CalibrationRun, Kind, Pattern, Prediction, Request,
+    model_by_name, params_for_disk, predicted, CalibrationRun, Kind, Pattern, Prediction, Request,
 };
 use crate::measure::{Direct, Target};
 
@@ -152,14 +152,7 @@ fn sized(pattern: Pattern, span: u64, opts: &CalibrateOptions) -> Result<Calibra
 }
 
 fn with_capacity(opts: &CalibrateOptions) -> toml::Table {
-    let mut p = opts.params.clone();
-    if spans_disk(&opts.model) && !p.contains_key("capacity_bytes") {
-        p.insert(
-            "capacity_bytes".into(),
-            toml::Value::Integer(opts.size as i64),
-        );
-    }
-    p
+    params_for_disk(&opts.model, &opts.params, opts.size)
 }
 
 /// Runs the calibration and returns its figures; `progress` gets a line per step.

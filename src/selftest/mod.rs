@@ -270,6 +270,7 @@ impl RawTree {
     }
 
     fn dir_create(&mut self) -> io::Result<()> {
+        // SAFETY: `self.ptr()` is the NUL-terminated path buffer, which outlives the call.
         check(unsafe { libc::mkdir(self.ptr(), 0o777) })?;
         self.create_dirs(self.levels)
     }
@@ -280,6 +281,7 @@ impl RawTree {
         }
         for nd in (1..=self.dirs).rev() {
             let old = self.enter(nl, b'D', nd);
+            // SAFETY: `self.ptr()` is the NUL-terminated path buffer, which outlives the call.
             check(unsafe { libc::mkdir(self.ptr(), 0o777) })?;
             self.leave(old);
         }
@@ -299,9 +301,11 @@ impl RawTree {
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
         for nf in (1..=self.files).rev() {
             let old = self.enter(nl, b'F', nf);
+            // SAFETY: `self.ptr()` is the NUL-terminated path buffer, which outlives the call.
             let fd = unsafe { libc::open(self.ptr(), flags, 0o666 as libc::c_uint) };
             check(fd)?;
             for _ in 0..self.blocks {
+                // SAFETY: `fd` is the file just opened; RAW_ZEROS is a static buffer of the length passed.
                 let n = unsafe { libc::write(fd, RAW_ZEROS.as_ptr().cast(), RAW_ZEROS.len()) };
                 if n != RAW_ZEROS.len() as isize {
                     // Captured before close() can overwrite errno.
@@ -310,10 +314,12 @@ impl RawTree {
                     } else {
                         io::Error::other("short write")
                     };
+                    // SAFETY: `fd` is the file this loop opened, closed once.
                     unsafe { libc::close(fd) };
                     return Err(err);
                 }
             }
+            // SAFETY: `fd` is the file this loop opened, closed once.
             check(unsafe { libc::close(fd) })?;
             self.leave(old);
         }
@@ -334,6 +340,7 @@ impl RawTree {
     fn remove_files(&mut self, nl: u32) -> io::Result<()> {
         for nf in (1..=self.files).rev() {
             let old = self.enter(nl, b'F', nf);
+            // SAFETY: `self.ptr()` is the NUL-terminated path buffer, which outlives the call.
             check(unsafe { libc::unlink(self.ptr()) })?;
             self.leave(old);
         }
@@ -349,6 +356,7 @@ impl RawTree {
 
     fn dir_remove(&mut self) -> io::Result<()> {
         self.remove_dirs(self.levels)?;
+        // SAFETY: `self.ptr()` is the NUL-terminated path buffer, which outlives the call.
         check(unsafe { libc::rmdir(self.ptr()) })
     }
 
@@ -363,6 +371,7 @@ impl RawTree {
         if nl > 0 {
             for nd in (1..=self.dirs).rev() {
                 let old = self.enter(nl, b'D', nd);
+                // SAFETY: `self.ptr()` is the NUL-terminated path buffer, which outlives the call.
                 check(unsafe { libc::rmdir(self.ptr()) })?;
                 self.leave(old);
             }

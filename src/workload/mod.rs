@@ -9,10 +9,14 @@
 //! `start_line.rs` the start of a threaded phase (its clock before its workers run).
 
 pub mod command;
+pub mod declare;
 pub mod fdtree;
 pub mod fio;
 pub mod fsync;
 pub mod iozone;
+pub mod kind;
+#[cfg(test)]
+mod made_up;
 pub mod postmark;
 pub mod start_line;
 pub mod sys;
@@ -492,27 +496,7 @@ pub fn reject_unknown(t: &toml::Table, known: &[&str]) -> Result<(), ParamError>
     Ok(())
 }
 
-/// Builds the engine a `[[workload]]` table names with `kind`.
-pub fn from_table(kind: &str, t: &toml::Table) -> Result<Arc<dyn Workload>, ParamError> {
-    match kind {
-        "fdtree" => Ok(Arc::new(fdtree::Fdtree::from_table(t)?)),
-        "postmark" => postmark::from_table(t),
-        "iozone" => iozone::from_table(t),
-        "fsync" => fsync::from_table(t),
-        "fio" => fio::from_table(t),
-        "command" => command::from_table(t),
-        other => Err(ParamError::new(
-            "kind",
-            format!(
-                "unknown workload kind `{other}` (available: {})",
-                KINDS.join(", ")
-            ),
-        )),
-    }
-}
-
-/// Workload kinds an experiment may name.
-pub const KINDS: [&str; 6] = ["fdtree", "postmark", "iozone", "fsync", "command", "fio"];
+pub use kind::from_table;
 
 /// A workload engine. Later workloads (PostMark, iozone-style, fsync-heavy) implement
 /// this trait and slot into the runner unchanged.

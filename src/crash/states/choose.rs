@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, HashSet};
 
 use rand::seq::SliceRandom;
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::sweep::{volatile_at, Unit};
@@ -59,7 +58,10 @@ pub(super) struct Ctx<'a> {
 
 /// What makes two states the same: the writes before the cut, the blocks left out,
 /// and the promises in force.
-type Key = (u64, Vec<Unit>, usize);
+pub(super) type Key = (u64, Vec<Unit>, usize);
+
+/// One randomly drawn state of a strategy at a cut with volatile `units`.
+pub(super) type Draw = fn(&Ctx, u64, &[Unit], &mut ChaCha8Rng) -> Option<StatePlan>;
 
 impl Ctx<'_> {
     pub(super) fn key(&self, p: &StatePlan) -> Key {
@@ -123,7 +125,7 @@ impl Ctx<'_> {
 
     /// The state at `cut` that keeps the volatile units in `keep` (a sorted subset of
     /// `units`) and drops the rest.
-    fn state(
+    pub(super) fn state(
         &self,
         cut: u64,
         units: &[Unit],
@@ -178,72 +180,17 @@ impl Ctx<'_> {
         }
     }
 
-    /// Every subset (or torn) state at `cut`.
-    pub(super) fn every_state(
-        &self,
-        cut: u64,
-        units: &[Unit],
-        strategy: Strategy,
-    ) -> Vec<StatePlan> {
-        let mut out = Vec::new();
-        match strategy {
-            Strategy::Subset => {
-                // The space fits the quota, so units.len() is small.
-                let u = units.len();
-                for mask in 0..(1u64 << u) - 1 {
-                    let keep: HashSet<Unit> = (0..u)
-                        .filter(|&i| mask & (1 << i) != 0)
-                        .map(|i| units[i])
-                        .collect();
-                    out.push(self.state(cut, units, &keep, strategy, None));
-                }
-            }
-            _ => {
-                for w in self.tearable(units) {
-                    for k in 1..self.units_of[w].len() {
-                        out.push(self.torn_state(cut, units, w, k));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// Volatile multi-block writes at a cut (a torn state tears one of them).
-    fn tearable(&self, units: &[Unit]) -> Vec<usize> {
-        let mut ws: Vec<usize> = units.iter().filter(|u| u.1 == 1).map(|u| u.0).collect();
-        ws.dedup();
-        ws
-    }
-
-    /// Every volatile unit kept but the blocks of write `w` from its `k`-th on.
-    fn torn_state(&self, cut: u64, units: &[Unit], w: usize, k: usize) -> StatePlan {
-        let keep: HashSet<Unit> = units
-            .iter()
-            .copied()
-            .filter(|u| u.0 != w || (u.1 as usize) < k)
-            .collect();
-        let r = &self.recs[w];
-        let kept_bytes = self.units_of[w][..k].iter().map(|u| u.1).sum();
-        self.state(
-            cut,
-            units,
-            &keep,
-            Strategy::Torn,
-            Some((w as u64, kept_bytes, r.len)),
-        )
-    }
-
     /// Draws `quota` states, stratified: cuts grouped by phase, the phases taken in
     /// turn, each one's cuts in a seeded order, one random subset per visit.
+    /// `draw` makes the one state of a visit (`None`: the cut has none of its kind).
     pub(super) fn sample(
         &self,
         cuts: &[u64],
-        strategy: Strategy,
         quota: usize,
         seen: &mut HashSet<Key>,
         plans: &mut Vec<StatePlan>,
         rng: &mut ChaCha8Rng,
+        draw: Draw,
     ) {
         let mut by: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         for &c in cuts {
@@ -279,26 +226,8 @@ impl Ctx<'_> {
             if plans.len() - before >= quota {
                 break;
             }
-            let units = at[&cut];
-            let plan = match strategy {
-                Strategy::Subset => {
-                    // Keep fewer than all: keeping all is a prefix-like state.
-                    let keep_n = rng.gen_range(0..units.len());
-                    let keep: HashSet<Unit> = rand::seq::index::sample(rng, units.len(), keep_n)
-                        .into_iter()
-                        .map(|i| units[i])
-                        .collect();
-                    self.state(cut, units, &keep, strategy, None)
-                }
-                _ => {
-                    let ws = self.tearable(units);
-                    if ws.is_empty() {
-                        continue;
-                    }
-                    let w = ws[rng.gen_range(0..ws.len())];
-                    let k = rng.gen_range(1..self.units_of[w].len());
-                    self.torn_state(cut, units, w, k)
-                }
+            let Some(plan) = draw(self, cut, at[&cut], rng) else {
+                continue;
             };
             if seen.insert(self.key(&plan)) {
                 plans.push(plan);

@@ -326,7 +326,10 @@ fn a_volatile_cache_can_keep_any_blocks_of_a_multi_block_write() {
     .unwrap();
     // Small enough to enumerate: every state is built.
     assert!(cov.exhaustive);
-    assert_eq!(cov.subset_planned as f64, cov.subset_space);
+    assert_eq!(
+        cov.planned(Strategy::Subset) as f64,
+        cov.space(Strategy::Subset)
+    );
     // The state no whole-request model builds: the first and last block of a journal
     // write kept, the middle dropped.
     let first = l
@@ -598,8 +601,8 @@ fn fill_takes_the_prefix_cuts_where_the_journal_holds_the_most() {
     assert_eq!(got[0], blocks_11_to_20);
     // Its space: the distinct prefix states with something live.
     let live_states = lives.iter().filter(|&&b| b > 0).count() as u64;
-    assert_eq!(cov.fill_space, live_states);
-    assert_eq!(cov.fill_planned, 5);
+    assert_eq!(cov.space(Strategy::Fill), live_states as f64);
+    assert_eq!(cov.planned(Strategy::Fill), 5);
     assert!(!cov.exhaustive);
     assert!(
         cov.describe(5)
@@ -645,7 +648,10 @@ fn fill_goes_first_and_prefix_does_not_build_its_states_again() {
     }
     let writes: HashSet<u64> = plans.iter().map(|p| p.cut).collect();
     assert_eq!(writes.len(), plans.len(), "a state built twice");
-    assert_eq!((cov.fill_planned, cov.prefix_planned), (6, 6));
+    assert_eq!(
+        (cov.planned(Strategy::Fill), cov.planned(Strategy::Prefix)),
+        (6, 6)
+    );
     // Everything fits: the prefix space counts the fill states once, and the line
     // says every prefix cut was checked.
     let (plans, cov) = plan_with_coverage(
@@ -658,7 +664,7 @@ fn fill_goes_first_and_prefix_does_not_build_its_states_again() {
     .unwrap();
     let every = plan_states(&l.recs, &disks, &opts(100_000, &[Strategy::Prefix]), 3).unwrap();
     assert_eq!(plans.len(), every.len());
-    assert_eq!(cov.prefix_space, every.len() as u64);
+    assert_eq!(cov.space(Strategy::Prefix), every.len() as f64);
     assert!(cov.exhaustive);
     let text = cov.describe(plans.len() as u64);
     assert!(
@@ -682,7 +688,7 @@ fn without_jbd2_blocks_fill_makes_nothing_and_its_share_goes_on() {
         &JournalNotes::default(),
     )
     .unwrap();
-    assert_eq!(cov.fill_space, 0);
+    assert_eq!(cov.space(Strategy::Fill), 0.0);
     assert_eq!(plans.len(), 10, "fill's share did not go to prefix");
     assert!(plans.iter().all(|p| p.strategy == Strategy::Prefix));
     assert!(
@@ -737,3 +743,36 @@ fn a_state_that_drops_a_commit_block_does_not_replay_its_transaction() {
     };
     assert_eq!(journal_live(&notes, &end), JournalLive::default());
 }
+
+/// The plans and coverage of every strategy together, as this log and seed gave them
+/// before each strategy moved into its own planner (crash/states/strategy/): the same
+/// states, in the same order, with the same coverage, sampled and enumerated.
+#[test]
+fn the_planners_plan_what_the_planner_did_before_them() {
+    let (l, notes) = journal_log(24, 10);
+    let disks = [CACHED, CACHED];
+    let all = [
+        Strategy::Prefix,
+        Strategy::Subset,
+        Strategy::Torn,
+        Strategy::Fill,
+    ];
+    let mut text = String::new();
+    for states in [9, 40, 100_000] {
+        let (plans, cov) =
+            plan_with_coverage(&l.recs, &disks, &opts(states, &all), 3, &notes).unwrap();
+        for p in &plans {
+            text.push_str(&format!("{p:?}\n"));
+        }
+        text.push_str(&serde_json::to_string(&cov).unwrap());
+        text.push('\n');
+    }
+    // FNV-1a of the whole listing.
+    let digest = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    });
+    println!("plans digest {digest:#x}, {} bytes", text.len());
+    assert_eq!(digest, GOLDEN_PLANS, "{text}");
+}
+
+const GOLDEN_PLANS: u64 = 0xd177899488e18975;

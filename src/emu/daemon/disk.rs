@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 
 use super::overlay::Overlay;
 use super::{DiskSpec, DiskStats, PathCost};
-use crate::emu::model::{model_by_name, spans_disk, DeviceModel};
+use crate::emu::model::{model_for_disk, DeviceModel};
 use crate::file_id::FileId;
 
 pub(super) struct DiskState {
@@ -133,13 +133,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// image unless the spec sets `capacity_bytes`, as the studies' partitions spanned
 /// their drives.
 pub fn build_model(spec: &DiskSpec, size: u64) -> Result<Box<dyn DeviceModel>> {
-    let mut params = spec.params.clone();
-    if spans_disk(&spec.model) && !params.contains_key("capacity_bytes") {
-        params.insert(
-            "capacity_bytes".into(),
-            toml::Value::Integer(size.min(i64::MAX as u64) as i64),
-        );
-    }
-    model_by_name(&spec.model, Some(&params))
+    model_for_disk(&spec.model, &spec.params, size)
         .map_err(|e| anyhow::anyhow!("disk `{}`: {e}", spec.name))
 }

@@ -246,7 +246,9 @@ impl Filesystem for EmuFs {
                 Err(e) => {
                     // The caller sees only EINVAL; the reason goes to the daemon's log,
                     // which the rig quotes.
-                    eprintln!("jbench device-daemon: control: {e:#}");
+                    crate::events::emit(crate::events::Event::DaemonControl {
+                        error: format!("{e:#}"),
+                    });
                     reply.error(Errno::EINVAL)
                 }
             };

@@ -149,10 +149,9 @@ fn io_flusher() {
     // SAFETY: plain prctl on the calling thread with integer arguments.
     let rc = unsafe { libc::prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) };
     if rc != 0 {
-        eprintln!(
-            "jbench device-daemon: cannot set PR_SET_IO_FLUSHER ({}); the daemon may stall when the workload dirties more than the host's dirty limit",
-            std::io::Error::last_os_error()
-        );
+        crate::events::emit(crate::events::Event::NoIoFlusher {
+            error: std::io::Error::last_os_error().to_string(),
+        });
     }
 }
 

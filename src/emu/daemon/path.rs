@@ -125,7 +125,11 @@ impl PathCost {
             .iter()
             .any(|v| !(v.is_finite() && *v >= 0.0 && *v < 1e6))
         {
-            anyhow::bail!("path cost figures must be µs from 0 to 1 s: {self:?}");
+            let shown: Vec<String> = all.iter().map(|v| format!("{v}")).collect();
+            anyhow::bail!(
+                "path cost figures must be µs from 0 to 1 s; these are not: {}",
+                shown.join(", ")
+            );
         }
         Ok(())
     }

@@ -6,7 +6,35 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{transfer_time, us, DeviceModel, Kind, ModelError, Request, Service, KIB4};
+use super::declare::{defaults_of, params_of, ModelKind};
+use super::{transfer_time, us, CacheWords, DeviceModel, Kind, ModelError, Request, Service, KIB4};
+
+/// A fixed-latency model named `name` with `base` as its defaults; every one keeps
+/// its contents at a power cut (what its cache loses is `power_loss_protection`'s
+/// question).
+macro_rules! fixed_kind {
+    ($name:literal, $base:expr) => {
+        ModelKind {
+            name: $name,
+            spans_disk: false,
+            keeps_contents: true,
+            defaults: || defaults_of($base),
+            build: |p| {
+                Ok(Box::new(FixedModel::new(
+                    $name,
+                    params_of($name, $base, p)?,
+                )?))
+            },
+        }
+    };
+}
+
+pub const SSD_SATA: ModelKind = fixed_kind!("ssd-sata", FixedParams::default());
+pub const NVME: ModelKind = fixed_kind!("nvme", FixedParams::nvme());
+pub const NVRAM: ModelKind = fixed_kind!("nvram", FixedParams::nvram());
+pub const SSD_SATA_PLP: ModelKind = fixed_kind!("ssd-sata-plp", FixedParams::sata_plp());
+pub const NVME_CONSUMER: ModelKind = fixed_kind!("nvme-consumer", FixedParams::nvme_consumer());
+pub const NVME_PLP: ModelKind = fixed_kind!("nvme-plp", FixedParams::nvme_plp());
 
 /// Parameters of the fixed-latency models (`ssd-sata`, `nvme`, `nvram`): each request
 /// costs its kind's latency plus `len / bandwidth`. `Default` is `ssd-sata`; see
@@ -215,5 +243,15 @@ impl DeviceModel for FixedModel {
     /// `ssd-sata-plp` and `nvme-plp` are durable on arrival.
     fn volatile_cache(&self) -> bool {
         !self.p.power_loss_protection
+    }
+
+    /// A request costs its kind's latency, a flush too.
+    fn cache_words(&self) -> CacheWords {
+        CacheWords {
+            cache: "none",
+            cache_bytes: None,
+            flush: "fixed latency",
+            flush_latency_us: Some(self.p.flush_latency_us),
+        }
     }
 }

@@ -8,11 +8,28 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use super::declare::{defaults_of, params_of, ModelKind};
 use super::{
-    frac, ms, secs, transfer_time, DeviceModel, Kind, ModelError, Request, Service, KIB4, MB,
+    frac, ms, secs, transfer_time, CacheWords, DeviceModel, Kind, ModelError, Request, Service,
+    KIB4, MB,
 };
 
 const NAME: &str = "hdd-7200";
+
+/// Its seek geometry spans the disk; its platters keep what reached them.
+pub const KIND: ModelKind = ModelKind {
+    name: NAME,
+    spans_disk: true,
+    keeps_contents: true,
+    defaults: || defaults_of(HddParams::default()),
+    build: |p| {
+        Ok(Box::new(HddModel::new(params_of(
+            NAME,
+            HddParams::default(),
+            p,
+        )?)?))
+    },
+};
 
 /// Parameters of `hdd-7200`. Defaults are the studies' drives as issue 4 gives them:
 /// 7200 rpm, 0.8 ms track-to-track, 6.3 ms average and 15 ms full-stroke seek, 16 MB
@@ -563,6 +580,28 @@ impl DeviceModel for HddModel {
 
     fn volatile_cache(&self) -> bool {
         self.p.write_cache
+    }
+
+    fn cache_words(&self) -> CacheWords {
+        if self.p.write_cache {
+            CacheWords {
+                cache: "write back",
+                cache_bytes: Some(self.p.write_cache_bytes),
+                flush: if self.p.honor_flush {
+                    "drains the cache"
+                } else {
+                    "ignored (the disk lies)"
+                },
+                flush_latency_us: None,
+            }
+        } else {
+            CacheWords {
+                cache: "write through",
+                cache_bytes: None,
+                flush: "completes at once",
+                flush_latency_us: None,
+            }
+        }
     }
 
     fn honors_flush(&self) -> bool {

@@ -23,15 +23,19 @@
 //! emulated faithfully for its fastest requests; [`below_floor`] lets the daemon flag it.
 //!
 //! This file holds what every model shares (the request, the answer, the trait); each
-//! model family has its own file (`hdd`, `raid`, `fixed`, `ram`), `registry` builds one by
-//! name with its parameters overridden, and `predict` runs calibration streams
+//! model family has its own file (`hdd`, `raid`, `fixed`, `ram`) declaring its kind, `kind`
+//! names them all and builds one by name, `registry` overrides a model's parameters, and `predict` runs calibration streams
 //! through a model to say what `jbench device calibrate` should measure.
 
 use std::time::Duration;
 
+mod declare;
 mod error;
 mod fixed;
 mod hdd;
+mod kind;
+#[cfg(test)]
+mod made_up;
 mod predict;
 mod raid;
 mod ram;
@@ -40,29 +44,19 @@ mod registry;
 pub use error::ModelError;
 pub use fixed::{FixedModel, FixedParams};
 pub use hdd::{HddModel, HddParams};
+pub use kind::{
+    default_params, keeps_contents, model_by_name, model_for_disk, model_kind, params_for_disk,
+    spans_disk, CacheWords, ModelKind, MODELS, MODEL_NAMES,
+};
 pub use predict::{predicted, predicted_set, CalibrationRun, Pattern, Prediction};
 pub use raid::{RaidModel, RaidParams};
 pub use ram::{RamModel, RamParams};
-pub use registry::{default_params, model_by_name, spans_disk};
 
 /// What one request is assumed to cost in the FUSE + loop path before any model delay
 /// when the path was not measured (issue 4: about 9k QD1 4 KiB IOPS with no injected
 /// latency, i.e. ~100 µs per request). A trial and `jbench device calibrate` measure
 /// it instead (`PathCost`); this figure is only the fallback for a daemon never told.
 pub const FUSE_FLOOR: Duration = Duration::from_micros(100);
-
-/// Names accepted by [`model_by_name`].
-pub const MODEL_NAMES: &[&str] = &[
-    "hdd-7200",
-    "raid6",
-    "ssd-sata",
-    "nvme",
-    "nvram",
-    "ram",
-    "ssd-sata-plp",
-    "nvme-consumer",
-    "nvme-plp",
-];
 
 const MB: f64 = 1e6;
 const KIB4: u64 = 4096;
@@ -77,6 +71,18 @@ pub enum Kind {
     Flush,
     /// Punch-hole / TRIM: `offset` and `len` name the range.
     Discard,
+}
+
+/// As errors and reports name it: "a read", "a write", "a flush", "a discard".
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Kind::Read => "a read",
+            Kind::Write => "a write",
+            Kind::Flush => "a flush",
+            Kind::Discard => "a discard",
+        })
+    }
 }
 
 /// One block request, in bytes.
@@ -176,6 +182,8 @@ pub trait DeviceModel: Send {
     fn honors_flush(&self) -> bool {
         true
     }
+    /// Its cache and flush in `env.json`'s words, from its parameters.
+    fn cache_words(&self) -> CacheWords;
 }
 
 /// True when some requests of `model` should complete faster than a FUSE path whose

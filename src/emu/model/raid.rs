@@ -14,15 +14,32 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::declare::{defaults_of, params_of, ModelKind};
 use super::{
-    ms, transfer_time, us, DeviceModel, HddModel, HddParams, Kind, ModelError, Request, Service,
-    KIB4,
+    ms, transfer_time, us, CacheWords, DeviceModel, HddModel, HddParams, Kind, ModelError, Request,
+    Service, KIB4,
 };
 
 mod cache;
 use cache::StripeDirty;
 
 const NAME: &str = "raid6";
+
+/// Its stripes span the disk; its spindles keep what reached them.
+pub const KIND: ModelKind = ModelKind {
+    name: NAME,
+    spans_disk: true,
+    keeps_contents: true,
+    defaults: || defaults_of(RaidParams::default()),
+    build: |p| {
+        refuse_derived_spindle_keys(p)?;
+        Ok(Box::new(RaidModel::new(params_of(
+            NAME,
+            RaidParams::default(),
+            p,
+        )?)?))
+    },
+};
 
 /// Parameters of `raid6`. The defaults are Study 4's controller where the study says
 /// (8 SATA 7200 rpm disks in RAID 6, a 1 GB battery-backed write cache); the rest is
@@ -89,9 +106,7 @@ impl Default for RaidParams {
 
 /// `spindle.seed` and `spindle.capacity_bytes` are the array's to set: refuse them in
 /// `overrides` rather than ignore them.
-pub(super) fn refuse_derived_spindle_keys(
-    overrides: Option<&toml::Table>,
-) -> Result<(), ModelError> {
+fn refuse_derived_spindle_keys(overrides: Option<&toml::Table>) -> Result<(), ModelError> {
     let Some(spindle) = overrides
         .and_then(|o| o.get("spindle"))
         .and_then(|v| v.as_table())
@@ -701,6 +716,20 @@ impl DeviceModel for RaidModel {
     /// destaged.
     fn volatile_cache(&self) -> bool {
         !self.p.nonvolatile || self.p.spindle.write_cache
+    }
+
+    fn cache_words(&self) -> CacheWords {
+        let (cache, flush) = if self.p.nonvolatile {
+            ("write back, battery-backed", "completes at once")
+        } else {
+            ("write back", "drains the cache")
+        };
+        CacheWords {
+            cache,
+            cache_bytes: Some(self.p.cache_bytes),
+            flush,
+            flush_latency_us: None,
+        }
     }
 
     /// A battery-backed controller answers a flush without flushing the spindles, so

@@ -4,7 +4,20 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{DeviceModel, Request, Service};
+use super::declare::{defaults_of, params_of, ModelKind};
+use super::{CacheWords, DeviceModel, Request, Service};
+
+/// Its contents are gone at a power cut: a journal on it is lost.
+pub const KIND: ModelKind = ModelKind {
+    name: "ram",
+    spans_disk: false,
+    keeps_contents: false,
+    defaults: || defaults_of(RamParams::default()),
+    build: |p| {
+        params_of("ram", RamParams::default(), p)?;
+        Ok(Box::new(RamModel))
+    },
+};
 
 /// `ram` has no parameters; any key given is an error.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -30,5 +43,14 @@ impl DeviceModel for RamModel {
     /// question from which acknowledged writes survive it, and not this one's to answer.
     fn volatile_cache(&self) -> bool {
         false
+    }
+
+    fn cache_words(&self) -> CacheWords {
+        CacheWords {
+            cache: "none",
+            cache_bytes: None,
+            flush: "completes at once",
+            flush_latency_us: None,
+        }
     }
 }

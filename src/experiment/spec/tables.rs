@@ -218,6 +218,7 @@ fn read_strategies(
     ctx: &Ctx,
     v: &Spanned<toml::Value>,
 ) -> Result<Vec<crate::experiment::crash_options::Strategy>, SpecError> {
+    use crate::experiment::crash_options::Strategy;
     let blame = |m: String| ctx.at(v, "crash.strategies", m);
     let toml::Value::Array(items) = v.get_ref() else {
         return Err(blame(format!(
@@ -226,19 +227,21 @@ fn read_strategies(
         )));
     };
     if items.is_empty() {
-        return Err(blame(
-            "the list is empty; name at least one of prefix, subset, torn, fill".into(),
-        ));
+        return Err(blame(format!(
+            "the list is empty; name at least one of {}",
+            Strategy::names(",")
+        )));
     }
     let mut out = Vec::new();
     for item in items {
         let Some(text) = item.as_str() else {
             return Err(blame(format!(
-                "expected strategy names (prefix, subset, torn, fill); found {}",
+                "expected strategy names ({}); found {}",
+                Strategy::names(","),
                 kind_of(item)
             )));
         };
-        let s = crate::experiment::crash_options::Strategy::parse(text).map_err(blame)?;
+        let s = Strategy::parse(text).map_err(blame)?;
         if out.contains(&s) {
             return Err(blame(format!(
                 "`{s}` is listed twice; name each strategy once"
@@ -357,7 +360,7 @@ pub(super) fn build_workloads(
                     "kind",
                     format!(
                         "missing (use kind = \"{}\")",
-                        crate::workload::KINDS.join("\" or \"")
+                        crate::workload::kind::names().join("\" or \"")
                     ),
                 ))
             }

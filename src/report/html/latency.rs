@@ -100,13 +100,13 @@ impl LatencyKind {
         }
     }
 
-    /// fio's name for it, in chart titles.
+    /// Its name in chart titles: the engine's for its recorded latency, fio's for
+    /// the others.
     pub(crate) fn title(self, kind: &str) -> &'static str {
-        match (self, kind) {
-            (LatencyKind::Recorded, "fio") => "completion latency (clat)",
-            (LatencyKind::Recorded, _) => "latency percentiles",
-            (LatencyKind::FioSync, _) => "sync latency (fsync/fdatasync calls)",
-            (LatencyKind::FioTotal, _) => "total latency (lat)",
+        match self {
+            LatencyKind::Recorded => crate::workload::kind::kind_of(kind).latency.title,
+            LatencyKind::FioSync => "sync latency (fsync/fdatasync calls)",
+            LatencyKind::FioTotal => "total latency (lat)",
         }
     }
 }

@@ -21,9 +21,8 @@
 //!
 //! `page` assembles the page (views for the template); `charts` (shared pieces, line
 //! charts, timelines), `bars`, `latency`, `answer_chart` and `tradeoff` draw the SVG
-//! charts apart from it, with
-//! `marks` for the elements they write themselves and `trials` for the trials'
-//! figures the bars' dots show.
+//! charts apart from it, with `marks` for the elements they write themselves. The
+//! bars' dots are the trials' rates the analysis summarises (`PhaseStats::trial_rates`).
 
 mod answer_chart;
 mod bars;
@@ -32,7 +31,6 @@ mod latency;
 mod marks;
 mod page;
 mod tradeoff;
-mod trials;
 
 pub use charts::PALETTE;
 pub use page::{render, render_page, render_results, Page, MIN_TIMELINE_SAMPLES};

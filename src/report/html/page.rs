@@ -13,7 +13,6 @@ use super::charts::{
     ci_half_width, line_chart, recovery_chart, timeline_chart, Line, Point, Series,
 };
 use super::latency::{latency_chart, phase_curves, LatencyKind};
-use super::trials::trial_rates;
 use crate::analysis::CrashAnalysis;
 use crate::monitor::series::{parse_series, CpuPct, SeriesPoint};
 use crate::report::crash::CrashWorkload;
@@ -352,7 +351,7 @@ fn workload_view(
                 Bar {
                     label: c.label.clone(),
                     summary: s.rate,
-                    trials: trial_rates(records, &w.name, &c.label, &p.name),
+                    trials: s.trial_rates.clone(),
                     suspect: s.suspect,
                     baseline: w.baseline.as_deref() == Some(c.label.as_str()),
                 }
@@ -425,14 +424,15 @@ fn workload_view(
 }
 
 /// What a latency chart of an engine's phase shows.
-fn latency_caption(kind: &str, phase: &str, which: LatencyKind) -> String {
-    let what = match (kind, phase, which) {
-        (_, _, LatencyKind::FioSync) => "fio's sync latency (each fsync or fdatasync call, which clat and lat leave out)",
-        (_, _, LatencyKind::FioTotal) => "fio's total latency (lat: submission plus completion, without the sync calls)",
-        ("fio", _, _) => "fio's completion latency (clat: the I/O's completion, without the fsync or fdatasync fio times separately)",
-        ("fsync", "create_fsync", _) => "each file's create, writes, fsync and close",
-        ("fsync", "remove", _) => "each unlink",
-        _ => "each operation",
+pub(super) fn latency_caption(kind: &str, phase: &str, which: LatencyKind) -> String {
+    let what = match which {
+        LatencyKind::FioSync => {
+            "fio's sync latency (each fsync or fdatasync call, which clat and lat leave out)"
+        }
+        LatencyKind::FioTotal => {
+            "fio's total latency (lat: submission plus completion, without the sync calls)"
+        }
+        LatencyKind::Recorded => (crate::workload::kind::kind_of(kind).latency.what)(phase),
     };
     format!(
         "Latency percentiles (p50, p95, p99 and the maximum, log scale) of {what}, one line per successful trial, one colour per configuration; percentiles come from each trial's histogram and are not averaged across trials."

@@ -70,47 +70,14 @@ pub fn collect(spec: &Spec) -> Vec<DiskSettings> {
     out
 }
 
-/// An emulated disk's cache and flush from its model's defaults with the spec's
-/// overrides over them.
+/// An emulated disk's cache and flush, as its model says of itself with the spec's
+/// overrides over its defaults.
 pub fn emulated(m: &DeviceModelSpec) -> DiskSettings {
-    let mut p = crate::emu::model::default_params(&m.model).unwrap_or_default();
-    for (k, v) in &m.params {
-        p.insert(k.clone(), v.clone());
-    }
-    let flag = |k: &str| p.get(k).and_then(toml::Value::as_bool);
-    let bytes = |k: &str| {
-        p.get(k)
-            .and_then(toml::Value::as_integer)
-            .and_then(|n| u64::try_from(n).ok())
-    };
-    let (cache, cache_bytes, flush, flush_latency_us) = match m.model.as_str() {
-        "hdd-7200" if flag("write_cache") == Some(true) => (
-            "write back",
-            bytes("write_cache_bytes"),
-            if flag("honor_flush") == Some(false) {
-                "ignored (the disk lies)"
-            } else {
-                "drains the cache"
-            },
-            None,
-        ),
-        "hdd-7200" => ("write through", None, "completes at once", None),
-        "raid6" if flag("nonvolatile") == Some(true) => (
-            "write back, battery-backed",
-            bytes("cache_bytes"),
-            "completes at once",
-            None,
-        ),
-        "raid6" => ("write back", bytes("cache_bytes"), "drains the cache", None),
-        "ram" => ("none", None, "completes at once", None),
-        // ssd-sata, nvme, nvram: a request costs its kind's latency, a flush too.
-        _ => (
-            "none",
-            None,
-            "fixed latency",
-            p.get("flush_latency_us")
-                .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|n| n as f64))),
-        ),
+    let words = crate::emu::model_by_name(&m.model, Some(&m.params)).map(|d| d.cache_words());
+    let (cache, cache_bytes, flush, flush_latency_us) = match words {
+        Ok(w) => (w.cache, w.cache_bytes, w.flush, w.flush_latency_us),
+        // The spec refuses such a model; a record of another build may still name one.
+        Err(_) => ("unknown", None, "unknown", None),
     };
     DiskSettings {
         kind: "emulated".into(),

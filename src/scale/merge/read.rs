@@ -8,7 +8,8 @@ use anyhow::{bail, Context, Result};
 
 use super::Attempt;
 use crate::results::layout;
-use crate::results::record::{TrialRecord, SCHEMA_VERSION};
+use crate::results::record::TrialRecord;
+use crate::results::store;
 
 /// The shards' crash states (`crash.jsonl`), one after another in shard order. A state
 /// is one (configuration, workload, state number), and a configuration x workload is
@@ -62,25 +63,15 @@ pub(super) fn raw_records(a: &Attempt) -> Result<Vec<(usize, Vec<u8>)>> {
     let allowed: BTreeSet<usize> = a.seal.trials.iter().copied().collect();
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let r: TrialRecord = serde_json::from_slice(line)
-            .with_context(|| format!("{}:{}: not a trial record", path.display(), n + 1))?;
-        if r.schema_version > SCHEMA_VERSION {
-            bail!(
-                "{}:{}: trial record of schema_version {}; a newer jbench is needed",
-                path.display(),
-                n + 1,
-                r.schema_version
-            );
-        }
+    for (n, _, line) in store::lines(&bytes) {
+        let r: TrialRecord = match store::parse_line(&path, n, line)? {
+            store::Line::Record(r) => *r,
+            store::Line::Bad(e) => bail!("{}:{n}: not a trial record ({e})", path.display()),
+        };
         if !allowed.contains(&r.trial) {
             bail!(
-                "{}:{}: trial {} is not one of shard {}'s trials as sealed",
+                "{}:{n}: trial {} is not one of shard {}'s trials as sealed",
                 path.display(),
-                n + 1,
                 r.trial,
                 a.seal.shard
             );

@@ -97,8 +97,12 @@ pub fn kill_group(pgid: i32) -> anyhow::Result<()> {
     while !group_members(pgid).is_empty() {
         if Instant::now() > until {
             bail!(
-                "processes of group {pgid} survived SIGKILL: {:?}",
+                "processes of group {pgid} survived SIGKILL: {}",
                 group_members(pgid)
+                    .iter()
+                    .map(i32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -317,7 +321,9 @@ impl DurableChannel {
                 match durable_marker(&text, &run_dir) {
                     Ok(Some(label)) => ctl.mark(&label),
                     Ok(None) => {}
-                    Err(e) => eprintln!("warning: {}: {e}", DURABLE_ENV_NAME),
+                    Err(e) => crate::events::emit(crate::events::Event::CommandWarning {
+                        text: format!("{DURABLE_ENV_NAME}: {e}"),
+                    }),
                 }
             }
         });
@@ -552,11 +558,13 @@ pub fn run_spec(
         }
     };
     if f.leftovers > 0 {
-        eprintln!(
-            "warning: `{}` left {} process(es) running in its process group; they were killed",
-            super::brief(&argv),
-            f.leftovers
-        );
+        crate::events::emit(crate::events::Event::CommandWarning {
+            text: format!(
+                "`{}` left {} process(es) running in its process group; they were killed",
+                super::brief(&argv),
+                f.leftovers
+            ),
+        });
         if let Some(p) = phases.first_mut() {
             p.counters.insert("leftover_processes".into(), f.leftovers);
         }

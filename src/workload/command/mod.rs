@@ -24,6 +24,7 @@ use crate::units::{format_duration, parse_duration_in};
 
 mod cli;
 mod exec;
+pub mod kind;
 mod phases;
 pub use cli::*;
 pub use exec::*;

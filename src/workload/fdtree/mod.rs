@@ -26,6 +26,7 @@ use super::{Interrupted, PhaseResult, RunControl, Workload};
 
 pub use super::sys::FsOpError;
 
+pub mod kind;
 mod path;
 pub use path::*;
 mod syscalls;
@@ -531,7 +532,9 @@ impl Fdtree {
             };
             bail!("{e:#}; {range}");
         }
-        eprintln!("jbench: {}", self.size_note(dir));
+        crate::events::emit(crate::events::Event::WorkloadSize {
+            note: self.size_note(dir),
+        });
         Ok(())
     }
 

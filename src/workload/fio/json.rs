@@ -22,7 +22,7 @@ pub fn latency(clat: &Value, what: &str) -> anyhow::Result<Option<Latency>> {
         return Ok(None);
     };
     let mut hist = Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIG)
-        .map_err(|e| anyhow!("latency histogram: {e:?}"))?;
+        .map_err(|e| anyhow!("latency histogram: {e}"))?;
     let mut max_ns = 0u64;
     for (ns, count) in bins {
         let ns: u64 = ns

@@ -33,6 +33,7 @@ use super::{reject_unknown, Interrupted, ParamError, PhaseResult, RunControl, Wo
 mod cli;
 pub mod jobfile;
 pub mod json;
+pub mod kind;
 pub mod promises;
 pub mod relay;
 mod work;

@@ -74,8 +74,10 @@ fn durable_file(
         return Err(SysError::last("open"));
     }
     let written = write(fd)
+        // SAFETY: `fd` is the file opened above, still open.
         .and_then(|writes| sys::check(unsafe { libc::fsync(fd) }, "fsync").map(|()| writes));
     // close even after a failure; its own error (e.g. a deferred EIO) counts too.
+    // SAFETY: `fd` is the file opened above, closed once.
     let closed = sys::check(unsafe { libc::close(fd) }, "close");
     let writes = written?;
     closed.map(|()| writes)

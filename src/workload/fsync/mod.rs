@@ -44,6 +44,7 @@ use super::{
 };
 use crate::units::{format_size, parse_size};
 
+pub mod kind;
 mod tally;
 use tally::*;
 mod files;
@@ -345,6 +346,7 @@ impl FsyncSpec {
             }
             .map_err(|e| e.at(t.file_path(d, i)))?;
             if self.fsync_dir {
+                // SAFETY: `dirfd` is the open directory this thread creates its files in.
                 sys::check(unsafe { libc::fsync(dirfd) }, "fsync")
                     .map_err(|e| e.at(t.subdir_path(d)))?;
                 tally.dir_fsyncs += 1;

@@ -51,7 +51,7 @@ pub(super) struct Tally {
 impl Tally {
     pub(super) fn new() -> anyhow::Result<Self> {
         let hist = Histogram::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIG)
-            .map_err(|e| anyhow::anyhow!("latency histogram: {e:?}"))?;
+            .map_err(|e| anyhow::anyhow!("latency histogram: {e}"))?;
         Ok(Tally {
             hist,
             max_ns: 0,
@@ -97,7 +97,7 @@ pub(super) fn merge(tallies: Vec<Tally>) -> anyhow::Result<Tally> {
         total
             .hist
             .add(&t.hist)
-            .map_err(|e| anyhow::anyhow!("merging latency histograms: {e:?}"))?;
+            .map_err(|e| anyhow::anyhow!("merging latency histograms: {e}"))?;
         total.max_ns = total.max_ns.max(t.max_ns);
         total.bytes += t.bytes;
         total.fsyncs += t.fsyncs;

@@ -421,6 +421,7 @@ fn names_are_nul_terminated_decimals() {
         (u64::MAX, "f18446744073709551615"),
     ] {
         n.set(v);
+        // SAFETY: the name buffer is NUL-terminated and outlives `c`.
         let c = unsafe { std::ffi::CStr::from_ptr(n.as_ptr()) };
         assert_eq!(c.to_str().unwrap(), text);
     }

@@ -53,6 +53,7 @@ use super::sys::{self, FsOpError, SysError};
 use super::{table_bool, table_size, Interrupted, ParamError, PhaseResult, RunControl, Workload};
 use crate::units::{format_size, parse_size};
 
+pub mod kind;
 mod worker;
 pub use worker::*;
 mod params;

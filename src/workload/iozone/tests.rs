@@ -449,7 +449,7 @@ fn osync_writes_are_promised_when_they_return_with_stamped_blocks() {
         let (ctl, seen) = recording_ctl();
         io.run_in(dir.path(), &ctl, false).unwrap();
         let params = io.params();
-        assert!(crate::crash::range_content::promises_of("iozone", &params));
+        assert!((super::kind::KIND.promises)(&params).makes_promises());
         let seen = seen.lock().unwrap();
         // write and rewrite: every record of every file, once each.
         assert_eq!(
@@ -473,9 +473,9 @@ fn osync_writes_are_promised_when_they_return_with_stamped_blocks() {
                 .unwrap()
                 .display()
                 .to_string();
-            let want =
-                crate::crash::range_content::range_content("iozone", &params, &rel, *off, *len)
-                    .unwrap();
+            let want = (super::kind::KIND.promises)(&params)
+                .range_content(&rel, *off, *len)
+                .unwrap();
             assert!(
                 &want == held,
                 "{rel} [{off}, +{len}) differs from range_content"

@@ -90,6 +90,7 @@ use crate::workload::{
     reject_unknown, table_u64, Interrupted, ParamError, PhaseResult, RunControl, Workload,
 };
 
+pub mod kind;
 mod locations;
 mod pmrc;
 use locations::*;

@@ -702,7 +702,11 @@ recovery_timing = 10
         "a prefix state holds {most_prefix} live blocks, a fill state only {least_fill}"
     );
     let cov = records[0].coverage.as_ref().unwrap();
-    assert!(cov.fill_space >= 5 && cov.fill_planned == 5, "{cov:?}");
+    assert!(
+        cov.space(jbench::crash::options::Strategy::Fill) >= 5.0
+            && cov.planned(jbench::crash::options::Strategy::Fill) == 5,
+        "{cov:?}"
+    );
     for r in &records {
         let t = r
             .timings

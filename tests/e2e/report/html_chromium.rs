@@ -213,6 +213,64 @@ fn chromium_renders_every_chart_without_errors_or_requests() {
     );
 }
 
+/// How wide `page` lays out in a window `width` pixels wide: the document's scroll
+/// width, read by a script added to a copy of the page (the report itself has none).
+fn laid_out_width(bin: &str, page: &Path, profile: &Path, width: u32) -> u32 {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = page.with_extension("probe.html");
+    std::fs::write(
+        &probe,
+        html.replace(
+            "</body>",
+            "<script>document.title = 'W' + document.documentElement.scrollWidth;</script></body>",
+        ),
+    )
+    .unwrap();
+    let (dom, _) = run_chromium(
+        bin,
+        &probe,
+        profile,
+        &["--dump-dom", &format!("--window-size={width},1000")],
+    );
+    let start = dom.find("<title>W").expect("the probe set no title") + "<title>W".len();
+    dom[start..start + dom[start..].find('<').unwrap()]
+        .parse()
+        .unwrap()
+}
+
+/// A 1400-pixel window shows the whole report's width: nothing scrolls sideways (a
+/// wide table scrolls inside its own box). The control: an element 2000 px wide
+/// makes the same reading exceed the window.
+#[test]
+fn the_report_fits_a_1400_pixel_window() {
+    let Some(bin) = chromium_for("the_report_fits_a_1400_pixel_window") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fx::write_results_dir(dir.path());
+    let html = jbench::report::html::render_results(
+        &jbench::results::open(dir.path()).unwrap(),
+        &fx::options(),
+    )
+    .unwrap();
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    let profile = dir.path().join("profile");
+    let width = laid_out_width(bin, &page, &profile, 1400);
+    assert!(
+        width <= 1400,
+        "the report lays out {width} px wide in a 1400 px window"
+    );
+    let wide = dir.path().join("wide.html");
+    std::fs::write(
+        &wide,
+        html.replace("</body>", "<div style=\"width:2000px\">x</div></body>"),
+    )
+    .unwrap();
+    let width = laid_out_width(bin, &wide, &profile, 1400);
+    assert!(width > 1400, "the probe missed a 2000 px element: {width}");
+}
+
 /// The elements of `svg` whose class is `class`.
 fn with_class<'a>(svg: &'a str, class: &str) -> Vec<&'a str> {
     let needle = format!("class=\"{class}\"");

@@ -318,10 +318,11 @@ fn an_installed_binary_explains_itself() {
         .unwrap();
     assert_eq!(text(&out.stdout), file, "the built-in quick is the file");
     let out = jbench().args(["preset", "show", "quik"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    // A name that is no preset is a usage error, worded as every command words it.
+    assert_eq!(out.status.code(), Some(2));
     let e = text(&out.stderr);
     assert!(
-        e.contains("\"quik\"") && e.contains("quick, quick-host"),
+        e.contains("no preset `quik`; did you mean `quick`?") && e.contains("quick, quick-host"),
         "{e}"
     );
 

@@ -486,3 +486,47 @@ fn the_containerfile_lints_clean_and_installs_every_tool_jbench_calls() {
     let (help, _) = text(&jb(&["submit", "--help"], root));
     assert!(help.contains("jbench:latest") && body.contains("jbench:latest"));
 }
+
+/// A preset name is one wording everywhere: a slip gets the nearest name, completions
+/// offer every preset after `--preset`, `preset list` says how long each ran, `report`
+/// on a directory that is not there says so, and `--help`'s examples name nothing of
+/// the repository's tree.
+#[test]
+fn presets_are_named_one_way_and_completed_and_missing_directories_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        &["run", "--preset", "quik"][..],
+        &["plan", "--preset", "quik"][..],
+        &["preset", "show", "quik"][..],
+    ] {
+        let out = jb(args, tmp.path());
+        let (_, err) = text(&out);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            err.contains("no preset `quik`; did you mean `quick`?"),
+            "{args:?}: {err}"
+        );
+    }
+    let (bash, _) = text(&jb(&["completions", "bash"], tmp.path()));
+    assert!(
+        bash.contains("study3-hdd") && bash.contains("own-hardware"),
+        "the bash completions offer no preset names"
+    );
+    let (list, _) = text(&jb(&["preset", "list"], tmp.path()));
+    assert!(list.contains("ran 47 min"), "{list}");
+    assert!(
+        list.contains("not measured; `jbench plan --preset"),
+        "{list}"
+    );
+    let out = jb(&["report", "no-such-run"], tmp.path());
+    let (_, err) = text(&out);
+    assert!(
+        !out.status.success() && err.contains("no-such-run: no such directory"),
+        "{err}"
+    );
+    let (help, _) = text(&jb(&["--help"], tmp.path()));
+    let examples = &help[help.find("Examples:").unwrap()..];
+    let examples = &examples[..examples.find("The presets:").unwrap()];
+    assert!(!examples.contains("presets/"), "{examples}");
+    assert!(help.lines().all(|l| l.chars().count() <= 100), "{help}");
+}

@@ -433,14 +433,15 @@ fn fio_fdatasync_and_o_sync_writes_are_promised_after_they_return_with_predicted
             .unwrap()
             .display()
             .to_string();
-        let want = crate::crash::range_content::range_content("fio", &params, &rel, *off, *len)
+        let want = (crate::workload::fio::kind::KIND.promises)(&params)
+            .range_content(&rel, *off, *len)
             .unwrap_or_else(|| panic!("{rel}: no content"));
         assert!(
             &want == held,
             "{rel} [{off}, +{len}): the file's bytes differ from range_content"
         );
     }
-    assert!(crate::crash::range_content::promises_of("fio", &params));
+    assert!((crate::workload::fio::kind::KIND.promises)(&params).makes_promises());
     // The job that ran is the recorded one plus jbench's content options.
     let ran = std::fs::read_to_string(out.join("fio-job.fio")).unwrap();
     assert!(ran.contains("verify_pattern=0x6a6266696f000000%o"), "{ran}");

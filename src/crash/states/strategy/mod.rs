@@ -1,0 +1,81 @@
+//! Each crash strategy's part of a plan, one file each: the size of its state space,
+//! the states it plans with its share of the budget, and what its space turns out to
+//! be once every state was enumerated. `plan_with_coverage` walks the strategies asked
+//! for and names none of them. Adding a strategy: its file here, its variant and
+//! [`crate::experiment::crash_options::StrategyInfo`] in `experiment/crash_options.rs`,
+//! and its arm in [`planner`] (both matches are exhaustive, so the compiler names a
+//! missing one).
+
+use std::collections::HashSet;
+
+use rand_chacha::ChaCha8Rng;
+
+use super::choose::{Ctx, Key};
+use super::StatePlan;
+use crate::crash::options::Strategy;
+
+mod fill;
+mod prefix;
+mod subset;
+mod torn;
+
+/// What the strategies plan from: the log's cuts, as the planner found them.
+pub(in crate::crash::states) struct Space<'a> {
+    pub(in crate::crash::states) ctx: &'a Ctx<'a>,
+    /// Persistence points in the workload's window, ascending, the final one last.
+    pub(in crate::crash::states) prefix_cuts: &'a [u64],
+    /// Cuts with volatile blocks: (cut, volatile blocks, torn states there).
+    pub(in crate::crash::states) subset_cuts: &'a [(u64, u64, u64)],
+    /// Prefix cuts with live journal content, fullest first.
+    pub(in crate::crash::states) fill_ranked: &'a [u64],
+}
+
+impl Space<'_> {
+    /// The subset cuts alone.
+    fn volatile_cuts(&self) -> Vec<u64> {
+        self.subset_cuts.iter().map(|c| c.0).collect()
+    }
+}
+
+/// The plan being built: states so far, and which states exist (a state is built
+/// once, under the first strategy that takes it).
+pub(in crate::crash::states) struct Plans<'a> {
+    pub(in crate::crash::states) seen: &'a mut HashSet<Key>,
+    pub(in crate::crash::states) plans: &'a mut Vec<StatePlan>,
+    pub(in crate::crash::states) rng: &'a mut ChaCha8Rng,
+}
+
+impl Plans<'_> {
+    /// Adds `plan` unless an identical state is planned already.
+    fn add(&mut self, ctx: &Ctx, plan: StatePlan) {
+        if self.seen.insert(ctx.key(&plan)) {
+            self.plans.push(plan);
+        }
+    }
+}
+
+/// One strategy's planning.
+pub(in crate::crash::states) trait Planner: Sync {
+    /// Its space before any state is planned.
+    fn space(&self, s: &Space) -> f64;
+    /// How many of its states are still open once earlier strategies planned theirs.
+    fn open(&self, s: &Space, _seen: &HashSet<Key>) -> f64 {
+        self.space(s)
+    }
+    /// Plans its states: every open one when `all`, else up to `quota`.
+    fn plan(&self, s: &Space, quota: usize, all: bool, out: &mut Plans);
+    /// Its space once all of it was planned (`made` states), where that count is
+    /// truer than the first figure (a state two cuts share is counted once); `None`:
+    /// the first figure stands.
+    fn enumerated(&self, s: &Space, made: u64) -> Option<f64>;
+}
+
+/// The planner of `strategy`.
+pub(in crate::crash::states) fn planner(strategy: Strategy) -> &'static dyn Planner {
+    match strategy {
+        Strategy::Prefix => &prefix::Prefix,
+        Strategy::Subset => &subset::Subset,
+        Strategy::Torn => &torn::Torn,
+        Strategy::Fill => &fill::Fill,
+    }
+}

@@ -53,13 +53,19 @@ pub trait PromiseReader: Send + Sync {
     fn makes_promises(&self) -> bool;
     /// The bytes a file the engine fsync'ed at `abs` holds; `None`: only that it
     /// exists.
-    fn file_content(&self, abs: &Path) -> Option<Vec<u8>>;
+    fn file_content(&self, _abs: &Path) -> Option<Vec<u8>> {
+        None
+    }
     /// The bytes `[offset, offset + len)` of `rel` (relative to the file system's
     /// root) hold once a `durable-range` marker promised them; `None` when they
     /// cannot be known (only the range's existence is checked).
-    fn range_content(&self, rel: &str, offset: u64, len: u64) -> Option<Vec<u8>>;
+    fn range_content(&self, _rel: &str, _offset: u64, _len: u64) -> Option<Vec<u8>> {
+        None
+    }
     /// The user's own check of the recovered file system.
-    fn check(&self) -> Option<CheckSpec>;
+    fn check(&self) -> Option<CheckSpec> {
+        None
+    }
     /// The phase from which a promised file may be gone because the workload removes
     /// it: by default [`REMOVAL_PHASE`], the marker every engine that cleans up writes
     /// before it removes its files.
@@ -77,15 +83,6 @@ pub struct NoPromises;
 impl PromiseReader for NoPromises {
     fn makes_promises(&self) -> bool {
         false
-    }
-    fn file_content(&self, _: &Path) -> Option<Vec<u8>> {
-        None
-    }
-    fn range_content(&self, _: &str, _: u64, _: u64) -> Option<Vec<u8>> {
-        None
-    }
-    fn check(&self) -> Option<CheckSpec> {
-        None
     }
 }
 

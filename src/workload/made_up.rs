@@ -6,7 +6,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::command::CheckSpec;
 use super::declare::{EngineKind, LatencyWords, PromiseReader};
 use super::{ParamError, PhaseResult, RunControl, Workload};
 
@@ -100,12 +99,6 @@ impl PromiseReader for Promises {
         let name = abs.file_name()?.to_str()?;
         let i: u64 = name.strip_prefix("beat")?.parse().ok()?;
         (i < self.beats).then(|| vec![i as u8])
-    }
-    fn range_content(&self, _: &str, _: u64, _: u64) -> Option<Vec<u8>> {
-        None
-    }
-    fn check(&self) -> Option<CheckSpec> {
-        None
     }
     fn removal_phase(&self) -> Option<&'static str> {
         None

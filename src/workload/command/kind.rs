@@ -2,8 +2,6 @@
 //! first is its main one; what it promises it writes as `durable` lines (seen in the
 //! write log, not here), and its `check` is run on every recovered state.
 
-use std::path::Path;
-
 use super::CheckSpec;
 use crate::workload::declare::{no_sequential_threads, EngineKind, PromiseReader, EACH_OPERATION};
 
@@ -22,14 +20,6 @@ struct Promises(Option<CheckSpec>);
 impl PromiseReader for Promises {
     fn makes_promises(&self) -> bool {
         false
-    }
-
-    fn file_content(&self, _: &Path) -> Option<Vec<u8>> {
-        None
-    }
-
-    fn range_content(&self, _: &str, _: u64, _: u64) -> Option<Vec<u8>> {
-        None
     }
 
     fn check(&self) -> Option<CheckSpec> {

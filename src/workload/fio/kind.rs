@@ -3,10 +3,7 @@
 //! derived from the recorded job text (`promises.rs`); its recorded latency is
 //! fio's completion latency.
 
-use std::path::Path;
-
 use super::promises::{within_work_dir, Plan, Rule};
-use crate::workload::command::CheckSpec;
 use crate::workload::declare::{no_sequential_threads, EngineKind, LatencyWords, PromiseReader};
 
 pub static KIND: EngineKind = EngineKind {
@@ -41,18 +38,10 @@ impl PromiseReader for Promises {
         self.plan.as_ref().is_some_and(|p| p.promises())
     }
 
-    fn file_content(&self, _: &Path) -> Option<Vec<u8>> {
-        None
-    }
-
     fn range_content(&self, rel: &str, offset: u64, len: u64) -> Option<Vec<u8>> {
         match self.plan.as_ref()?.rule(within_work_dir(rel)) {
             Rule::Pattern(p) => Some(p.content(offset, len)),
             Rule::Exists | Rule::Ignore => None,
         }
-    }
-
-    fn check(&self) -> Option<CheckSpec> {
-        None
     }
 }

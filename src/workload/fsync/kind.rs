@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use super::FsyncSpec;
-use crate::workload::command::CheckSpec;
 use crate::workload::declare::{EngineKind, LatencyWords, PromiseReader};
 
 pub static KIND: EngineKind = EngineKind {
@@ -36,13 +35,5 @@ impl PromiseReader for Promises {
 
     fn file_content(&self, abs: &Path) -> Option<Vec<u8>> {
         Some(self.0.as_ref()?.file_content_of(abs))
-    }
-
-    fn range_content(&self, _: &str, _: u64, _: u64) -> Option<Vec<u8>> {
-        None
-    }
-
-    fn check(&self) -> Option<CheckSpec> {
-        None
     }
 }

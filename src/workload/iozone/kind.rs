@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use crate::workload::command::CheckSpec;
 use crate::workload::declare::{no_sequential_threads, EngineKind, PromiseReader, EACH_OPERATION};
 
 pub static KIND: EngineKind = EngineKind {
@@ -32,10 +31,6 @@ impl PromiseReader for Promises {
         self.osync
     }
 
-    fn file_content(&self, _: &Path) -> Option<Vec<u8>> {
-        None
-    }
-
     fn range_content(&self, rel: &str, offset: u64, len: u64) -> Option<Vec<u8>> {
         if !self.osync {
             return None;
@@ -48,9 +43,5 @@ impl PromiseReader for Promises {
             return None;
         }
         Some(super::stamped_content(id, offset, len))
-    }
-
-    fn check(&self) -> Option<CheckSpec> {
-        None
     }
 }

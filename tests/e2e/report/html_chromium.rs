@@ -116,15 +116,7 @@ fn chromium_renders_every_chart_without_errors_or_requests() {
     let Some(bin) = chromium_for("chromium_renders_every_chart_without_errors_or_requests") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    fx::write_results_dir(dir.path());
-    let html = jbench::report::html::render_results(
-        &jbench::results::open(dir.path()).unwrap(),
-        &fx::options(),
-    )
-    .unwrap();
-    let page = dir.path().join("report.html");
-    std::fs::write(&page, &html).unwrap();
+    let (dir, html, page) = rendered_fixture();
     let profile = dir.path().join("profile");
 
     let (dom, stderr) = run_chromium(bin, &page, &profile, &["--dump-dom"]);
@@ -213,6 +205,20 @@ fn chromium_renders_every_chart_without_errors_or_requests() {
     );
 }
 
+/// The fixture's results directory, its HTML report, and the page written into it.
+fn rendered_fixture() -> (tempfile::TempDir, String, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    fx::write_results_dir(dir.path());
+    let html = jbench::report::html::render_results(
+        &jbench::results::open(dir.path()).unwrap(),
+        &fx::options(),
+    )
+    .unwrap();
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    (dir, html, page)
+}
+
 /// How wide `page` lays out in a window `width` pixels wide: the document's scroll
 /// width, read by a script added to a copy of the page (the report itself has none).
 fn laid_out_width(bin: &str, page: &Path, profile: &Path, width: u32) -> u32 {
@@ -246,15 +252,7 @@ fn the_report_fits_a_1400_pixel_window() {
     let Some(bin) = chromium_for("the_report_fits_a_1400_pixel_window") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    fx::write_results_dir(dir.path());
-    let html = jbench::report::html::render_results(
-        &jbench::results::open(dir.path()).unwrap(),
-        &fx::options(),
-    )
-    .unwrap();
-    let page = dir.path().join("report.html");
-    std::fs::write(&page, &html).unwrap();
+    let (dir, html, page) = rendered_fixture();
     let profile = dir.path().join("profile");
     let width = laid_out_width(bin, &page, &profile, 1400);
     assert!(

@@ -33,8 +33,8 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     for w in session::prepare(&spec, "jbench crash", &[])? {
         eprintln!("jbench: warning: {w}");
     }
+    crate::cli::Terminal::install(args.quiet);
     let mut session = Session::open(&spec, &original, &results_dir, args.resume.is_some())?
-        .quiet(args.quiet)
         .lab_after(estimate::lab_seconds(trials.len(), opts.states));
     let dir = session.dir().to_path_buf();
     let say = |quiet: bool, m: &str| {

@@ -58,7 +58,7 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                 write_log: a.write_log,
             };
             let ctl = interrupt::install()?;
-            let c = calibrate::calibrate(&opts, &ctl, &mut |line| eprintln!("jbench: {line}"))?;
+            let c = calibrate::calibrate(&opts, &ctl)?;
             if a.json {
                 outln!("{}", serde_json::to_string_pretty(&c)?);
             } else {
@@ -81,7 +81,7 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
                 requests: a.requests.max(100),
                 placement: a.placement,
             };
-            let f = crate::selftest::floor::floor(&opts, &mut |line| eprintln!("jbench: {line}"))?;
+            let f = crate::selftest::floor::floor(&opts)?;
             if a.json {
                 outln!("{}", serde_json::to_string_pretty(&f)?);
             } else {
@@ -173,7 +173,6 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
     let patterns = qualify::Patterns::only(&a.only);
     let ctl = interrupt::install()?;
     let stop = || ctl.stop_requested();
-    let mut progress = |l: &str| eprintln!("jbench: {l}");
     let q = match (&a.dir, &a.model) {
         _ if a.destroy_data_on.is_some() => {
             let dev = a.destroy_data_on.clone().unwrap_or_default();
@@ -182,15 +181,7 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
             // partitioned or open exclusively.
             crate::rig::safety::check_formattable(&dev, std::slice::from_ref(&dev))?;
             let dev_size = crate::rig::safety::device_size(&dev)?;
-            qualify::qualify_device(
-                &dev,
-                dev_size,
-                Some(size),
-                a.seconds,
-                &patterns,
-                &stop,
-                &mut progress,
-            )?
+            qualify::qualify_device(&dev, dev_size, Some(size), a.seconds, &patterns, &stop)?
         }
         (_, Some(name)) => {
             preflight::require_root("jbench device qualify --model")?;
@@ -211,7 +202,7 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
                 work_dir: a.dirs.work_dir.clone(),
                 image_dir: a.dirs.image_dir.clone(),
             };
-            qualify::qualify_model(&opts, &stop, &mut progress)?
+            qualify::qualify_model(&opts, &stop)?
         }
         (Some(dir), None) => {
             let opts = qualify::QualifyOptions {
@@ -220,7 +211,7 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
                 seconds: a.seconds,
                 patterns,
             };
-            qualify::qualify(&opts, &stop, &mut progress)?
+            qualify::qualify(&opts, &stop)?
         }
         (None, None) => anyhow::bail!("give a directory to measure in, or --model NAME"),
     };
@@ -287,9 +278,7 @@ fn stress(a: crate::cli::args::StressArgs) -> Result<ExitCode> {
             seconds: a.seconds,
             seed: 1,
         };
-        reports.push(stress::stress(&opts, &ctl, &mut |l| {
-            eprintln!("jbench: {l}")
-        })?);
+        reports.push(stress::stress(&opts, &ctl)?);
         if ctl.stop_requested() {
             anyhow::bail!("interrupted");
         }

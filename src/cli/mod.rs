@@ -4,6 +4,7 @@
 //! and exits.
 
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 
@@ -33,6 +34,7 @@ pub mod exit;
 pub mod merge;
 pub mod meta;
 pub mod plan;
+mod progress;
 pub mod report;
 pub mod run;
 pub mod selftest;
@@ -41,19 +43,74 @@ pub mod submit;
 pub mod workload;
 
 use args::{Cli, Command};
+use progress::Progress;
 
-/// The library's events on the terminal: each on standard error in its own words.
-pub struct Terminal;
+use crate::events::{Event, Reporter};
 
-impl crate::events::Reporter for Terminal {
-    fn report(&self, event: &crate::events::Event) {
-        eprintln!("{}", event.line());
+/// The library's events on the terminal, on standard error: a run's progress as a bar
+/// (or plain lines in a log), everything else in its own words, printed above the bar.
+/// With `quiet`, what tells progress is not shown; what went wrong still is.
+pub struct Terminal {
+    quiet: bool,
+    run: Mutex<Option<Progress>>,
+}
+
+impl Terminal {
+    /// Makes the terminal hear the library's events from now on.
+    pub fn install(quiet: bool) {
+        crate::events::set_reporter(Some(Arc::new(Terminal {
+            quiet,
+            run: Mutex::new(None),
+        })));
+    }
+}
+
+impl Reporter for Terminal {
+    fn report(&self, event: &Event) {
+        if self.quiet && event.is_progress() {
+            return;
+        }
+        let mut run = self.run.lock().unwrap_or_else(|e| e.into_inner());
+        match (event, run.as_mut()) {
+            (
+                Event::RunBegins {
+                    total,
+                    done,
+                    after_seconds,
+                },
+                _,
+            ) => *run = Some(Progress::new(*total, *done, *after_seconds)),
+            (Event::RunEnds, _) => {
+                if let Some(p) = run.take() {
+                    p.finish();
+                }
+            }
+            (Event::TrialBegins { n, what }, Some(p)) => p.start(*n, what),
+            (Event::PhaseBegins { name }, Some(p)) => p.phase(name),
+            (Event::TrialEnds { summary }, Some(p)) => p.finish_one(summary),
+            (Event::TrialAdded { why }, Some(p)) => {
+                p.grow(1);
+                p.say(why);
+            }
+            (_, Some(p)) => {
+                let line = event.line();
+                if !line.is_empty() {
+                    p.say(&line);
+                }
+            }
+            (_, None) => {
+                let line = event.line();
+                if !line.is_empty() {
+                    eprintln!("{line}");
+                }
+            }
+        }
     }
 }
 
 /// Carries out a parsed command line; the exit status it should end with.
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
-    crate::events::set_reporter(Some(std::sync::Arc::new(Terminal)));
+    Terminal::install(false);
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Crash(args) => crash::crash(args),

@@ -82,9 +82,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     } else {
         0.0
     };
-    let mut session = Session::open(&spec, &original, &results_dir, args.resume.is_some())?
-        .quiet(args.quiet)
-        .lab_after(lab);
+    crate::cli::Terminal::install(args.quiet);
+    let mut session =
+        Session::open(&spec, &original, &results_dir, args.resume.is_some())?.lab_after(lab);
     let dir = session.dir().to_path_buf();
     if let Some(s) = &shard {
         s.check_existing(&dir, &trials, session.existing())?;

@@ -164,7 +164,7 @@ fn jobs_check(
         spec,
         any_host,
     };
-    let report = run_check(opts, &ctl, &mut |l| eprintln!("jbench: {l}"))?;
+    let report = run_check(opts, &ctl)?;
     let json = report.results.join("jobs-check.json");
     std::fs::write(&json, serde_json::to_string_pretty(&report)?)?;
     out!("{report}");

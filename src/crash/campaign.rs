@@ -64,16 +64,11 @@ pub struct Campaign<'a> {
     pub opts: &'a CrashOptions,
     pub seed: u64,
     pub ctl: &'a RunControl,
-    pub quiet: bool,
 }
 
 impl Campaign<'_> {
     fn say(&self, m: &str) {
-        if !self.quiet {
-            crate::events::emit(crate::events::Event::Lab {
-                text: m.to_string(),
-            });
-        }
+        crate::events::step(crate::events::Activity::CrashLab, m);
     }
 
     /// Runs the lab on each `ok` record of `recordings` whose write log is in the
@@ -105,7 +100,6 @@ impl Campaign<'_> {
                 log: &log,
             };
             let mut emit = |r| append_crash_record(&crash_path, &r);
-            let mut say = |m: &str| self.say(m);
             match lab::test_trial(
                 &self.spec.work_dir,
                 &recorded,
@@ -113,7 +107,6 @@ impl Campaign<'_> {
                 self.seed,
                 &skip,
                 self.ctl,
-                &mut say,
                 &mut emit,
             ) {
                 Ok(t) => {

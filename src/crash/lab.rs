@@ -2,6 +2,7 @@
 //! build each on the recovery rig, judge it, time some recoveries, lose the RAM
 //! journal where there is one, and hand each state's record to the caller.
 
+use crate::events::{step, Activity};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
@@ -194,7 +195,6 @@ pub fn test_trial(
     seed: u64,
     done: &BTreeSet<u64>,
     ctl: &RunControl,
-    say: &mut dyn FnMut(&str),
     emit: &mut dyn FnMut(CrashRecord) -> Result<()>,
 ) -> Result<LabTally> {
     let config = t.config;
@@ -256,19 +256,22 @@ pub fn test_trial(
         None => timed_states_preferring(&fill, opts.recovery_timing),
     };
     // Each strategy's count once: its part of the plan and of its space.
-    say(&format!(
-        "{} / {}: {} from {} log records{}{}",
-        config.label,
-        wl.name,
-        coverage.describe_plan(plans.len() as u64),
-        log.recs.len(),
-        no_fill_words(opts, &coverage, journal.as_ref()),
-        if negative {
-            "; a negative control: it should lose data"
-        } else {
-            ""
-        }
-    ));
+    step(
+        Activity::CrashLab,
+        format!(
+            "{} / {}: {} from {} log records{}{}",
+            config.label,
+            wl.name,
+            coverage.describe_plan(plans.len() as u64),
+            log.recs.len(),
+            no_fill_words(opts, &coverage, journal.as_ref()),
+            if negative {
+                "; a negative control: it should lose data"
+            } else {
+                ""
+            }
+        ),
+    );
     let todo: Vec<usize> = (0..plans.len())
         .filter(|i| !done.contains(&(*i as u64)))
         .collect();
@@ -325,15 +328,18 @@ pub fn test_trial(
             emit(record)?;
             if last_say.elapsed().as_secs() >= 5 {
                 last_say = Instant::now();
-                say(&format!(
-                    "{} / {}: {}/{} states, {} failed, {:.1} states/s",
-                    config.label,
-                    wl.name,
-                    already + judged,
-                    total,
-                    tally.failures,
-                    judged as f64 / started.elapsed().as_secs_f64()
-                ));
+                step(
+                    Activity::CrashLab,
+                    format!(
+                        "{} / {}: {}/{} states, {} failed, {:.1} states/s",
+                        config.label,
+                        wl.name,
+                        already + judged,
+                        total,
+                        tally.failures,
+                        judged as f64 / started.elapsed().as_secs_f64()
+                    ),
+                );
             }
             Ok(())
         },

@@ -1,6 +1,7 @@
 //! `jbench device qualify --model NAME`: the same measurement of an emulated disk,
 //! served as a trial serves it, with model timing on.
 
+use crate::events::{step, Activity};
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -22,16 +23,12 @@ pub struct ModelOptions {
 }
 
 /// Qualifies an emulated disk of `opts.model`.
-pub fn qualify_model(
-    opts: &ModelOptions,
-    stop: &dyn Fn() -> bool,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Qualification> {
+pub fn qualify_model(opts: &ModelOptions, stop: &dyn Fn() -> bool) -> Result<Qualification> {
     // A geometry spans the emulated disk, as in a trial.
     let params = crate::emu::params_for_disk(&opts.model, &opts.params, opts.size);
     let m = crate::emu::model_by_name(&opts.model, Some(&params))?;
     if let Some(cap) = m.capacity_bytes().filter(|&c| c > opts.size) {
-        progress(&format!(
+        step(Activity::Qualify, format!(
             "{}'s geometry spans {}; the measurement covers its first {} only (shorter seeks, the outer zone): pass --size {} to measure all of it",
             opts.name,
             crate::units::format_size(cap),
@@ -50,12 +47,15 @@ pub fn qualify_model(
     let restore = pin_away_from_daemon()?;
     let result = (|| {
         let served = Served::start(&backing, &disk, None)?;
-        progress(&format!(
+        step(
+            Activity::Qualify,
+            format!(
             "emulated {} on {}; the path's floor {:.1} µs per 4 KiB read, taken off every answer",
             opts.name,
             served.device.path().display(),
             served.path.floor_4k_us
-        ));
+        ),
+        );
         served.daemon.set_timing(true)?;
         let q = qualify_device(
             served.device.path(),
@@ -64,7 +64,6 @@ pub fn qualify_model(
             opts.seconds,
             &opts.patterns,
             stop,
-            progress,
         );
         let floor = served.path.floor_4k_us;
         let stopped = served.stop();

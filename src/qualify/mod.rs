@@ -11,6 +11,7 @@ mod patterns;
 mod scratch;
 mod words;
 
+use crate::events::{step, Activity};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -154,13 +155,9 @@ pub struct ModelRef {
     pub path_floor_4k_us: f64,
 }
 
-/// Measures the device under `opts.dir`; `progress` gets a line per step; stops with
+/// Measures the device under `opts.dir`, telling each step as an event; stops with
 /// an error when `stop` says so.
-pub fn qualify(
-    opts: &QualifyOptions,
-    stop: &dyn Fn() -> bool,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Qualification> {
+pub fn qualify(opts: &QualifyOptions, stop: &dyn Fn() -> bool) -> Result<Qualification> {
     let size = if opts.patterns.uses_data() {
         opts.size
     } else {
@@ -179,7 +176,7 @@ pub fn qualify(
         log: &log,
         log_base: 0,
     };
-    let m = measure(&place, opts.seconds, &opts.patterns, stop, progress)?;
+    let m = measure(&place, opts.seconds, &opts.patterns, stop)?;
     let q = Qualification {
         target: opts.dir.display().to_string(),
         filesystem: loc.filesystem.clone(),
@@ -211,7 +208,6 @@ pub fn qualify_device(
     seconds: f64,
     patterns: &Patterns,
     stop: &dyn Fn() -> bool,
-    progress: &mut dyn FnMut(&str),
 ) -> Result<Qualification> {
     if size < APPEND_TOTAL + (16 << 20) {
         bail!(
@@ -229,7 +225,7 @@ pub fn qualify_device(
         log: dev,
         log_base: size - APPEND_TOTAL,
     };
-    let m = measure(&place, seconds, patterns, stop, progress)?;
+    let m = measure(&place, seconds, patterns, stop)?;
     let queue = std::fs::canonicalize(dev)
         .ok()
         .and_then(|r| r.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -270,7 +266,6 @@ fn measure(
     seconds: f64,
     patterns: &Patterns,
     stop: &dyn Fn() -> bool,
-    progress: &mut dyn FnMut(&str),
 ) -> Result<Qualification> {
     let budget = |p: Pattern, part: f64| {
         Duration::from_secs_f64((seconds * patterns.share(p) * part).max(0.2))
@@ -304,16 +299,15 @@ fn measure(
     let mut pair = Vec::with_capacity(2);
     if patterns.uses_data() {
         let mut t = Target::open(place.data, Direct::Preferred)?;
-        measure_data(
-            &mut t, &mut q, place, patterns, &budget, stop, progress, &mut pair,
-        )?;
+        measure_data(&mut t, &mut q, place, patterns, &budget, stop, &mut pair)?;
         q.direct_io = t.direct();
     }
 
     if patterns.has(Pattern::Fdatasync) {
-        progress(&format!(
-            "{APPEND_BYTES}-byte appends, each followed by fdatasync"
-        ));
+        step(
+            Activity::Qualify,
+            format!("{APPEND_BYTES}-byte appends, each followed by fdatasync"),
+        );
         let mut l = Target::open(place.log, Direct::Never)?;
         let until = Instant::now() + budget(Pattern::Fdatasync, 1.0);
         // Never more than the log holds: no reallocation between the appends.
@@ -347,17 +341,19 @@ fn measure_data(
     patterns: &Patterns,
     budget: &dyn Fn(Pattern, f64) -> Duration,
     stop: &dyn Fn() -> bool,
-    progress: &mut dyn FnMut(&str),
     pair: &mut Vec<Duration>,
 ) -> Result<()> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let blocks = place.span / 4096;
     let big = MAX_REQUEST as u64;
 
-    progress(&format!(
-        "writing {} in 1 MiB requests",
-        crate::units::format_size(place.span)
-    ));
+    step(
+        Activity::Qualify,
+        format!(
+            "writing {} in 1 MiB requests",
+            crate::units::format_size(place.span)
+        ),
+    );
     let mut times = Vec::new();
     let started = Instant::now();
     let mut off = 0;
@@ -371,7 +367,10 @@ fn measure_data(
     q.sequential_write_1m = Rate::of(&times, big, started.elapsed());
 
     if patterns.has(Pattern::Sequential) {
-        progress("sequential 1 MiB reads, at the start and at the end");
+        step(
+            Activity::Qualify,
+            "sequential 1 MiB reads, at the start and at the end",
+        );
         let whole = (place.span / big).max(1);
         q.sequential_read_1m = timed(t, budget(Pattern::Sequential, 0.5), stop, big, |i| {
             Request::read(i % whole * big, big)
@@ -383,12 +382,12 @@ fn measure_data(
         })?;
     }
     if patterns.has(Pattern::Random) {
-        progress("random 4 KiB reads");
+        step(Activity::Qualify, "random 4 KiB reads");
         q.random_read_4k = timed(t, budget(Pattern::Random, 0.5), stop, 4096, |_| {
             Request::read(rng.gen_range(0..blocks) * 4096, 4096)
         })?;
         q.looks_rotational = q.random_read_4k.latency.p50_us > 2000.0;
-        progress("random 4 KiB writes");
+        step(Activity::Qualify, "random 4 KiB writes");
         let mut rng2 = rand_chacha::ChaCha8Rng::seed_from_u64(2);
         let mut w = timed(t, budget(Pattern::Random, 0.5), stop, 4096, |_| {
             Request::write(rng2.gen_range(0..blocks) * 4096, 4096)
@@ -404,10 +403,13 @@ fn measure_data(
     if patterns.has(Pattern::WriteFlush) {
         let mut rng3 = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         for bytes in WRITE_FLUSH_SIZES {
-            progress(&format!(
-                "{} writes, each followed by a flush",
-                crate::units::format_size(bytes)
-            ));
+            step(
+                Activity::Qualify,
+                format!(
+                    "{} writes, each followed by a flush",
+                    crate::units::format_size(bytes)
+                ),
+            );
             let slots = (place.span / bytes).max(1);
             let until =
                 Instant::now() + budget(Pattern::WriteFlush, 1.0 / WRITE_FLUSH_SIZES.len() as f64);
@@ -434,7 +436,10 @@ fn measure_data(
     if patterns.has(Pattern::Rewrite) {
         // A log rewrites its last, partly filled block at every commit: on a rotating
         // disk the sector has just passed under the head, so each costs a revolution.
-        progress("one 4 KiB block rewritten in place, each time followed by a flush");
+        step(
+            Activity::Qualify,
+            "one 4 KiB block rewritten in place, each time followed by a flush",
+        );
         let until = Instant::now() + budget(Pattern::Rewrite, 1.0);
         let mut rewrites = Vec::new();
         while Instant::now() < until || rewrites.len() < 5 {

@@ -60,8 +60,8 @@ pub fn run_child(c: ChildTrial) -> Result<i32> {
     };
     let started_at = chrono::Local::now().to_rfc3339();
     let clock = std::time::Instant::now();
-    let mut say = |line: &str| eprintln!("{line}");
-    let result = exec.run_trial(&spec, t, &ctl, &mut say);
+    // What it says goes to standard error as events, which the parent passes on.
+    let result = exec.run_trial(&spec, t, &ctl);
     let wall_seconds = clock.elapsed().as_secs_f64();
     let result = match result {
         Ok(done) => Ok(done),

@@ -2,6 +2,7 @@
 //! resume, recording, progress) from what a trial does, so the runner is tested without
 //! devices, and the real executor is the only code that touches them.
 
+use crate::events::{emit, Event};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -63,7 +64,6 @@ pub trait Executor {
         spec: &Spec,
         trial: &Trial,
         ctl: &RunControl,
-        say: &mut dyn FnMut(&str),
     ) -> Result<TrialOutcome, TrialError>;
 }
 
@@ -145,7 +145,6 @@ impl RigExecutor {
         spec: &Spec,
         trial: &Trial,
         rig: &rig::Rig,
-        say: &mut dyn FnMut(&str),
     ) -> Option<(Monitor, Option<String>)> {
         let interval = spec.monitor_interval?;
         let targets = Targets::of(&rig.fs_device, rig.journal_device.as_deref())
@@ -159,7 +158,10 @@ impl RigExecutor {
         match Monitor::start(targets, interval, path) {
             Ok(m) => Some((m, relative)),
             Err(e) => {
-                say(&format!("monitor off for trial {}: {e:#}", trial.index));
+                emit(Event::MonitorOff {
+                    trial: trial.index,
+                    error: format!("{e:#}"),
+                });
                 None
             }
         }
@@ -172,7 +174,6 @@ impl Executor for RigExecutor {
         spec: &Spec,
         trial: &Trial,
         ctl: &RunControl,
-        say: &mut dyn FnMut(&str),
     ) -> Result<TrialOutcome, TrialError> {
         let config = &spec.configs[trial.config];
         let workload = &spec.workloads[trial.workload];
@@ -199,20 +200,11 @@ impl Executor for RigExecutor {
             .map_err(|e| failed(e, serde_json::Value::Null, None))?;
         let layout = serde_json::to_value(&rig.layout).unwrap_or_default();
         if self.shown.insert(trial.config) {
-            if self.verbose {
-                say(&format!("{}: {}", config.label, rig.layout));
-                say(&format!(
-                    "{}: verified: {}",
-                    config.label,
-                    rig.verified.checks.join("; ")
-                ));
-            } else {
-                say(&format!(
-                    "{}: built and verified ({}; -v shows them)",
-                    config.label,
-                    crate::units::count(rig.verified.checks.len() as u64, "check")
-                ));
-            }
+            emit(Event::ConfigBuilt {
+                label: config.label.clone(),
+                checks: rig.verified.checks.clone(),
+                layout: self.verbose.then(|| rig.layout.to_string()),
+            });
         }
         let verified = Some(rig.verified.clone());
         let mut ctl = ctl
@@ -234,7 +226,12 @@ impl Executor for RigExecutor {
             &spec.writeback,
             self.shared_host.then_some(own.as_slice()),
         )
-        .map_err(|e| say(&format!("trial {}: {e:#}", trial.index)))
+        .map_err(|e| {
+            emit(Event::WritebackClock {
+                trial: trial.index,
+                error: format!("{e:#}"),
+            })
+        })
         .ok();
         // The cgroup is made fresh per trial so its peak is this trial's alone.
         let limit = config.memory_limit.map(MemoryLimit::create).transpose();
@@ -256,7 +253,7 @@ impl Executor for RigExecutor {
         // Started last, so its thread shares the workload's CPUs and cgroup, and
         // stopped first.
         let monitor = match entered {
-            Ok(_) => self.start_monitor(spec, trial, &rig, say),
+            Ok(_) => self.start_monitor(spec, trial, &rig),
             Err(_) => None,
         };
         if let Some((m, _)) = &monitor {
@@ -269,7 +266,10 @@ impl Executor for RigExecutor {
         let monitor = monitor.and_then(|(m, file)| match m.stop(file) {
             Ok(s) => Some(s),
             Err(e) => {
-                say(&format!("monitor of trial {}: {e:#}", trial.index));
+                emit(Event::MonitorLost {
+                    trial: trial.index,
+                    error: format!("{e:#}"),
+                });
                 None
             }
         });

@@ -219,16 +219,17 @@ impl Pool {
         Ok(())
     }
 
-    /// Waits for the next trial to end, passing on what the running children say;
+    /// Waits for the next trial to end, passing on what the running children say (as
+    /// [`Event::Beside`](crate::events::Event::Beside)) when `pass_on`;
     /// `None` after `poll` without an end, so the caller can look at Ctrl-C.
-    pub fn wait(
-        &mut self,
-        poll: Duration,
-        say: &mut dyn FnMut(&str),
-    ) -> Option<(Trial, Ended, Concurrency)> {
+    pub fn wait(&mut self, poll: Duration, pass_on: bool) -> Option<(Trial, Ended, Concurrency)> {
         loop {
             match self.rx.recv_timeout(poll) {
-                Ok(Msg::Line(index, line)) => say(&format!("  [trial {index}] {line}")),
+                Ok(Msg::Line(trial, line)) => {
+                    if pass_on {
+                        crate::events::emit(crate::events::Event::Beside { trial, line })
+                    }
+                }
                 Ok(Msg::Done(index, ended)) => {
                     let r = self.running.remove(&index)?;
                     let c = Concurrency {

@@ -9,6 +9,7 @@
 //! experiment's noise band. The records are kept in a results directory, labelled
 //! `alone` and `beside-K`, which `jbench report` reads like a run.
 
+use crate::events::{step, Activity};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -89,12 +90,8 @@ pub struct CheckReport {
     pub shifts: Vec<JobsShift>,
 }
 
-/// Runs the check. `say` gets progress lines.
-pub fn run_check(
-    opts: CheckOptions,
-    ctl: &RunControl,
-    say: &mut dyn FnMut(&str),
-) -> Result<CheckReport> {
+/// Runs the check, telling its steps as [`Activity::JobsCheck`] events.
+pub fn run_check(opts: CheckOptions, ctl: &RunControl) -> Result<CheckReport> {
     let spec = &opts.spec;
     let v1 = crate::rig::memcg::is_v1() && !opts.any_host;
     let measured = Slot::of_config(&spec.configs[opts.config]).on_host(v1);
@@ -130,18 +127,21 @@ pub fn run_check(
             };
             for others in order {
                 let label = label(others);
-                say(&format!(
-                    "{n} jobs, round {}/{}: {} / {} {}",
-                    round + 1,
-                    opts.rounds,
-                    spec.configs[opts.config].label,
-                    spec.workloads[opts.workload].name,
-                    if others == 0 {
-                        "alone".to_string()
-                    } else {
-                        format!("beside {others} other trial(s)")
-                    }
-                ));
+                step(
+                    Activity::JobsCheck,
+                    format!(
+                        "{n} jobs, round {}/{}: {} / {} {}",
+                        round + 1,
+                        opts.rounds,
+                        spec.configs[opts.config].label,
+                        spec.workloads[opts.workload].name,
+                        if others == 0 {
+                            "alone".to_string()
+                        } else {
+                            format!("beside {others} other trial(s)")
+                        }
+                    ),
+                );
                 let me = next.trial(opts.config, opts.workload);
                 let mut record = measure(
                     &mut pool,
@@ -150,16 +150,18 @@ pub fn run_check(
                     &neighbours,
                     &mut next,
                     ctl,
-                    say,
                 )?;
                 record.config.label = label;
                 store.append(&record)?;
                 if record.status == Status::Failed {
-                    say(&format!(
-                        "trial {} failed: {}",
-                        record.trial,
-                        record.error.as_deref().unwrap_or("")
-                    ));
+                    step(
+                        Activity::JobsCheck,
+                        format!(
+                            "trial {} failed: {}",
+                            record.trial,
+                            record.error.as_deref().unwrap_or("")
+                        ),
+                    );
                 }
                 records.push(record);
             }
@@ -203,7 +205,6 @@ fn measure(
     neighbours: &[(usize, usize)],
     next: &mut Counter,
     ctl: &RunControl,
-    say: &mut dyn FnMut(&str),
 ) -> Result<TrialRecord> {
     let mut k = 0;
     let mut start_neighbour = |pool: &mut Pool, next: &mut Counter| {
@@ -219,12 +220,11 @@ fn measure(
     // concurrent run does differently.
     pool.start_as(me, slot, others > 0)?;
     let mut mine = None;
-    let mut quiet = |_: &str| {};
     while mine.is_none() {
         if ctl.stop_requested() {
             pool.interrupt();
         }
-        let Some((t, ended, beside)) = pool.wait(Duration::from_millis(200), &mut quiet) else {
+        let Some((t, ended, beside)) = pool.wait(Duration::from_millis(200), false) else {
             continue;
         };
         if t.index == me.index {
@@ -236,20 +236,23 @@ fn measure(
     // The neighbours' own figures are not the check's: stop them.
     pool.interrupt();
     while !pool.is_empty() {
-        let _ = pool.wait(Duration::from_millis(200), &mut quiet);
+        let _ = pool.wait(Duration::from_millis(200), false);
     }
     let (ended, beside) = mine.expect("the measured trial ended");
     match ended {
         Ended::Recorded(mut r) => {
             r.concurrency = Some(beside);
-            say(&format!(
-                "  {}",
-                r.phases
-                    .iter()
-                    .map(|p| format!("{} {:.2}s", p.name, p.seconds))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-            ));
+            step(
+                Activity::JobsCheck,
+                format!(
+                    "  {}",
+                    r.phases
+                        .iter()
+                        .map(|p| format!("{} {:.2}s", p.name, p.seconds))
+                        .collect::<Vec<_>>()
+                        .join("  ")
+                ),
+            );
             Ok(*r)
         }
         Ended::Interrupted => bail!("interrupted"),

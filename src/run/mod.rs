@@ -12,7 +12,6 @@ pub mod interrupt;
 pub mod jobs;
 pub mod jobs_check;
 pub mod preflight;
-pub(crate) mod progress;
 pub mod runner;
 pub mod scripted;
 pub mod session;

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::events::{emit, Event};
 use crate::experiment::plan::Trial;
 use crate::experiment::spec::Spec;
 use crate::results::record::{ConfigRecord, Status, TrialRecord, WorkloadRecord, SCHEMA_VERSION};
@@ -13,8 +14,7 @@ use crate::results::store::Store;
 use crate::run::adaptive::{self, Rule};
 use crate::run::executor::{Executor, FailedTrial, TrialError, TrialOutcome};
 use crate::run::jobs::{Ended, Pool};
-use crate::run::progress::Progress;
-use crate::workload::RunControl;
+use crate::workload::{PhaseEvent, PhaseHook, RunControl};
 
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct RunOutcome {
@@ -34,8 +34,6 @@ pub struct Run<'a> {
     store: &'a mut Store,
     executor: &'a mut dyn Executor,
     ctl: &'a RunControl,
-    quiet: bool,
-    progress: Progress,
     outcome: RunOutcome,
     /// Every trial of the results directory: those recorded before and those run now.
     records: Vec<TrialRecord>,
@@ -60,8 +58,6 @@ impl<'a> Run<'a> {
             store,
             executor,
             ctl,
-            quiet: false,
-            progress: Progress::Quiet,
             outcome: RunOutcome::default(),
             records: Vec::new(),
             n: 0,
@@ -77,12 +73,6 @@ impl<'a> Run<'a> {
         self
     }
 
-    /// No progress output.
-    pub fn quiet(mut self, quiet: bool) -> Self {
-        self.quiet = quiet;
-        self
-    }
-
     /// Estimated seconds the caller spends after the last trial (the crash lab), which
     /// the time left counts.
     pub fn after_trials(mut self, seconds: f64) -> Self {
@@ -94,6 +84,13 @@ impl<'a> Run<'a> {
     /// run), then, with adaptive repetitions, the extra rounds the adaptive rule asks
     /// for.
     pub fn execute(mut self, trials: &[Trial], existing: &[TrialRecord]) -> Result<RunOutcome> {
+        // However the run ends, it has ended for whoever draws its progress.
+        let ran = self.execute_trials(trials, existing);
+        emit(Event::RunEnds);
+        ran.map(|()| self.outcome)
+    }
+
+    fn execute_trials(&mut self, trials: &[Trial], existing: &[TrialRecord]) -> Result<()> {
         let done = crate::results::store::done_indices(existing);
         let todo: Vec<Trial> = trials
             .iter()
@@ -103,17 +100,17 @@ impl<'a> Run<'a> {
         self.outcome.skipped = trials.len() - todo.len();
         let extra_done = existing.len().saturating_sub(self.outcome.skipped);
         let already = self.outcome.skipped + extra_done;
-        self.progress = Progress::new(
-            trials.len() + extra_done,
-            already,
-            self.quiet,
-            self.after_trials,
-        );
+        let total = trials.len() + extra_done;
+        emit(Event::RunBegins {
+            total,
+            done: already,
+            after_seconds: self.after_trials,
+        });
         if self.outcome.skipped > 0 {
-            self.progress.say(&format!(
-                "resuming: {already} of {} trials already recorded",
-                trials.len() + extra_done
-            ));
+            emit(Event::Resuming {
+                done: already,
+                total,
+            });
         }
         self.records = existing.to_vec();
         self.n = already;
@@ -121,8 +118,7 @@ impl<'a> Run<'a> {
         if let (Some(rule), false) = (Rule::of(self.spec), self.outcome.interrupted) {
             self.run_extra_rounds(&rule, trials.len())?;
         }
-        self.progress.finish();
-        Ok(self.outcome)
+        Ok(())
     }
 
     /// Rounds of extra trials until the adaptive rule asks for none or the run stops.
@@ -132,9 +128,10 @@ impl<'a> Run<'a> {
             if round.is_empty() {
                 return Ok(());
             }
-            self.progress.grow(round.len());
             for extra in &round {
-                self.progress.say(&extra.why);
+                emit(Event::TrialAdded {
+                    why: extra.why.clone(),
+                });
                 self.outcome.extra.push(extra.why.clone());
             }
             let trials: Vec<Trial> = round.iter().map(|e| e.trial).collect();
@@ -186,7 +183,10 @@ impl<'a> Run<'a> {
                 }
                 let trial = queue.pop_front().expect("a queued trial");
                 self.n += 1;
-                self.progress.start(self.n, &describe(self.spec, &trial));
+                emit(Event::TrialBegins {
+                    n: self.n,
+                    what: describe(self.spec, &trial),
+                });
                 if let Err(e) = pool.start(trial, slot) {
                     fatal = Some(format!("{e:#}"));
                     pool.interrupt();
@@ -195,10 +195,7 @@ impl<'a> Run<'a> {
             if pool.is_empty() {
                 break;
             }
-            let progress = &self.progress;
-            let Some((trial, ended, beside)) =
-                pool.wait(Duration::from_millis(200), &mut |l| progress.say(l))
-            else {
+            let Some((trial, ended, beside)) = pool.wait(Duration::from_millis(200), true) else {
                 continue;
             };
             match ended {
@@ -216,17 +213,13 @@ impl<'a> Run<'a> {
                 }
                 Ended::Fatal(why) => {
                     // The others' devices are theirs to release: let them end.
-                    self.progress.say(&why);
+                    emit(Event::TrialFatal { why: why.clone() });
                     fatal.get_or_insert(why);
                 }
             }
         }
         if let Some(why) = fatal {
-            self.progress.finish();
             anyhow::bail!(why);
-        }
-        if self.outcome.interrupted {
-            self.progress.finish();
         }
         Ok(!self.outcome.interrupted)
     }
@@ -239,24 +232,23 @@ impl<'a> Run<'a> {
             return Ok(false);
         }
         let what = describe(self.spec, trial);
-        self.progress.start(self.n, &what);
+        emit(Event::TrialBegins {
+            n: self.n,
+            what: what.clone(),
+        });
         let started_at = chrono::Local::now().to_rfc3339();
         let clock = Instant::now();
-        let progress = &self.progress;
-        let ctl = self.ctl.clone().with_progress_hook(progress.phase_hook());
-        let mut say = |line: &str| progress.say(line);
-        let result = self.executor.run_trial(self.spec, trial, &ctl, &mut say);
+        let ctl = self.ctl.clone().with_progress_hook(Some(phase_events()));
+        let result = self.executor.run_trial(self.spec, trial, &ctl);
         let wall_seconds = clock.elapsed().as_secs_f64();
         let result = match result {
             Ok(done) => Ok(done),
             Err(TrialError::Failed(failed)) => Err(failed),
             Err(TrialError::Interrupted) => {
-                self.progress.finish();
                 self.outcome.interrupted = true;
                 return Ok(false);
             }
             Err(TrialError::Fatal(e)) => {
-                self.progress.finish();
                 return Err(e.context(format!(
                     "trial {} ({what}) could not be torn down; stopping the run",
                     trial.index
@@ -273,7 +265,10 @@ impl<'a> Run<'a> {
         // An engine that reports a zero or non-finite phase time measured nothing: the
         // trial is recorded as failed with the reason, never as a figure to average.
         if let Some(why) = record.exclude_if_invalid() {
-            self.progress.say(&format!("trial {}: {why}", trial.index));
+            emit(Event::TrialExcluded {
+                trial: trial.index,
+                why,
+            });
         }
         // A trial whose device daemon stalled measured the host, not the model: failed
         // with the reason, so it is shown in every report and never averaged.
@@ -283,10 +278,23 @@ impl<'a> Run<'a> {
         if record.status == Status::Failed {
             self.outcome.failed += 1;
         }
-        self.progress.finish_one(&summary_line(&record, what));
+        emit(Event::TrialEnds {
+            summary: summary_line(&record, what),
+        });
         self.records.push(record);
         Ok(())
     }
+}
+
+/// The workload's phase boundaries as events, for whoever draws the progress.
+fn phase_events() -> PhaseHook {
+    PhaseHook::new(|ev| {
+        if let PhaseEvent::Begin(name) = ev {
+            emit(Event::PhaseBegins {
+                name: name.to_string(),
+            });
+        }
+    })
 }
 
 /// `internal / small / rep 2`, `internal / small / crash recording`.
@@ -403,7 +411,6 @@ mod tests {
             _spec: &Spec,
             trial: &Trial,
             _ctl: &RunControl,
-            _say: &mut dyn FnMut(&str),
         ) -> Result<TrialOutcome, TrialError> {
             self.seen.push(trial.index);
             if Some(trial.index) == self.interrupt_at {
@@ -480,14 +487,76 @@ mod tests {
             existing: &[TrialRecord],
             ctl: &RunControl,
         ) -> Result<RunOutcome> {
-            Run::new(&self.spec, &mut self.store, exec, ctl)
-                .quiet(true)
-                .execute(&self.trials, existing)
+            Run::new(&self.spec, &mut self.store, exec, ctl).execute(&self.trials, existing)
         }
 
         fn recorded(&self) -> Vec<TrialRecord> {
             crate::results::store::load_records(self.tmp.path()).unwrap()
         }
+    }
+
+    /// What a run tells whoever draws its progress.
+    #[derive(Default)]
+    struct Told(std::sync::Mutex<Vec<Event>>);
+
+    impl crate::events::Reporter for Told {
+        fn report(&self, event: &Event) {
+            self.0.lock().unwrap().push(event.clone());
+        }
+    }
+
+    #[test]
+    fn a_run_tells_its_progress_as_typed_events_and_always_ends() {
+        let told = std::sync::Arc::new(Told::default());
+        let mut f = Fixture::new();
+        let first = f.run(&mut mock(), &[], &RunControl::new());
+        let records = f.recorded();
+        let mut f2 = Fixture::new();
+        let mut exec = Mock {
+            fatal_at: Some(2),
+            ..mock()
+        };
+        let (out, fatal) = crate::events::scoped(told.clone(), || {
+            // Resumed after trial 0: three left, the third of which cannot be torn down.
+            let out = f2.run(&mut mock(), &records[..1], &RunControl::new());
+            let fatal = Fixture::new().run(&mut exec, &[], &RunControl::new());
+            (out, fatal)
+        });
+        assert!(first.is_ok() && out.is_ok() && fatal.is_err());
+        let told = told.0.lock().unwrap();
+        let kinds: Vec<String> = told
+            .iter()
+            .map(|e| match e {
+                Event::RunBegins { total, done, .. } => format!("begins {done}/{total}"),
+                Event::Resuming { done, total } => format!("resuming {done}/{total}"),
+                Event::TrialBegins { n, .. } => format!("trial {n}"),
+                Event::TrialEnds { summary } => format!("ended {}", &summary[..7]),
+                Event::RunEnds => "ends".into(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "begins 1/4",
+                "resuming 1/4",
+                "trial 2",
+                "ended trial 1",
+                "trial 3",
+                "ended trial 2",
+                "trial 4",
+                "ended trial 3",
+                "ends",
+                // A run that stops on a trial it cannot tear down still ends.
+                "begins 0/4",
+                "trial 1",
+                "ended trial 0",
+                "trial 2",
+                "ended trial 1",
+                "trial 3",
+                "ends",
+            ]
+        );
     }
 
     #[test]
@@ -584,7 +653,6 @@ mod tests {
             _spec: &Spec,
             trial: &Trial,
             _ctl: &RunControl,
-            _say: &mut dyn FnMut(&str),
         ) -> Result<TrialOutcome, TrialError> {
             if Some(trial.index) == self.interrupt_at {
                 return Err(TrialError::Interrupted);
@@ -627,7 +695,6 @@ mod tests {
         };
         let ctl = RunControl::new();
         let out = Run::new(&spec, &mut store, &mut exec, &ctl)
-            .quiet(true)
             .execute(&trials, &[])
             .unwrap();
         assert!(out.interrupted);
@@ -646,7 +713,6 @@ mod tests {
             interrupt_at: None,
         };
         let out = Run::new(&spec, &mut store, &mut exec, &ctl)
-            .quiet(true)
             .execute(&trials, &existing)
             .unwrap();
         assert!(!out.interrupted);

@@ -30,7 +30,6 @@ impl Executor for ScriptedExecutor {
         spec: &Spec,
         trial: &Trial,
         ctl: &RunControl,
-        _say: &mut dyn FnMut(&str),
     ) -> Result<TrialOutcome, TrialError> {
         if ctl.stop_requested() {
             return Err(TrialError::Interrupted);
@@ -75,7 +74,7 @@ mod tests {
         let trials = crate::experiment::plan::plan(&spec);
         let run = |t: &Trial| {
             ScriptedExecutor
-                .run_trial(&spec, t, &RunControl::new(), &mut |_| {})
+                .run_trial(&spec, t, &RunControl::new())
                 .unwrap()
                 .phases
         };
@@ -104,7 +103,7 @@ mod tests {
         let trials = crate::experiment::plan::plan(&spec);
         let ctl = RunControl::new();
         ctl.request_stop();
-        let r = ScriptedExecutor.run_trial(&spec, &trials[0], &ctl, &mut |_| {});
+        let r = ScriptedExecutor.run_trial(&spec, &trials[0], &ctl);
         assert!(matches!(r, Err(TrialError::Interrupted)));
     }
 }

@@ -36,7 +36,6 @@ pub struct Session<'a> {
     /// The records a resumed directory already held.
     existing: Vec<TrialRecord>,
     ctl: RunControl,
-    quiet: bool,
     /// Estimated seconds of the crash lab after the trials, for the time left.
     after_trials: f64,
     /// The writeback settings `[writeback]` pins, held until the session ends
@@ -62,16 +61,9 @@ impl<'a> Session<'a> {
             store,
             existing,
             ctl: interrupt::install()?,
-            quiet: false,
             after_trials: 0.0,
             _writeback: writeback,
         })
-    }
-
-    /// No progress output.
-    pub fn quiet(mut self, quiet: bool) -> Self {
-        self.quiet = quiet;
-        self
     }
 
     /// The crash lab's estimated seconds, which the progress output's time left counts
@@ -105,7 +97,6 @@ impl<'a> Session<'a> {
         pool: Option<Pool>,
     ) -> Result<RunOutcome> {
         Run::new(self.spec, &mut self.store, exec, &self.ctl)
-            .quiet(self.quiet)
             .concurrent(pool)
             .after_trials(self.after_trials)
             .execute(trials, &self.existing)
@@ -157,7 +148,6 @@ impl<'a> Session<'a> {
             opts,
             seed,
             ctl: &self.ctl,
-            quiet: self.quiet,
         }
         .run(recordings)
     }

@@ -11,6 +11,7 @@
 //! marked path-bound, with what the path allows beside it. The verdict says which
 //! patterns were outside the tolerance and why.
 
+use crate::events::{step, Activity};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -155,11 +156,10 @@ fn with_capacity(opts: &CalibrateOptions) -> toml::Table {
     params_for_disk(&opts.model, &opts.params, opts.size)
 }
 
-/// Runs the calibration and returns its figures; `progress` gets a line per step.
+/// Runs the calibration and returns its figures, telling each step as an event.
 pub fn calibrate(
     opts: &CalibrateOptions,
     ctl: &crate::workload::RunControl,
-    progress: &mut dyn FnMut(&str),
 ) -> Result<Calibration> {
     let probe = model_by_name(&opts.model, Some(&with_capacity(opts)))?;
     let disk = DiskOptions {
@@ -175,7 +175,7 @@ pub fn calibrate(
     let result = (|| {
         let bench = Served::start(&backing, &disk, None)?;
         let path = bench.path;
-        progress(&format!(
+        step(Activity::Selftest, format!(
             "path: {:.1} µs per 4 KiB read, {:.1} per 4 KiB write, {:.1} per flush, {:.0} per {} read answered at once; {:.1}, {:.1} and {:.0} µs added to a deadline",
             path.floor_4k_us,
             path.floor_write_4k_us,
@@ -235,21 +235,24 @@ pub fn calibrate(
                 image_io_us: io * 1e6,
                 with_log_iops: None,
             };
-            progress(&format!(
-                "{}: {:.1} IOPS measured, {:.1} the model ({:.3}){}",
-                row.pattern,
-                row.measured_iops,
-                row.model_iops,
-                row.ratio,
-                if row.path_bound {
-                    format!(
-                        "; path-bound: the path allows {:.1} ({:.3})",
-                        row.expected_iops, row.expected_ratio
-                    )
-                } else {
-                    String::new()
-                }
-            ));
+            step(
+                Activity::Selftest,
+                format!(
+                    "{}: {:.1} IOPS measured, {:.1} the model ({:.3}){}",
+                    row.pattern,
+                    row.measured_iops,
+                    row.model_iops,
+                    row.ratio,
+                    if row.path_bound {
+                        format!(
+                            "; path-bound: the path allows {:.1} ({:.3})",
+                            row.expected_iops, row.expected_ratio
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
             rows.push(row);
         }
         bench.stop()?;

@@ -18,6 +18,7 @@
 //! and 90th percentiles, mean): on a shared host the median is the figure to compare,
 //! the mean carries the host's hiccups.
 
+use crate::events::{step, Activity};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -168,8 +169,8 @@ fn open(path: &Path, direct: bool) -> Result<File> {
         .with_context(|| format!("cannot open {}", path.display()))
 }
 
-/// Measures the parts; `progress` gets a line per part.
-pub fn floor(opts: &FloorOptions, progress: &mut dyn FnMut(&str)) -> Result<Floor> {
+/// Measures the parts, telling each as an event.
+pub fn floor(opts: &FloorOptions) -> Result<Floor> {
     let session = SessionDir::create(&opts.work_dir)?;
     let img = ImageFile::create(&session, "floor.img", SPAN)?;
     // Allocated and in the page cache, as a ram disk's image is once written.
@@ -192,11 +193,14 @@ pub fn floor(opts: &FloorOptions, progress: &mut dyn FnMut(&str)) -> Result<Floo
     let result = (|| {
         let n = opts.requests;
         let mut parts = Vec::new();
-        let mut push = |name: &str, (read, write): (Lat, Lat), progress: &mut dyn FnMut(&str)| {
-            progress(&format!(
-                "{name}: read {:.1} µs, write {:.1} µs (median)",
-                read.median_us, write.median_us
-            ));
+        let mut push = |name: &str, (read, write): (Lat, Lat)| {
+            step(
+                Activity::Selftest,
+                format!(
+                    "{name}: read {:.1} µs, write {:.1} µs (median)",
+                    read.median_us, write.median_us
+                ),
+            );
             parts.push(Part {
                 part: name.to_string(),
                 read,
@@ -207,18 +211,16 @@ pub fn floor(opts: &FloorOptions, progress: &mut dyn FnMut(&str)) -> Result<Floo
         push(
             "image I/O, ext4 page cache (pread/pwrite)",
             time_rw(img.file(), n, &mut nothing)?,
-            progress,
         );
         push(
             "image I/O, tmpfs (pread/pwrite)",
             time_rw(tmp_img.file(), n, &mut nothing)?,
-            progress,
         );
 
         let mut plain = LoopDevice::attach_with(tmp_img.file(), tmp_img.path(), 0, None, true)?;
         let r = time_rw(&open(plain.path(), true)?, n, &mut nothing);
         plain.release()?;
-        push("loop device over a tmpfs file", r?, progress);
+        push("loop device over a tmpfs file", r?);
 
         let disks = [DiskSpec {
             name: "floor".into(),
@@ -266,7 +268,6 @@ pub fn floor(opts: &FloorOptions, progress: &mut dyn FnMut(&str)) -> Result<Floo
                         "loop device over the FUSE file (the floor)"
                     },
                     rw,
-                    progress,
                 );
             }
             Ok(())

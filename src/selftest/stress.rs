@@ -9,6 +9,7 @@
 //! than [`LATE_BOUND`] after its model deadline; every request's latency as the writer
 //! saw it is reported.
 
+use crate::events::{step, Activity};
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -144,12 +145,8 @@ fn writer(dev: &Path, base: u64, span: u64, seed: u64, stop: &AtomicBool) -> See
     seen
 }
 
-/// Runs the stress on one model; `progress` gets a line per step.
-pub fn stress(
-    opts: &StressOptions,
-    ctl: &crate::workload::RunControl,
-    progress: &mut dyn FnMut(&str),
-) -> Result<StressReport> {
+/// Runs the stress on one model, telling each step as an event.
+pub fn stress(opts: &StressOptions, ctl: &crate::workload::RunControl) -> Result<StressReport> {
     crate::emu::model_by_name(&opts.model, Some(&opts.params))?;
     let session = SessionDir::create(&opts.work_dir)?;
     let image_session = SessionDir::create(&opts.image_dir)?;
@@ -178,10 +175,13 @@ pub fn stress(
         let run = (|| {
             let mut dev = daemon.attach_disk("dut", 0, None)?;
             daemon.set_timing(true)?;
-            progress(&format!(
-                "{}: {} writers of 4 KiB to 4 MiB with flushes for {:.0} s",
-                opts.model, opts.writers, opts.seconds
-            ));
+            step(
+                Activity::Selftest,
+                format!(
+                    "{}: {} writers of 4 KiB to 4 MiB with flushes for {:.0} s",
+                    opts.model, opts.writers, opts.seconds
+                ),
+            );
             let stop = Arc::new(AtomicBool::new(false));
             let span = (opts.size / opts.writers as u64) / 4096 * 4096;
             let handles: Vec<_> = (0..opts.writers)

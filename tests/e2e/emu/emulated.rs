@@ -290,7 +290,7 @@ fn trial_survives(name: &str, signal: nix::sys::signal::Signal, watchdog: Durati
             rep: 1,
             recording: false,
         };
-        exec.run_trial(&spec, &trial, &RunControl::new(), &mut |_| {})
+        exec.run_trial(&spec, &trial, &RunControl::new())
     };
     let pid = attacker.join().unwrap();
     let took = started.elapsed();

@@ -149,6 +149,41 @@ fn a_scripted_run_goes_from_spec_to_html_without_root_and_resume_adds_nothing() 
     assert!(!stderr.contains("trial 0 "), "no trial ran again: {stderr}");
 }
 
+/// Without a terminal, a run tells its progress in plain lines, drawn by the command
+/// line from the library's events: each trial as it starts (with the time left once
+/// one has ended) and its summary as it ends.
+#[test]
+fn a_run_in_a_log_tells_each_trial_as_it_starts_and_ends() {
+    let (tmp, _) = scratch();
+    let out = jbench(
+        tmp.path(),
+        &[
+            "run",
+            "scripted.toml",
+            "--executor",
+            "scripted",
+            "--results",
+            "results",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let started: Vec<&&str> = lines.iter().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(started.len(), 6, "{stderr}");
+    assert!(
+        started[0].starts_with("[1/6] ") && started[0].ends_with(" ..."),
+        "{stderr}"
+    );
+    assert!(started[1].starts_with("[2/6, ETA "), "{stderr}");
+    let ended = lines.iter().filter(|l| l.starts_with("trial ")).count();
+    assert_eq!(ended, 6, "{stderr}");
+    // Each trial's start comes before its end.
+    let first_end = lines.iter().position(|l| l.starts_with("trial ")).unwrap();
+    let first_start = lines.iter().position(|l| l.starts_with("[1/6] ")).unwrap();
+    assert!(first_start < first_end, "{stderr}");
+}
+
 #[test]
 fn the_scripted_executor_is_not_in_the_help() {
     let out = Command::new(env!("CARGO_BIN_EXE_jbench"))

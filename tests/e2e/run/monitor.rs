@@ -6,8 +6,10 @@
 use crate::common;
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use common::*;
+use jbench::events::{self, Event, Reporter};
 use jbench::experiment::plan::Trial;
 use jbench::run::executor::{Executor, RigExecutor};
 use jbench::workload::RunControl;
@@ -19,6 +21,18 @@ fn fsync_spec(work: &Path, files: u32) -> jbench::experiment::spec::Spec {
     );
     assert!(text.contains("kind = \"fsync\""));
     jbench::experiment::spec::parse(&text, "test.toml").unwrap()
+}
+
+/// What the monitor said of trial 3, the trial this test runs.
+#[derive(Default)]
+struct MonitorComplaints(Mutex<Vec<Event>>);
+
+impl Reporter for MonitorComplaints {
+    fn report(&self, event: &Event) {
+        if let Event::MonitorOff { trial: 3, .. } | Event::MonitorLost { trial: 3, .. } = event {
+            self.0.lock().unwrap().push(event.clone());
+        }
+    }
 }
 
 #[test]
@@ -44,16 +58,12 @@ fn a_trial_records_devices_journal_and_series_for_every_phase() {
             rep: 1,
             recording: false,
         };
-        let mut said = Vec::new();
-        let r = exec.run_trial(&spec, &trial, &RunControl::new(), &mut |l| {
-            said.push(l.to_string())
-        });
-        assert!(
-            !said
-                .iter()
-                .any(|l| l.starts_with("monitor off") || l.starts_with("monitor of")),
-            "the monitor complained: {said:?}"
-        );
+        let said = Arc::new(MonitorComplaints::default());
+        let before = events::set_reporter(Some(said.clone()));
+        let r = exec.run_trial(&spec, &trial, &RunControl::new());
+        events::set_reporter(before);
+        let said = said.0.lock().unwrap();
+        assert!(said.is_empty(), "the monitor complained: {said:?}");
         r.expect("the trial succeeds")
     };
     assert_no_leaks(tmp.path());

@@ -1,15 +1,13 @@
-//! What a run says while it runs: a progress bar on a terminal, plain lines with an
-//! estimate of the time left otherwise (logs, CI), nothing with `--quiet`. The time
-//! left is the trials left at the rate the run has kept so far, plus what comes after
-//! the trials (the crash lab), which no trial's rate tells.
+//! What a run says while it runs, drawn from its events: a progress bar on a terminal,
+//! plain lines with an estimate of the time left otherwise (logs, CI). The time left
+//! is the trials left at the rate the run has kept so far, plus what comes after the
+//! trials (the crash lab), which no trial's rate tells.
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
-
-use crate::workload::{PhaseEvent, PhaseHook};
 
 /// A trial past this long says which phase it is in, also in plain-line output.
 const LONG_TRIAL: Duration = Duration::from_secs(10);
@@ -51,16 +49,12 @@ pub(crate) enum Progress {
         /// Seconds of work after the last trial, from the estimate.
         after: f64,
     },
-    Quiet,
 }
 
 impl Progress {
     /// `total` trials of which `done` were recorded before; `after` seconds of work
     /// follow the last trial (the crash lab's estimate).
-    pub(crate) fn new(total: usize, done: usize, quiet: bool, after: f64) -> Self {
-        if quiet {
-            return Progress::Quiet;
-        }
+    pub(crate) fn new(total: usize, done: usize, after: f64) -> Self {
         if std::io::stderr().is_terminal() {
             let current = Arc::new(Mutex::new(Current::default()));
             let shown = current.clone();
@@ -132,7 +126,6 @@ impl Progress {
         match self {
             Progress::Bar(b, _) => b.println(line),
             Progress::Lines { .. } => eprintln!("{line}"),
-            Progress::Quiet => {}
         }
     }
 
@@ -163,7 +156,6 @@ impl Progress {
                     .unwrap_or_default();
                 eprintln!("[{n}/{total}{eta}] {what} ...")
             }
-            Progress::Quiet => {}
         }
     }
 
@@ -174,7 +166,6 @@ impl Progress {
                 b.inc(1);
             }
             Progress::Lines { .. } => eprintln!("{line}"),
-            Progress::Quiet => {}
         }
     }
 
@@ -189,33 +180,24 @@ impl Progress {
         match self {
             Progress::Bar(b, _) => b.inc_length(by as u64),
             Progress::Lines { total, .. } => *total += by,
-            Progress::Quiet => {}
         }
     }
 }
 
 impl Progress {
-    /// What the engines' phase boundaries update: the bar's phase, and in plain
-    /// lines a line per phase of a trial that has run past [`LONG_TRIAL`].
-    pub(crate) fn phase_hook(&self) -> Option<PhaseHook> {
+    /// The running trial entered phase `name`: the bar shows it, and plain lines say
+    /// it for a trial that has run past [`LONG_TRIAL`].
+    pub(crate) fn phase(&self, name: &str) {
         let (current, lines) = match self {
-            Progress::Bar(_, c) => (c.clone(), false),
-            Progress::Lines { current, .. } => (current.clone(), true),
-            Progress::Quiet => return None,
+            Progress::Bar(_, c) => (c, false),
+            Progress::Lines { current, .. } => (current, true),
         };
-        Some(PhaseHook::new(move |ev| {
-            let Ok(mut c) = current.lock() else { return };
-            match ev {
-                PhaseEvent::Begin(name) => {
-                    c.phase = Some(name.to_string());
-                    let long = c.started.is_some_and(|t| t.elapsed() >= LONG_TRIAL);
-                    if lines && long {
-                        eprintln!("  ... {}", c.describe(Instant::now()));
-                    }
-                }
-                PhaseEvent::End(_) => {}
-            }
-        }))
+        let Ok(mut c) = current.lock() else { return };
+        c.phase = Some(name.to_string());
+        let long = c.started.is_some_and(|t| t.elapsed() >= LONG_TRIAL);
+        if lines && long {
+            eprintln!("  ... {}", c.describe(Instant::now()));
+        }
     }
 }
 
@@ -242,8 +224,7 @@ mod tests {
             after: 0.0,
         };
         p.start(1, "internal / t / rep 1");
-        let hook = p.phase_hook().expect("lines mode has a hook");
-        hook.call(PhaseEvent::Begin("file_create"));
+        p.phase("file_create");
         let Progress::Lines { current, .. } = &p else {
             unreachable!()
         };
@@ -253,7 +234,6 @@ mod tests {
             c.describe(later),
             "internal / t / rep 1 - file_create, 1m05s"
         );
-        assert!(Progress::Quiet.phase_hook().is_none());
     }
 
     /// quick's last trials said "ETA 57s" with the crash lab's minutes still to come:

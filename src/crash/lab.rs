@@ -2,7 +2,6 @@
 //! build each on the recovery rig, judge it, time some recoveries, lose the RAM
 //! journal where there is one, and hand each state's record to the caller.
 
-use crate::events::{step, Activity};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
@@ -19,6 +18,7 @@ use super::states::{
     journal_live, plan_with_coverage, Coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK,
 };
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
+use crate::events::{step, Activity};
 use crate::experiment::config::{Config, FsType};
 use crate::results::crash::{CrashRecord, FsyncMark, TornWrite, Verdict, CRASH_SCHEMA_VERSION};
 use crate::results::record::TrialRecord;

@@ -1,12 +1,12 @@
 //! `jbench device qualify --model NAME`: the same measurement of an emulated disk,
 //! served as a trial serves it, with model timing on.
 
-use crate::events::{step, Activity};
 use std::path::PathBuf;
 
 use anyhow::Result;
 
 use super::{qualify_device, ModelRef, Patterns, Qualification};
+use crate::events::{step, Activity};
 use crate::selftest::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
 
 pub struct ModelOptions {

@@ -11,7 +11,6 @@ mod patterns;
 mod scratch;
 mod words;
 
-use crate::events::{step, Activity};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -26,6 +25,7 @@ pub use patterns::{Pattern, Patterns};
 pub use words::{findings, render};
 
 use crate::emu::model::Request;
+use crate::events::{step, Activity};
 use crate::measure::{Direct, Latency, Target, MAX_REQUEST};
 use scratch::Scratch;
 

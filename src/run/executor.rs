@@ -2,12 +2,12 @@
 //! resume, recording, progress) from what a trial does, so the runner is tested without
 //! devices, and the real executor is the only code that touches them.
 
-use crate::events::{emit, Event};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use anyhow::Result;
 
+use crate::events::{emit, Event};
 use crate::experiment::plan::Trial;
 use crate::experiment::spec::Spec;
 use crate::monitor::{Monitor, MonitorSummary, Targets};

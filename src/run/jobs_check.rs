@@ -9,7 +9,6 @@
 //! experiment's noise band. The records are kept in a results directory, labelled
 //! `alone` and `beside-K`, which `jbench report` reads like a run.
 
-use crate::events::{step, Activity};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::analysis::{self, Decision, ReportOptions};
+use crate::events::{step, Activity};
 use crate::experiment::plan::Trial;
 use crate::experiment::slots::Slot;
 use crate::experiment::spec::Spec;

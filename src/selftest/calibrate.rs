@@ -11,7 +11,6 @@
 //! marked path-bound, with what the path allows beside it. The verdict says which
 //! patterns were outside the tolerance and why.
 
-use crate::events::{step, Activity};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,6 +22,7 @@ use crate::emu::daemon::PathCost;
 use crate::emu::model::{
     model_by_name, params_for_disk, predicted, CalibrationRun, Kind, Pattern, Prediction, Request,
 };
+use crate::events::{step, Activity};
 use crate::measure::{Direct, Target};
 
 /// What to calibrate and how.

@@ -18,7 +18,6 @@
 //! and 90th percentiles, mean): on a shared host the median is the figure to compare,
 //! the mean carries the host's hiccups.
 
-use crate::events::{step, Activity};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -29,6 +28,7 @@ use serde::Serialize;
 
 use crate::emu::daemon::DiskSpec;
 use crate::emu::EmulationOptions;
+use crate::events::{step, Activity};
 use crate::file_id::FileId;
 use crate::measure::{quantile, DirectBuf};
 use crate::rig::emulated::{self, DeviceDaemon};

@@ -9,7 +9,6 @@
 //! than [`LATE_BOUND`] after its model deadline; every request's latency as the writer
 //! saw it is reported.
 
-use crate::events::{step, Activity};
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -24,6 +23,7 @@ use serde::Serialize;
 
 use crate::emu::daemon::DiskSpec;
 use crate::emu::EmulationOptions;
+use crate::events::{step, Activity};
 use crate::file_id::FileId;
 use crate::measure::{quantile, DirectBuf};
 use crate::rig::emulated::{self, DeviceDaemon};

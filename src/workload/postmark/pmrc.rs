@@ -137,7 +137,9 @@ pub(super) fn apply_line(
         "show" | "help" => {}
         "run" => {
             if param.is_some() {
-                eprintln!("postmark: `run FILE`: the report goes to stdout, not to the file");
+                crate::events::emit(crate::events::Event::CommandWarning {
+                    text: "postmark: `run FILE`: the report goes to stdout, not to the file".into(),
+                });
             }
             script.runs.push(cfg.clone());
         }

@@ -51,6 +51,20 @@ fn jbench(dir: &Path, args: &[&str]) -> Output {
     cmd.args(args).current_dir(dir).output().unwrap()
 }
 
+/// `jbench run scripted.toml` through the scripted executor into `results`.
+fn run_scripted(dir: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        "scripted.toml",
+        "--executor",
+        "scripted",
+        "--results",
+        "results",
+    ];
+    args.extend_from_slice(extra);
+    jbench(dir, &args)
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -67,18 +81,7 @@ fn trial_lines(results: &Path) -> Vec<serde_json::Value> {
 fn a_scripted_run_goes_from_spec_to_html_without_root_and_resume_adds_nothing() {
     let (tmp, _spec) = scratch();
     let results = tmp.path().join("results");
-    let out = jbench(
-        tmp.path(),
-        &[
-            "run",
-            "scripted.toml",
-            "--executor",
-            "scripted",
-            "--results",
-            "results",
-            "-q",
-        ],
-    );
+    let out = run_scripted(tmp.path(), &["-q"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let records = trial_lines(&results);
@@ -155,17 +158,7 @@ fn a_scripted_run_goes_from_spec_to_html_without_root_and_resume_adds_nothing() 
 #[test]
 fn a_run_in_a_log_tells_each_trial_as_it_starts_and_ends() {
     let (tmp, _) = scratch();
-    let out = jbench(
-        tmp.path(),
-        &[
-            "run",
-            "scripted.toml",
-            "--executor",
-            "scripted",
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_scripted(tmp.path(), &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();

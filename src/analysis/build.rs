@@ -274,6 +274,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
     ));
     warnings.extend(variance_warning(&name, &high_variance));
     warnings.extend(super::warnings::busy_host_warning(&name, recs));
+    warnings.extend(super::warnings::starved_warning(&name, recs));
     warnings.extend(super::phase_bounds::impossible_phases_warning(&name, recs));
     let inputs = super::summary::Inputs {
         main_phase: main_phase.as_deref(),

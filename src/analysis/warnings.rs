@@ -410,6 +410,51 @@ pub(crate) fn busy_host_warning(workload: &str, recs: &[&TrialRecord]) -> Option
     ))
 }
 
+/// Starved trials named, at most this many per workload.
+const STARVED_LISTED: usize = 3;
+
+/// "the host kept ... waiting for a CPU ..." when some of a workload's trials waited
+/// for a CPU longer than [`STARVED_SHARE`](crate::monitor::host_load::STARVED_SHARE)
+/// of their time (the monitor's `host_load.cpu_wait`): their figures carry the host's
+/// delays, which an emulated disk's model cannot see. Each such trial is named.
+pub(crate) fn starved_warning(workload: &str, recs: &[&TrialRecord]) -> Option<String> {
+    let measured: Vec<(
+        usize,
+        &crate::monitor::HostLoad,
+        &crate::monitor::host_load::CpuWait,
+    )> = recs
+        .iter()
+        .filter_map(|r| {
+            let l = r.monitor.as_ref()?.host_load.as_ref()?;
+            Some((r.trial, l, l.cpu_wait.as_ref()?))
+        })
+        .collect();
+    let starved: Vec<String> = measured
+        .iter()
+        .filter(|(_, l, w)| w.starved(l.seconds))
+        .map(|(trial, l, w)| {
+            format!(
+                "trial {trial} {:.2} s of {:.1} s ({:.0}%)",
+                w.seconds(),
+                l.seconds,
+                100.0 * w.seconds() / l.seconds.max(f64::MIN_POSITIVE)
+            )
+        })
+        .collect();
+    if starved.is_empty() {
+        return None;
+    }
+    let more = starved.len().saturating_sub(STARVED_LISTED);
+    Some(format!(
+        "the host kept {} of {} trials of {workload} waiting for a CPU for more than {:.0}% of their time ({}{}): their times include the host's delays, which the emulated disks' models do not see (docs/devices.md, \"A busy host\"). Run on an idle machine",
+        starved.len(),
+        measured.len(),
+        100.0 * crate::monitor::host_load::STARVED_SHARE,
+        starved[..starved.len().min(STARVED_LISTED)].join(", "),
+        if more > 0 { format!(", and {more} more") } else { String::new() }
+    ))
+}
+
 /// A coefficient of variation in whole percent, or with one decimal when rounding
 /// would hide that it exceeds the threshold ("10.4%", not "10%").
 pub(crate) fn fmt_cv(cv: f64) -> String {
@@ -449,10 +494,40 @@ mod tests {
                 seconds: 10.0,
                 other_cpu_pct: pct,
                 capacity_pct: 200.0,
+                cpu_wait: None,
             }),
             ..Default::default()
         });
         r
+    }
+
+    #[test]
+    fn trials_kept_waiting_for_a_cpu_are_named_with_their_wait() {
+        let with_wait = |trial: usize, own: f64| {
+            let mut r = with_load(trial, Some(90.0));
+            let l = r.monitor.as_mut().unwrap().host_load.as_mut().unwrap();
+            l.cpu_wait = Some(crate::monitor::host_load::CpuWait {
+                own_seconds: own,
+                kernel_seconds: 0.05,
+                pressure_pct: Some(40.0),
+            });
+            r
+        };
+        let recs = [
+            with_wait(0, 0.01),
+            with_wait(1, 1.2),
+            with_load(2, Some(10.0)),
+            with_wait(3, 0.75),
+        ];
+        let refs: Vec<&TrialRecord> = recs.iter().collect();
+        let w = starved_warning("fsync", &refs).unwrap();
+        assert!(
+            w.starts_with("the host kept 2 of 3 trials of fsync waiting for a CPU for more than 5% of their time (trial 1 1.25 s of 10.0 s (12%), trial 3 0.80 s of 10.0 s (8%))"),
+            "{w}"
+        );
+        assert_eq!(starved_warning("fsync", &refs[..1]), None);
+        // Records from before the wait was measured say nothing.
+        assert_eq!(starved_warning("fsync", &refs[2..3]), None);
     }
 
     #[test]

@@ -26,6 +26,54 @@ pub struct HostLoad {
     pub other_cpu_pct: f64,
     /// The machine's CPUs, in the same unit: 100 per CPU.
     pub capacity_pct: f64,
+    /// What the host did to the trial's own work: how long it waited for a CPU.
+    /// `None` in records made before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait: Option<CpuWait>,
+}
+
+/// Time the trial's work spent ready to run but waiting for a CPU (the scheduler's
+/// `run_delay`, `/proc/<pid>/task/<tid>/schedstat`), during the monitored time. On an
+/// emulated disk this is the time the model cannot see: the device daemon keeps each
+/// answer's deadline (its threads run at real-time priority), but the workload's
+/// thread that sends the next request, and the loop device's kernel worker that
+/// passes it on, wait behind other processes; every such wait adds to the figure
+/// (docs/devices.md, "A busy host").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuWait {
+    /// jbench's process tree (the workload's threads, the device daemon, tools still
+    /// running at the end; a thread that ended before is not counted), in seconds.
+    pub own_seconds: f64,
+    /// Kernel threads (the loop device's and the writeback workers among them).
+    pub kernel_seconds: f64,
+    /// `/proc/pressure/cpu` "some": the share of the time, in percent, that at least
+    /// one task on the host waited for a CPU. `None` without PSI.
+    pub pressure_pct: Option<f64>,
+}
+
+/// A trial whose work waited for a CPU longer than this share of its time (and than
+/// [`STARVED_AT_LEAST`]) is *starved*: its figures carry the host's delays, and the
+/// report says so (docs/devices.md, "A busy host").
+pub const STARVED_SHARE: f64 = 0.05;
+
+/// ... and longer than this, in seconds. The kernel threads' figure is every kernel
+/// thread's on the host: 4 to 41 ms per trial of an idle `quick` run, whatever the
+/// trial's length, which is up to 10% of a sub-second trial.
+pub const STARVED_AT_LEAST: f64 = 0.05;
+
+impl CpuWait {
+    /// The trial's own and its kernel threads' wait, in seconds.
+    pub fn seconds(&self) -> f64 {
+        self.own_seconds + self.kernel_seconds
+    }
+
+    /// Whether the wait over `seconds` of work passes [`STARVED_SHARE`] (and
+    /// [`STARVED_AT_LEAST`]). The kernel threads count: a trial's I/O waits on them
+    /// (the loop device's worker, jbd2's commit, writeback), and on a busy host they,
+    /// not the workload's threads asleep in I/O, are most of the wait.
+    pub fn starved(&self, seconds: f64) -> bool {
+        self.seconds() > (STARVED_SHARE * seconds).max(STARVED_AT_LEAST)
+    }
 }
 
 /// Cumulative CPU ticks at one moment, split by whose they are.
@@ -37,6 +85,11 @@ pub struct CpuSplit {
     pub own: u64,
     /// Every kernel thread.
     pub kernel: u64,
+    /// Run delay of jbench's tree's and of kernel threads' live tasks, in ns.
+    pub own_wait_ns: u64,
+    pub kernel_wait_ns: u64,
+    /// `/proc/pressure/cpu`'s "some" total, in µs.
+    pub pressure_us: Option<u64>,
 }
 
 impl CpuSplit {
@@ -57,8 +110,33 @@ impl CpuSplit {
                 }
             }
         }
-        let (own, kernel) = split(&tasks, run_root());
-        Some(CpuSplit { busy, own, kernel })
+        let root = run_root();
+        let (own, kernel) = split(&tasks, root);
+        let tree = tree_members(&tasks, root);
+        let wait_of = |pids: &mut dyn Iterator<Item = u32>| pids.map(run_delay_ns).sum();
+        Some(CpuSplit {
+            busy,
+            own,
+            kernel,
+            own_wait_ns: wait_of(&mut tree.iter().copied()),
+            kernel_wait_ns: wait_of(&mut tasks.iter().filter(|t| t.kernel).map(|t| t.pid)),
+            pressure_us: std::fs::read_to_string("/proc/pressure/cpu")
+                .ok()
+                .and_then(|t| some_total_us(&t)),
+        })
+    }
+
+    /// The wait between `self` (earlier) and `end`, over `seconds`.
+    pub fn wait_until(&self, end: &CpuSplit, seconds: f64) -> CpuWait {
+        let d = |a: u64, b: u64| b.saturating_sub(a) as f64;
+        CpuWait {
+            own_seconds: d(self.own_wait_ns, end.own_wait_ns) / 1e9,
+            kernel_seconds: d(self.kernel_wait_ns, end.kernel_wait_ns) / 1e9,
+            pressure_pct: match (self.pressure_us, end.pressure_us) {
+                (Some(a), Some(b)) if seconds > 0.0 => Some(d(a, b) / 1e6 / seconds * 100.0),
+                _ => None,
+            },
+        }
     }
 
     /// Other processes' share between `self` (earlier) and `end`, over `seconds`.
@@ -79,6 +157,7 @@ impl CpuSplit {
             // What the machine can give: 100% per core jbench may run on.
             capacity_pct: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
                 * 100.0,
+            cpu_wait: Some(self.wait_until(end, seconds)),
         })
     }
 }
@@ -135,8 +214,48 @@ fn run_root() -> u32 {
         .unwrap_or_else(std::process::id)
 }
 
-/// `(ticks of root's tree, ticks of kernel threads)`.
-pub fn split(tasks: &[Task], root: u32) -> (u64, u64) {
+/// The run delay of every thread of process `pid` that runs at an ordinary priority,
+/// in ns (0 when it is gone). A real-time thread (the device daemon's) waits only
+/// behind other real-time threads, its own daemon's, never behind another program:
+/// that wait is the daemon's design, inside the model's time, not the host's doing.
+fn run_delay_ns(pid: u32) -> u64 {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    dir.flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("stat"))
+                .ok()
+                .and_then(|text| rt_priority(&text))
+                == Some(0)
+        })
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|text| schedstat_run_delay(&text))
+        .sum()
+}
+
+/// A task's `rt_priority` from its `stat` line (0: not real-time).
+pub fn rt_priority(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(37)?.parse().ok()
+}
+
+/// The second field of a `schedstat` line: time spent waiting on a run queue, ns.
+pub fn schedstat_run_delay(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The `total=` of `/proc/pressure/cpu`'s "some" line, µs.
+pub fn some_total_us(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    line.split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
+/// The processes of `root`'s tree (kernel threads never are).
+pub fn tree_members(tasks: &[Task], root: u32) -> Vec<u32> {
     let parent: HashMap<u32, u32> = tasks.iter().map(|t| (t.pid, t.ppid)).collect();
     let in_tree = |mut pid: u32| {
         // Bounded: a parent chain is at most as long as the process table.
@@ -151,9 +270,19 @@ pub fn split(tasks: &[Task], root: u32) -> (u64, u64) {
         }
         false
     };
-    let own = tasks
+    tasks
         .iter()
         .filter(|t| !t.kernel && in_tree(t.pid))
+        .map(|t| t.pid)
+        .collect()
+}
+
+/// `(ticks of root's tree, ticks of kernel threads)`.
+pub fn split(tasks: &[Task], root: u32) -> (u64, u64) {
+    let tree: std::collections::HashSet<u32> = tree_members(tasks, root).into_iter().collect();
+    let own = tasks
+        .iter()
+        .filter(|t| tree.contains(&t.pid))
         .map(|t| t.ticks)
         .sum();
     let kernel = tasks.iter().filter(|t| t.kernel).map(|t| t.ticks).sum();
@@ -216,11 +345,13 @@ mod tests {
             busy: 1000,
             own: 100,
             kernel: 50,
+            ..CpuSplit::default()
         };
         let end = CpuSplit {
             busy: 1000 + 300,
             own: 100 + 100,
             kernel: 50 + 20,
+            ..CpuSplit::default()
         };
         let hz = ticks_per_second();
         let l = start.load_until(&end, 1.0).unwrap();
@@ -232,6 +363,87 @@ mod tests {
             ..end
         };
         assert_eq!(start.load_until(&skew, 1.0).unwrap().other_cpu_pct, 0.0);
+    }
+
+    #[test]
+    fn run_delay_and_pressure_are_read_as_the_kernel_writes_them() {
+        assert_eq!(
+            schedstat_run_delay("227715165 368833671 13235\n"),
+            Some(368_833_671)
+        );
+        assert_eq!(schedstat_run_delay("12\n"), None);
+        let stat = |rt: u32| {
+            format!("7 (a) b) S 1 7 7 0 -1 4194560 0 0 0 0 1 2 0 0 20 0 4 0 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 1 {rt} 1 0 0\n")
+        };
+        assert_eq!(rt_priority(&stat(0)), Some(0));
+        assert_eq!(rt_priority(&stat(50)), Some(50));
+        let psi = "some avg10=53.76 avg60=15.51 avg300=5.31 total=6096999164\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(some_total_us(psi), Some(6_096_999_164));
+        let start = CpuSplit {
+            own_wait_ns: 1_000_000_000,
+            kernel_wait_ns: 10,
+            pressure_us: Some(5_000_000),
+            ..CpuSplit::default()
+        };
+        let end = CpuSplit {
+            own_wait_ns: 1_300_000_000,
+            kernel_wait_ns: 20_000_010,
+            pressure_us: Some(6_000_000),
+            ..CpuSplit::default()
+        };
+        let w = start.wait_until(&end, 2.0);
+        assert!((w.own_seconds - 0.3).abs() < 1e-9 && (w.kernel_seconds - 0.02).abs() < 1e-9);
+        assert_eq!(w.pressure_pct, Some(50.0));
+        // 0.32 s of 2 s is past the 5% bound; of 10 s it is not.
+        assert!(w.starved(2.0) && !w.starved(10.0));
+        // An idle host's kernel threads' few tens of milliseconds are no starved
+        // trial, however short.
+        let idle = CpuWait {
+            own_seconds: 0.003,
+            kernel_seconds: 0.026,
+            pressure_pct: Some(1.6),
+        };
+        assert!(!idle.starved(0.3));
+        // A task that ended takes its wait with it: never a negative wait.
+        assert_eq!(end.wait_until(&start, 2.0).seconds(), 0.0);
+    }
+
+    /// Two spinning processes outside jbench's tree on a two-CPU machine keep this
+    /// process's spinning thread waiting for a CPU part of the time, and the wait is
+    /// this tree's.
+    #[test]
+    fn a_thread_kept_from_the_cpu_by_others_shows_its_wait() {
+        let Some(_) = CpuSplit::now() else {
+            return;
+        };
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut burners = Vec::new();
+        for _ in 0..cpus {
+            let out = std::process::Command::new("sh")
+                .args(["-c", "sh -c 'end=$(($(date +%s)+3)); while [ $(date +%s) -lt $end ]; do :; done' >/dev/null 2>&1 & echo $!"])
+                .output()
+                .unwrap();
+            burners.push(
+                String::from_utf8_lossy(&out.stdout)
+                    .trim()
+                    .parse::<i32>()
+                    .unwrap(),
+            );
+        }
+        let t0 = std::time::Instant::now();
+        let start = CpuSplit::now().unwrap();
+        while t0.elapsed() < std::time::Duration::from_millis(1500) {
+            std::hint::spin_loop();
+        }
+        let end = CpuSplit::now().unwrap();
+        let w = start.wait_until(&end, t0.elapsed().as_secs_f64());
+        for pid in burners {
+            // SAFETY: kill with a pid we started; the burner ends by itself anyway.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        // Three spinners on two CPUs: this one waits about a third of the time.
+        assert!(w.own_seconds > 0.1, "{w:?}");
+        assert!(w.starved(1.5), "{w:?}");
     }
 
     #[test]

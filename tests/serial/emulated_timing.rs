@@ -11,6 +11,7 @@ use std::time::Duration;
 use common::*;
 use jbench::emu::daemon::DiskSpec;
 use jbench::emu::EmulationOptions;
+use jbench::monitor::host_load::CpuSplit;
 use jbench::rig::emulated::DeviceDaemon;
 
 /// Size of the emulated disk.
@@ -31,10 +32,24 @@ fn expected_time(
     now
 }
 
-#[test]
-fn an_ssd_request_stream_takes_the_models_time_within_10_percent() {
-    let _alone = crate::alone();
-    require!(root, fuse);
+/// One attempt of the `ssd-sata` stream: the model's time over the time taken, and
+/// what the host made the stream's work wait for a CPU meanwhile.
+struct Attempt {
+    ratio: f64,
+    seconds: f64,
+    wait: jbench::monitor::host_load::CpuWait,
+}
+
+impl Attempt {
+    fn starved(&self) -> bool {
+        self.wait.starved(self.seconds)
+    }
+}
+
+/// Up to three attempts of an `ssd-sata` request stream (reads, buffered writes and
+/// their flush, fsync'ed appends) at queue depth 1, until one is within 10% of the
+/// model; each with the CPU wait the monitor would record for a trial.
+fn ssd_stream_attempts() -> Vec<Attempt> {
     use jbench::emu::{CalibrationRun, Pattern};
     let tmp = scratch("emu-ssd-");
     let session = jbench::rig::session::SessionDir::create(tmp.path()).unwrap();
@@ -100,20 +115,30 @@ fn an_ssd_request_stream_takes_the_models_time_within_10_percent() {
     };
     // A busy host can slow one attempt; a daemon that ignores the model, or adds the
     // path on top of it (issue 25: 0.69-0.85 of the model), misses every time.
-    let mut ratios = Vec::new();
+    let mut attempts = Vec::new();
     for _ in 0..3 {
         daemon.set_timing(true).unwrap();
+        let clock = std::time::Instant::now();
+        let before = CpuSplit::now().expect("/proc is readable");
         // Part by part (each the model's continuation of the one before), for the
         // message; the sum is what is judged.
         let times: Vec<Duration> = parts.iter().map(|p| send_qd1(&dev, p)).collect();
         let measured: Duration = times.iter().sum();
+        let seconds = clock.elapsed().as_secs_f64();
+        let wait = before.wait_until(&CpuSplit::now().unwrap(), seconds);
         eprintln!("ssd-sata parts: {times:?} measured");
         let ratio = expected.as_secs_f64() / measured.as_secs_f64();
         eprintln!(
             "ssd-sata: {measured:?} measured, {expected:?} expected ({model_alone:?} the model alone), rate ratio {ratio:.3}; path {path:?}"
         );
-        ratios.push(ratio);
-        if (ratio - 1.0).abs() <= 0.10 {
+        eprintln!("ssd-sata: the stream's work waited {wait:?} for a CPU in {seconds:.3} s");
+        let within = (ratio - 1.0).abs() <= 0.10;
+        attempts.push(Attempt {
+            ratio,
+            seconds,
+            wait,
+        });
+        if within {
             break;
         }
     }
@@ -123,15 +148,99 @@ fn an_ssd_request_stream_takes_the_models_time_within_10_percent() {
         d.reads >= 2000 && d.writes >= 1650 && d.flushes >= 151,
         "{d:?}"
     );
+    // Every answer of the last attempt is in the lateness distribution, once.
+    let lateness = d.lateness.as_ref().expect("the daemon counts every answer");
+    assert_eq!(
+        lateness.answers.iter().sum::<u64>(),
+        d.reads + d.writes + d.flushes + d.discards,
+        "{lateness:?}"
+    );
+    eprintln!("ssd-sata: the daemon's answers by lateness: {lateness:?}");
     if let Some(cpus) = restore {
         jbench::rig::emulated::pin_current_thread(&cpus).unwrap();
     }
-    assert!(
-        ratios.iter().any(|r| (r - 1.0).abs() <= 0.10),
-        "measured/expected rate ratios {ratios:?}: not within 10% of the ssd-sata model"
-    );
     drop(dev);
     drop(lo);
     drop(daemon);
     assert_no_leaks(tmp.path());
+    attempts
+}
+
+/// What the emulator controls: the stream takes the model's time, or the host kept its
+/// work from a CPU long enough that a trial would be flagged for it. Never a slow
+/// figure without a recorded cause.
+fn within_10_percent_or_flagged(attempts: &[Attempt]) {
+    let ratios: Vec<f64> = attempts.iter().map(|a| a.ratio).collect();
+    assert!(
+        attempts
+            .iter()
+            .any(|a| (a.ratio - 1.0).abs() <= 0.10 || a.starved()),
+        "measured/expected rate ratios {ratios:?}: not within 10% of the ssd-sata model, and the host did not keep the stream from a CPU: {:?}",
+        attempts.iter().map(|a| &a.wait).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn an_ssd_request_stream_takes_the_models_time_within_10_percent() {
+    let _alone = crate::alone();
+    require!(root, fuse);
+    within_10_percent_or_flagged(&ssd_stream_attempts());
+}
+
+/// Beside processes that keep every CPU busy, the stream is slow (0.73-0.88 of the
+/// model's rate on the development VM) and the device daemon answers every request on
+/// time: the time goes to the stream's own thread and the loop device's worker
+/// waiting for a CPU. That wait is what the trial records and flags.
+#[test]
+fn beside_cpu_burners_a_slow_stream_is_flagged_never_silent() {
+    let _alone = crate::alone();
+    require!(root, fuse);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let burners = Burners::start(cpus + 1);
+    let attempts = ssd_stream_attempts();
+    drop(burners);
+    within_10_percent_or_flagged(&attempts);
+    assert!(
+        attempts.iter().all(|a| a.wait.own_seconds > 0.0),
+        "the burners kept nothing waiting? {:?}",
+        attempts.iter().map(|a| &a.wait).collect::<Vec<_>>()
+    );
+}
+
+/// Processes spinning on the CPU, killed on drop. Outside this process's tree (each a
+/// shell's background child, reparented when the shell exits), as another program's
+/// are: their own waits are not the stream's.
+struct Burners(Vec<i32>);
+
+impl Burners {
+    fn start(n: usize) -> Self {
+        Burners(
+            (0..n)
+                .map(|_| {
+                    let out = std::process::Command::new("sh")
+                        .args([
+                            "-c",
+                            "sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!",
+                        ])
+                        .output()
+                        .expect("sh");
+                    String::from_utf8_lossy(&out.stdout)
+                        .trim()
+                        .parse()
+                        .expect("a pid")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
 }

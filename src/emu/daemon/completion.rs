@@ -14,6 +14,7 @@ impl Inner {
     /// `late`, `overdue` and the worst lateness (docs/devices.md, "Stalls").
     pub(super) fn answered(&self, disk: usize, at: Instant, sent: Instant) {
         let lateness = sent.saturating_duration_since(at);
+        self.disks[disk].lateness.add(lateness);
         if lateness <= LATE_AFTER {
             return;
         }

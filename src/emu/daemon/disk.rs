@@ -39,6 +39,8 @@ pub(super) struct Disk {
     /// The rig is measuring the path on this disk (`path NAME probe on`): its requests
     /// (reads, writes of the bytes just read, flushes) stay out of the write log.
     pub(super) probing: std::sync::atomic::AtomicBool,
+    /// Every answer's lateness since timing was last turned on.
+    pub(super) lateness: super::stats::LatenessCounters,
 }
 
 impl Disk {
@@ -84,6 +86,7 @@ impl Disk {
             }),
             overlay: overlay.then(|| Mutex::new(Overlay::default())),
             probing: std::sync::atomic::AtomicBool::new(false),
+            lateness: Default::default(),
         })
     }
 

@@ -194,6 +194,7 @@ impl Inner {
             // same answers in every trial.
             let model = build_model(&d.spec, d.size)?;
             st.stats = DiskStats::fresh(&d.spec, model.as_ref(), st.path);
+            d.lateness.reset();
             st.model = model;
             st.start = Instant::now();
             st.probe_delay = None;
@@ -237,11 +238,14 @@ impl Inner {
                 .disks
                 .iter()
                 .map(|d| {
-                    d.state
+                    let mut s = d
+                        .state
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .stats
-                        .clone()
+                        .clone();
+                    s.lateness = Some(d.lateness.read());
+                    s
                 })
                 .collect(),
             log_records,

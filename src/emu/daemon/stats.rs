@@ -29,6 +29,64 @@ pub const OVERDUE_AFTER: Duration = Duration::from_secs(1);
 /// Answers later than their deadline by more than this are counted as `late`.
 pub const LATE_AFTER: Duration = Duration::from_millis(1);
 
+/// The upper bounds, in µs, of the lateness distribution's buckets
+/// ([`DiskStats::lateness`]); a last bucket holds the answers later than the last.
+pub const LATENESS_BOUNDS_US: [u64; 5] = [100, 1_000, 10_000, 100_000, 1_000_000];
+
+/// Every answer's lateness, counted without a lock (the completion thread adds to it
+/// as each answer goes out); read into [`Lateness`].
+#[derive(Debug, Default)]
+pub(super) struct LatenessCounters {
+    buckets: [std::sync::atomic::AtomicU64; LATENESS_BOUNDS_US.len() + 1],
+    total_ns: std::sync::atomic::AtomicU64,
+}
+
+impl LatenessCounters {
+    pub(super) fn add(&self, lateness: Duration) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let us = lateness.as_micros() as u64;
+        let i = LATENESS_BOUNDS_US
+            .iter()
+            .position(|&b| us <= b)
+            .unwrap_or(LATENESS_BOUNDS_US.len());
+        self.buckets[i].fetch_add(1, Relaxed);
+        self.total_ns.fetch_add(lateness.as_nanos() as u64, Relaxed);
+    }
+
+    pub(super) fn reset(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for b in &self.buckets {
+            b.store(0, Relaxed);
+        }
+        self.total_ns.store(0, Relaxed);
+    }
+
+    pub(super) fn read(&self) -> Lateness {
+        use std::sync::atomic::Ordering::Relaxed;
+        Lateness {
+            bounds_us: LATENESS_BOUNDS_US.to_vec(),
+            answers: self.buckets.iter().map(|b| b.load(Relaxed)).collect(),
+            total_seconds: self.total_ns.load(Relaxed) as f64 / 1e9,
+        }
+    }
+}
+
+/// How late the disk's answers went out after their deadlines, all of them: how many
+/// fell at or under each bound, and the lateness summed. On a busy host the daemon
+/// still answers on time (its threads run at real-time priority); this shows that it
+/// did, while the trial's CPU wait shows what the host did to the rest of the path
+/// (docs/devices.md, "A busy host").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Lateness {
+    /// Upper bounds of the buckets, µs.
+    pub bounds_us: Vec<u64>,
+    /// Answers per bucket: at most `bounds_us[0]` late, ..., and (the last) later than
+    /// every bound.
+    pub answers: Vec<u64>,
+    /// The lateness of every answer, summed, in seconds.
+    pub total_seconds: f64,
+}
+
 /// Whether an answer sent `lateness` after its deadline is overdue ([`OVERDUE_AFTER`]).
 pub fn is_overdue(lateness: Duration) -> bool {
     lateness > OVERDUE_AFTER
@@ -92,6 +150,9 @@ pub struct DiskStats {
     /// never measured (no compensation, `emu::FUSE_FLOOR` assumed for the flags).
     #[serde(default)]
     pub path: Option<PathCost>,
+    /// Every answer's lateness, as a distribution (`None` in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness: Option<Lateness>,
 }
 
 /// `.stats`: what the daemon did.
@@ -199,6 +260,22 @@ mod tests {
         assert!(!is_overdue(OVERDUE_AFTER), "at the bound is not past it");
         assert!(is_overdue(OVERDUE_AFTER + Duration::from_micros(1)));
         assert!(is_overdue(Duration::from_secs(192)));
+    }
+
+    #[test]
+    fn every_answer_falls_in_one_bucket_of_the_lateness_distribution() {
+        let c = LatenessCounters::default();
+        let us = Duration::from_micros;
+        for l in [us(0), us(100), us(101), us(5_000), us(2_000_000)] {
+            c.add(l);
+        }
+        let l = c.read();
+        assert_eq!(l.bounds_us, LATENESS_BOUNDS_US);
+        // At most 100 µs (the bound itself included), at most 1 ms, ..., past 1 s.
+        assert_eq!(l.answers, [2, 1, 1, 0, 0, 1]);
+        assert!((l.total_seconds - 2.005_201).abs() < 1e-9, "{l:?}");
+        c.reset();
+        assert_eq!(c.read().answers, [0; 6]);
     }
 
     #[test]

@@ -221,6 +221,11 @@ const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 /// halt. The path's cost, which the daemon takes off every answer, must not depend on
 /// how busy the machine happens to be. The kernel drops the request when the file is
 /// closed, or when jbench dies: nothing to restore.
+/// Whether [`hold_cpu_latency`] can be asked here (root, and the kernel has the file).
+pub fn can_hold_cpu_latency() -> bool {
+    OpenOptions::new().write(true).open(CPU_DMA_LATENCY).is_ok()
+}
+
 pub fn hold_cpu_latency() -> Option<File> {
     let mut f = OpenOptions::new().write(true).open(CPU_DMA_LATENCY).ok()?;
     f.write_all(&0i32.to_ne_bytes()).ok()?;

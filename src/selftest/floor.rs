@@ -105,6 +105,74 @@ pub struct Floor {
     /// Image I/O per request as the daemon counted it (µs): [FUSE only, whole path]
     /// × [read, write].
     pub daemon_io_us: [[f64; 2]; 2],
+    /// How a trial's emulated disk is served on this machine.
+    pub setup: PathSetup,
+}
+
+/// How a trial's emulated disk is served here: the transport, and where the path waits
+/// by polling instead of sleeping.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathSetup {
+    /// `classic`: requests read from `/dev/fuse` by this many threads at real-time
+    /// priority.
+    pub transport: String,
+    pub fuse_threads: usize,
+    /// The kernel's `enable_uring` for FUSE (`Y`, `N`; `None`: no such parameter):
+    /// FUSE over io_uring, which jbench's daemon does not speak.
+    pub fuse_io_uring_in_kernel: Option<String>,
+    /// Idle CPUs poll instead of halting while the daemon serves timed disks (the CPU
+    /// latency request held at 0 µs); `false` where it cannot be asked.
+    pub idle_cpus_poll: bool,
+    /// The completion thread spins this long before each deadline, µs.
+    pub spin_before_deadline_us: u64,
+    /// The daemon's CPUs and the workload's, as a trial pins them (`None`: one CPU,
+    /// nothing to separate).
+    pub daemon_cpus: Option<Vec<usize>>,
+    pub workload_cpus: Option<Vec<usize>>,
+}
+
+impl PathSetup {
+    /// This machine's.
+    pub fn here() -> Self {
+        let split = emulated::split_cpus(&emulated::allowed_cpus());
+        PathSetup {
+            transport: "classic".into(),
+            fuse_threads: crate::emu::daemon::FUSE_THREADS,
+            fuse_io_uring_in_kernel: std::fs::read_to_string(
+                "/sys/module/fuse/parameters/enable_uring",
+            )
+            .ok()
+            .map(|s| s.trim().to_string()),
+            idle_cpus_poll: emulated::can_hold_cpu_latency(),
+            spin_before_deadline_us: crate::emu::daemon::SPIN_BEFORE_DEADLINE.as_micros() as u64,
+            daemon_cpus: split.as_ref().map(|(d, _)| d.clone()),
+            workload_cpus: split.map(|(_, w)| w),
+        }
+    }
+
+    /// One paragraph for the terminal.
+    pub fn describe(&self) -> String {
+        let uring = match self.fuse_io_uring_in_kernel.as_deref() {
+            Some("Y") => "the kernel offers FUSE over io_uring (enable_uring=Y), which the daemon does not speak".to_string(),
+            Some(v) => format!("FUSE over io_uring: the kernel has it, off (enable_uring={v}), and the daemon does not speak it"),
+            None => "this kernel has no FUSE over io_uring".to_string(),
+        };
+        let cpus = match (&self.daemon_cpus, &self.workload_cpus) {
+            (Some(d), Some(w)) => format!("the daemon on CPU(s) {d:?}, the workload on {w:?}"),
+            _ => "one CPU: the daemon and the workload share it".to_string(),
+        };
+        format!(
+            "a trial here uses: {} FUSE (/dev/fuse, {} reading threads at real-time priority); {uring}; idle CPUs {}; the completion thread spins the last {} µs before each deadline; {cpus}",
+            self.transport,
+            self.fuse_threads,
+            if self.idle_cpus_poll {
+                "poll instead of halting (CPU latency request held at 0 µs)"
+            } else {
+                "may halt (the CPU latency request cannot be held here)"
+            },
+            self.spin_before_deadline_us
+        )
+    }
 }
 
 /// A small deterministic generator of block offsets within `SPAN`.
@@ -171,6 +239,8 @@ fn open(path: &Path, direct: bool) -> Result<File> {
 
 /// Measures the parts, telling each as an event.
 pub fn floor(opts: &FloorOptions) -> Result<Floor> {
+    // Before this thread is pinned: a trial's split is of every CPU jbench may use.
+    let setup = PathSetup::here();
     let session = SessionDir::create(&opts.work_dir)?;
     let img = ImageFile::create(&session, "floor.img", SPAN)?;
     // Allocated and in the page cache, as a ram disk's image is once written.
@@ -280,6 +350,7 @@ pub fn floor(opts: &FloorOptions) -> Result<Floor> {
             placement: opts.placement,
             parts,
             daemon_io_us: io_us,
+            setup: setup.clone(),
         })
     })();
     if let Some(cpus) = restore {
@@ -333,12 +404,52 @@ pub fn render(f: &Floor) -> String {
             fuse.write.median_us - io[0][1]
         ));
     }
+    out.push_str(&format!("\n{}\n", f.setup.describe()));
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_setup_says_transport_polling_and_cpus() {
+        let mut setup = PathSetup {
+            transport: "classic".into(),
+            fuse_threads: 4,
+            fuse_io_uring_in_kernel: Some("N".into()),
+            idle_cpus_poll: true,
+            spin_before_deadline_us: 80,
+            daemon_cpus: Some(vec![1]),
+            workload_cpus: Some(vec![0]),
+        };
+        let d = setup.describe();
+        assert!(
+            d.starts_with("a trial here uses: classic FUSE (/dev/fuse, 4 reading threads"),
+            "{d}"
+        );
+        assert!(
+            d.contains("enable_uring=N") && d.contains("poll instead of halting"),
+            "{d}"
+        );
+        assert!(
+            d.contains("spins the last 80 µs")
+                && d.contains("daemon on CPU(s) [1], the workload on [0]"),
+            "{d}"
+        );
+        setup.fuse_io_uring_in_kernel = None;
+        setup.idle_cpus_poll = false;
+        setup.daemon_cpus = None;
+        let d = setup.describe();
+        assert!(
+            d.contains("no FUSE over io_uring") && d.contains("may halt") && d.contains("share it"),
+            "{d}"
+        );
+        // What this machine says is one of those.
+        assert!(PathSetup::here()
+            .describe()
+            .starts_with("a trial here uses: classic FUSE"));
+    }
 
     #[test]
     fn latencies_are_quantiles_of_the_requests() {

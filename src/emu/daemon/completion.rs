@@ -54,6 +54,10 @@ impl Inner {
     }
 }
 
+/// The completion thread stops sleeping this long before a deadline and spins: condvar
+/// timeouts overshoot by tens of µs.
+pub const SPIN_BEFORE_DEADLINE: Duration = Duration::from_micros(80);
+
 /// The completion thread: answers each pending request at its deadline, in deadline
 /// order, writing its log record first.
 pub(super) fn completer(inner: Arc<Inner>) {
@@ -93,7 +97,7 @@ pub(super) fn completer(inner: Arc<Inner>) {
             }
             Some(p) => {
                 let wait = p.at - now;
-                if wait < Duration::from_micros(80) {
+                if wait < SPIN_BEFORE_DEADLINE {
                     // Condvar timeouts overshoot by tens of µs; spin the last stretch.
                     drop(q);
                     while Instant::now() < now + wait {

@@ -49,9 +49,10 @@ mod queue;
 mod state;
 mod stats;
 
+pub use completion::SPIN_BEFORE_DEADLINE;
 pub use disk::build_model;
 pub use path::PathCost;
-pub use stats::{is_overdue, DaemonStats, DiskStats, OVERDUE_AFTER};
+pub use stats::{is_overdue, DaemonStats, DiskStats, Lateness, OVERDUE_AFTER};
 
 /// Name of the file a control command is written to.
 pub const CONTROL_FILE: &str = ".control";
@@ -134,7 +135,7 @@ fn read_config(path: &Path) -> Result<String> {
 /// Threads reading FUSE requests. Requests are short (an image read or write, then a
 /// deadline); four cover the loop devices' concurrency on hosts this size without the
 /// threads contending for the queue lock.
-const FUSE_THREADS: usize = 4;
+pub const FUSE_THREADS: usize = 4;
 
 /// Marks the daemon as part of the block I/O path (`PR_SET_IO_FLUSHER`, Linux 5.6):
 /// its own writes to the images are throttled only by the host disk's dirty pages, not

@@ -706,6 +706,18 @@ fn floor_times_every_part_and_leaves_nothing_behind() {
             assert!(v.as_f64().unwrap() > 0.0, "{f}");
         }
     }
+    // How a trial is served here: the transport, and the CPUs of every CPU jbench may
+    // use (not of the pinned measuring thread's).
+    let setup = &f["setup"];
+    assert_eq!(setup["transport"], "classic", "{setup}");
+    assert!(setup["fuse_threads"].as_u64().unwrap() > 0, "{setup}");
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+        let cpus = |k: &str| setup[k].as_array().map_or(0, |a| a.len());
+        assert!(
+            cpus("daemon_cpus") >= 1 && cpus("workload_cpus") >= 1,
+            "{setup}"
+        );
+    }
     assert_no_leaks(work.path());
     for dir in [work.path(), plain.path()] {
         let left: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();

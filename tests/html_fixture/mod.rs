@@ -228,6 +228,19 @@ pub fn write_results_dir(dir: &Path) -> Vec<TrialRecord> {
     records
 }
 
+/// The fixture's results directory in a fresh temporary directory, and its HTML
+/// report as `jbench report --html` renders it.
+pub fn rendered() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    write_results_dir(dir.path());
+    let html = jbench::report::html::render_results(
+        &jbench::results::open(dir.path()).unwrap(),
+        &options(),
+    )
+    .unwrap();
+    (dir, html)
+}
+
 pub fn options() -> jbench::report::ReportOptions {
     jbench::report::ReportOptions {
         config_order: configs().into_iter().map(|c| c.label).collect(),

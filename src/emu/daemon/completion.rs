@@ -90,6 +90,8 @@ pub(super) fn completer(inner: Arc<Inner>) {
                 }
                 if let Some(i) = p.disk {
                     // Measured as the answer goes out: a slow log write delays it too.
+                    // Counted before it goes, so whoever got the answer reads counters
+                    // that hold it (a few atomic adds; the lock only when late).
                     inner.answered(i, p.at, Instant::now());
                 }
                 p.answer.send();

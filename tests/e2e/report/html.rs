@@ -7,14 +7,7 @@ use html_fixture as fx;
 use jbench::report;
 
 fn page() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    fx::write_results_dir(dir.path());
-    let html = jbench::report::html::render_results(
-        &jbench::results::open(dir.path()).unwrap(),
-        &fx::options(),
-    )
-    .unwrap();
-    (dir, html)
+    fx::rendered()
 }
 
 #[test]

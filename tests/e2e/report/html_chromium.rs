@@ -207,13 +207,7 @@ fn chromium_renders_every_chart_without_errors_or_requests() {
 
 /// The fixture's results directory, its HTML report, and the page written into it.
 fn rendered_fixture() -> (tempfile::TempDir, String, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    fx::write_results_dir(dir.path());
-    let html = jbench::report::html::render_results(
-        &jbench::results::open(dir.path()).unwrap(),
-        &fx::options(),
-    )
-    .unwrap();
+    let (dir, html) = fx::rendered();
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html).unwrap();
     (dir, html, page)

@@ -77,7 +77,7 @@ impl CpuWait {
 }
 
 /// Cumulative CPU ticks at one moment, split by whose they are.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CpuSplit {
     /// `/proc/stat`: user + nice + system of all CPUs.
     pub busy: u64,
@@ -85,9 +85,12 @@ pub struct CpuSplit {
     pub own: u64,
     /// Every kernel thread.
     pub kernel: u64,
-    /// Run delay of jbench's tree's and of kernel threads' live tasks, in ns.
-    pub own_wait_ns: u64,
-    pub kernel_wait_ns: u64,
+    /// Run delay of jbench's tree's and of kernel threads' live threads, in ns, by
+    /// thread id: a thread that ends between two readings takes its wait with it,
+    /// and summed totals would then hide the others' (a loop or writeback worker
+    /// ending made a starved stream's kernel wait read 0).
+    pub own_wait_ns: ThreadWaits,
+    pub kernel_wait_ns: ThreadWaits,
     /// `/proc/pressure/cpu`'s "some" total, in µs.
     pub pressure_us: Option<u64>,
 }
@@ -116,12 +119,12 @@ impl CpuSplit {
             busy,
             own,
             kernel,
-            own_wait_ns: tree.iter().map(|&pid| run_delay_ns(pid)).sum(),
+            own_wait_ns: tree.iter().flat_map(|&pid| run_delays_ns(pid)).collect(),
             kernel_wait_ns: tasks
                 .iter()
                 .filter(|t| t.kernel)
-                .map(|t| run_delay_ns(t.pid))
-                .sum(),
+                .flat_map(|t| run_delays_ns(t.pid))
+                .collect(),
             pressure_us: std::fs::read_to_string("/proc/pressure/cpu")
                 .ok()
                 .and_then(|t| some_total_us(&t)),
@@ -132,8 +135,8 @@ impl CpuSplit {
     pub fn wait_until(&self, end: &CpuSplit, seconds: f64) -> CpuWait {
         let d = |a: u64, b: u64| b.saturating_sub(a) as f64;
         CpuWait {
-            own_seconds: d(self.own_wait_ns, end.own_wait_ns) / 1e9,
-            kernel_seconds: d(self.kernel_wait_ns, end.kernel_wait_ns) / 1e9,
+            own_seconds: waited_ns(&self.own_wait_ns, &end.own_wait_ns) as f64 / 1e9,
+            kernel_seconds: waited_ns(&self.kernel_wait_ns, &end.kernel_wait_ns) as f64 / 1e9,
             pressure_pct: match (self.pressure_us, end.pressure_us) {
                 (Some(a), Some(b)) if seconds > 0.0 => Some(d(a, b) / 1e6 / seconds * 100.0),
                 _ => None,
@@ -220,9 +223,9 @@ fn run_root() -> u32 {
 /// in ns (0 when it is gone). A real-time thread (the device daemon's) waits only
 /// behind other real-time threads, its own daemon's, never behind another program:
 /// that wait is the daemon's design, inside the model's time, not the host's doing.
-fn run_delay_ns(pid: u32) -> u64 {
+fn run_delays_ns(pid: u32) -> Vec<(u32, u64)> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
+        return Vec::new();
     };
     dir.flatten()
         .filter(|t| {
@@ -231,8 +234,22 @@ fn run_delay_ns(pid: u32) -> u64 {
                 .and_then(|text| rt_priority(&text))
                 == Some(0)
         })
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|text| schedstat_run_delay(&text))
+        .filter_map(|t| {
+            let tid = t.file_name().to_str()?.parse().ok()?;
+            let text = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
+            Some((tid, schedstat_run_delay(&text)?))
+        })
+        .collect()
+}
+
+/// Run delay by thread id, ns.
+pub type ThreadWaits = std::collections::BTreeMap<u32, u64>;
+
+/// What the threads alive at `end` waited since `start`: a thread born meanwhile
+/// waited all of its run delay within the interval; one that ended is not counted.
+fn waited_ns(start: &ThreadWaits, end: &ThreadWaits) -> u64 {
+    end.iter()
+        .map(|(tid, &ns)| ns.saturating_sub(start.get(tid).copied().unwrap_or(0)))
         .sum()
 }
 
@@ -385,15 +402,17 @@ mod tests {
         assert_eq!(rt_priority(&stat(50)), Some(50));
         let psi = "some avg10=53.76 avg60=15.51 avg300=5.31 total=6096999164\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
         assert_eq!(some_total_us(psi), Some(6_096_999_164));
+        let waits = |w: &[(u32, u64)]| w.iter().copied().collect::<ThreadWaits>();
         let start = CpuSplit {
-            own_wait_ns: 1_000_000_000,
-            kernel_wait_ns: 10,
+            own_wait_ns: waits(&[(7, 1_000_000_000)]),
+            // Thread 40 ends before the second reading, 41 is born after the first.
+            kernel_wait_ns: waits(&[(30, 10), (40, 900_000_000)]),
             pressure_us: Some(5_000_000),
             ..CpuSplit::default()
         };
         let end = CpuSplit {
-            own_wait_ns: 1_300_000_000,
-            kernel_wait_ns: 20_000_010,
+            own_wait_ns: waits(&[(7, 1_300_000_000)]),
+            kernel_wait_ns: waits(&[(30, 15_000_010), (41, 5_000_000)]),
             pressure_us: Some(6_000_000),
             ..CpuSplit::default()
         };
@@ -410,8 +429,12 @@ mod tests {
             pressure_pct: Some(1.6),
         };
         assert!(!idle.starved(0.3));
-        // A task that ended takes its wait with it: never a negative wait.
-        assert_eq!(end.wait_until(&start, 2.0).seconds(), 0.0);
+        // Thread 40 took its 0.9 s with it when it ended: the others' waits stand
+        // (the totals, 0.9 s then 0.02 s, would have read none).
+        assert_eq!(
+            waited_ns(&start.kernel_wait_ns, &end.kernel_wait_ns),
+            20_000_000
+        );
     }
 
     /// Two spinning processes outside jbench's tree on a two-CPU machine keep this
@@ -423,7 +446,13 @@ mod tests {
         let mut burners = Vec::new();
         for _ in 0..cpus {
             let out = std::process::Command::new("sh")
-                .args(["-c", "sh -c 'end=$(($(date +%s)+3)); while [ $(date +%s) -lt $end ]; do :; done' >/dev/null 2>&1 & echo $!"])
+                // Spinning without forking (a loop that runs `date` each turn
+                // spends its time in fork and exec, and kept this thread waiting
+                // 0.03-0.09 s in 1.5 s); `timeout` ends it if the kill is missed.
+                .args([
+                    "-c",
+                    "timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!",
+                ])
                 .output()
                 .unwrap();
             burners.push(
@@ -441,8 +470,9 @@ mod tests {
         let end = CpuSplit::now().unwrap();
         let w = start.wait_until(&end, t0.elapsed().as_secs_f64());
         for pid in burners {
-            // SAFETY: kill with a pid we started; the burner ends by itself anyway.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // SAFETY: kill with a pid we started; `timeout` passes SIGTERM on to its
+            // spinner, and ends it by itself anyway.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
         }
         // Three spinners on two CPUs: this one waits about a third of the time.
         assert!(w.own_seconds > 0.1, "{w:?}");

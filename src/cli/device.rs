@@ -75,9 +75,11 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
             preflight::require_root("jbench device floor")?;
             crate::trust::create_trusted_dir(&a.work_dir)?;
             crate::trust::create_trusted_dir(&a.tmpfs_dir)?;
+            crate::trust::create_trusted_dir(&a.image_dir)?;
             let opts = crate::selftest::floor::FloorOptions {
                 work_dir: a.work_dir,
                 tmpfs_dir: a.tmpfs_dir,
+                image_dir: a.image_dir,
                 requests: a.requests.max(100),
                 placement: a.placement,
             };

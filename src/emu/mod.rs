@@ -31,6 +31,9 @@ pub struct EmulationOptions {
     /// emulated file system's own dirty pages, pages only the daemon can clean
     /// (docs/devices.md, "Why the emulated disk never stalls").
     pub image_dir: std::path::PathBuf,
+    /// Let the daemon poll for requests where a CPU can be spared (docs/devices.md,
+    /// "Polling"): 6 µs off each request on the development VM, one CPU kept busy.
+    pub poll: bool,
 }
 
 /// Default of `[emulation] image_dir`.
@@ -43,6 +46,7 @@ impl Default for EmulationOptions {
             watchdog: Duration::from_secs(30),
             pin_cpus: true,
             image_dir: DEFAULT_IMAGE_DIR.into(),
+            poll: true,
         }
     }
 }

@@ -223,33 +223,75 @@ fn run_root() -> u32 {
 /// in ns (0 when it is gone). A real-time thread (the device daemon's) waits only
 /// behind other real-time threads, its own daemon's, never behind another program:
 /// that wait is the daemon's design, inside the model's time, not the host's doing.
-fn run_delays_ns(pid: u32) -> Vec<(u32, u64)> {
+fn run_delays_ns(pid: u32) -> Vec<(u32, i64)> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
-    dir.flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("stat"))
-                .ok()
-                .and_then(|text| rt_priority(&text))
-                == Some(0)
-        })
+    let threads: Vec<Thread> = dir
+        .flatten()
         .filter_map(|t| {
             let tid = t.file_name().to_str()?.parse().ok()?;
-            let text = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
-            Some((tid, schedstat_run_delay(&text)?))
+            let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
+            let sched = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
+            Some(Thread {
+                tid,
+                comm: comm(&stat)?.to_string(),
+                realtime: rt_priority(&stat)? != 0,
+                runtime_ns: schedstat_field(&sched, 0)?,
+                delay_ns: schedstat_field(&sched, 1)?,
+            })
+        })
+        .collect();
+    waits_of(&threads)
+}
+
+/// One thread's name, class and `schedstat`.
+struct Thread {
+    tid: u32,
+    comm: String,
+    realtime: bool,
+    runtime_ns: u64,
+    delay_ns: u64,
+}
+
+/// The run delay of one process's ordinary threads. A polling device daemon's reader
+/// (`fuser-*` at normal priority) is always runnable: it waits whenever the daemon's
+/// real-time completion thread runs on its CPU, which is the daemon answering, not
+/// the trial waiting; that thread's run time is taken off the reader's wait.
+fn waits_of(threads: &[Thread]) -> Vec<(u32, i64)> {
+    let answering: u64 = threads
+        .iter()
+        .filter(|t| t.realtime && t.comm == "completer")
+        .map(|t| t.runtime_ns)
+        .sum();
+    threads
+        .iter()
+        .filter(|t| !t.realtime)
+        .map(|t| {
+            let own = if t.comm.starts_with("fuser-") {
+                t.delay_ns as i64 - answering as i64
+            } else {
+                t.delay_ns as i64
+            };
+            (t.tid, own)
         })
         .collect()
 }
 
-/// Run delay by thread id, ns.
-pub type ThreadWaits = std::collections::BTreeMap<u32, u64>;
+/// The command name of a `stat` line (between the first `(` and the last `)`).
+fn comm(stat: &str) -> Option<&str> {
+    stat.get(stat.find('(')? + 1..stat.rfind(')')?)
+}
+
+/// Run delay by thread id, ns (signed: a polling reader's is its delay less its
+/// daemon's answering time, see `waits_of`).
+pub type ThreadWaits = std::collections::BTreeMap<u32, i64>;
 
 /// What the threads alive at `end` waited since `start`: a thread born meanwhile
 /// waited all of its run delay within the interval; one that ended is not counted.
 fn waited_ns(start: &ThreadWaits, end: &ThreadWaits) -> u64 {
     end.iter()
-        .map(|(tid, &ns)| ns.saturating_sub(start.get(tid).copied().unwrap_or(0)))
+        .map(|(tid, &ns)| (ns - start.get(tid).copied().unwrap_or(0)).max(0) as u64)
         .sum()
 }
 
@@ -261,7 +303,12 @@ pub fn rt_priority(stat: &str) -> Option<u64> {
 
 /// The second field of a `schedstat` line: time spent waiting on a run queue, ns.
 pub fn schedstat_run_delay(text: &str) -> Option<u64> {
-    text.split_whitespace().nth(1)?.parse().ok()
+    schedstat_field(text, 1)
+}
+
+/// Field `n` of a `schedstat` line: 0 time on the CPU, 1 time waiting for it (ns).
+fn schedstat_field(text: &str, n: usize) -> Option<u64> {
+    text.split_whitespace().nth(n)?.parse().ok()
 }
 
 /// The `total=` of `/proc/pressure/cpu`'s "some" line, µs.
@@ -402,7 +449,7 @@ mod tests {
         assert_eq!(rt_priority(&stat(50)), Some(50));
         let psi = "some avg10=53.76 avg60=15.51 avg300=5.31 total=6096999164\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
         assert_eq!(some_total_us(psi), Some(6_096_999_164));
-        let waits = |w: &[(u32, u64)]| w.iter().copied().collect::<ThreadWaits>();
+        let waits = |w: &[(u32, i64)]| w.iter().copied().collect::<ThreadWaits>();
         let start = CpuSplit {
             own_wait_ns: waits(&[(7, 1_000_000_000)]),
             // Thread 40 ends before the second reading, 41 is born after the first.
@@ -435,6 +482,34 @@ mod tests {
             waited_ns(&start.kernel_wait_ns, &end.kernel_wait_ns),
             20_000_000
         );
+    }
+
+    #[test]
+    fn a_polling_readers_wait_behind_its_own_answers_is_not_the_trials() {
+        let t = |tid, comm: &str, realtime, runtime_ns, delay_ns| Thread {
+            tid,
+            comm: comm.into(),
+            realtime,
+            runtime_ns,
+            delay_ns,
+        };
+        let daemon = [
+            t(10, "jbench", false, 5_000, 700),
+            t(11, "completer", true, 300_000, 50),
+            t(12, "fuser-0", false, 9_000_000, 420_000),
+        ];
+        // The reader waited 420 µs, 300 of them while the completer answered; the
+        // real-time thread itself is not counted.
+        assert_eq!(waits_of(&daemon), vec![(10, 700), (12, 120_000)]);
+        // Without a completion thread (not a daemon), a `fuser-` thread's wait is whole.
+        assert_eq!(waits_of(&daemon[2..]), vec![(12, 420_000)]);
+        assert_eq!(comm("12 (fuser-0) R 1 2 3"), Some("fuser-0"));
+        assert_eq!(comm("7 (a) b) S 1"), Some("a) b"));
+        // A reader that waited less than its daemon answered meanwhile: no wait, and
+        // not a negative one taken off the others.
+        let start: ThreadWaits = [(12, 0)].into_iter().collect();
+        let end: ThreadWaits = [(12, -5_000), (10, 700)].into_iter().collect();
+        assert_eq!(waited_ns(&start, &end), 700);
     }
 
     /// Two spinning processes outside jbench's tree on a two-CPU machine keep this

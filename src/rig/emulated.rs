@@ -107,6 +107,9 @@ pub struct EmulationRecord {
     pub log_records: u64,
     #[serde(default)]
     pub log_bytes: u64,
+    /// How the daemon read requests: polling, or asleep and why not polling.
+    #[serde(default)]
+    pub read_mode: crate::emu::daemon::ReadMode,
 }
 
 impl EmulationRecord {
@@ -304,6 +307,7 @@ impl DeviceDaemon {
             cpus: cpus.clone(),
             ready_file: ready_file.clone(),
             overlay,
+            poll: opts.poll,
         };
         let config_path = session.join(CONFIG_FILE);
         let mut config_file = fresh_file(session, CONFIG_FILE)?;

@@ -414,6 +414,7 @@ impl EmulatedRun {
             write_log: daemon.write_log().map(|p| p.display().to_string()),
             log_records: stats.log_records,
             log_bytes: stats.log_bytes,
+            read_mode: stats.read_mode,
         };
         (Some(record), failure)
     }

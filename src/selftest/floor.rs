@@ -6,9 +6,10 @@
 //! part is timed on its own, with the same random 4 KiB reads and writes:
 //!
 //! - the image I/O alone: `pread`/`pwrite` from this process through the page cache,
-//!   on the daemon's image (in `--work-dir`, ext4 on the development VM) and on a file
-//!   on tmpfs;
-//! - a loop device alone: direct I/O over that tmpfs file;
+//!   on the daemon's image (in `--image-dir`, where a trial's is: tmpfs by default) and
+//!   on a file in `--work-dir` (ext4 on the development VM: what an image on a disk's
+//!   file system would cost);
+//! - a loop device alone: direct I/O over a file in `--tmpfs-dir`;
 //! - FUSE alone: `O_DIRECT` on the daemon's file, no loop device;
 //! - the whole path: `O_DIRECT` on the loop device over the daemon's file;
 //!
@@ -43,6 +44,8 @@ pub struct FloorOptions {
     pub work_dir: PathBuf,
     /// Directory on tmpfs for the plain loop device's file.
     pub tmpfs_dir: PathBuf,
+    /// Directory for the daemon's image, as a trial's `[emulation] image_dir`.
+    pub image_dir: PathBuf,
     /// Requests of each kind per part.
     pub requests: u64,
     /// Where the daemon and this process run.
@@ -114,9 +117,12 @@ pub struct Floor {
 #[derive(Debug, Clone, Serialize)]
 pub struct PathSetup {
     /// `classic`: requests read from `/dev/fuse` by this many threads at real-time
-    /// priority.
+    /// priority, or by one polling reader (`read_mode`).
     pub transport: String,
     pub fuse_threads: usize,
+    /// How the floor's daemon (pinned as a trial's, images where a trial's are) read
+    /// its requests: polling, or asleep and why (`None` before it ran).
+    pub read_mode: Option<crate::emu::daemon::ReadMode>,
     /// The kernel's `enable_uring` for FUSE (`Y`, `N`; `None`: no such parameter):
     /// FUSE over io_uring, which jbench's daemon does not speak.
     pub fuse_io_uring_in_kernel: Option<String>,
@@ -138,6 +144,7 @@ impl PathSetup {
         PathSetup {
             transport: "classic".into(),
             fuse_threads: crate::emu::daemon::FUSE_THREADS,
+            read_mode: None,
             fuse_io_uring_in_kernel: std::fs::read_to_string(
                 "/sys/module/fuse/parameters/enable_uring",
             )
@@ -161,10 +168,23 @@ impl PathSetup {
             (Some(d), Some(w)) => format!("the daemon on CPU(s) {d:?}, the workload on {w:?}"),
             _ => "one CPU: the daemon and the workload share it".to_string(),
         };
+        let readers = match &self.read_mode {
+            Some(m) if m.polling => {
+                "one reader polling at normal priority (the daemon has a CPU of its own, its images are in memory)".to_string()
+            }
+            Some(m) => format!(
+                "{} reading threads asleep at real-time priority (no polling: {})",
+                self.fuse_threads,
+                m.why_not.as_deref().unwrap_or("not asked")
+            ),
+            None => format!(
+                "one polling reader where the daemon has a CPU of its own and its images are in memory, else {} reading threads at real-time priority",
+                self.fuse_threads
+            ),
+        };
         format!(
-            "a trial here uses: {} FUSE (/dev/fuse, {} reading threads at real-time priority); {uring}; idle CPUs {}; the completion thread spins the last {} µs before each deadline; {cpus}",
+            "a trial here uses: {} FUSE (/dev/fuse, {readers}); {uring}; idle CPUs {}; the completion thread spins the last {} µs before each deadline; {cpus}",
             self.transport,
-            self.fuse_threads,
             if self.idle_cpus_poll {
                 "poll instead of halting (CPU latency request held at 0 µs)"
             } else {
@@ -242,8 +262,14 @@ pub fn floor(opts: &FloorOptions) -> Result<Floor> {
     // Before this thread is pinned: a trial's split is of every CPU jbench may use.
     let setup = PathSetup::here();
     let session = SessionDir::create(&opts.work_dir)?;
-    let img = ImageFile::create(&session, "floor.img", SPAN)?;
-    // Allocated and in the page cache, as a ram disk's image is once written.
+    // The work dir's page cache, for comparison: where an image on a disk's file system
+    // would be served from.
+    let disk_img = ImageFile::create(&session, "page-cache.img", SPAN)?;
+    fill(disk_img.file())?;
+    // The daemon's image where a trial's is, allocated and written, as a ram disk's
+    // image is once written.
+    let img_session = SessionDir::create(&opts.image_dir)?;
+    let img = ImageFile::create_allocated(&img_session, "floor.img", SPAN)?;
     fill(img.file())?;
     let tmp_session = SessionDir::create(&opts.tmpfs_dir)?;
     let tmp_img = ImageFile::create_allocated(&tmp_session, "plain.img", SPAN)?;
@@ -279,12 +305,12 @@ pub fn floor(opts: &FloorOptions) -> Result<Floor> {
         };
 
         push(
-            "image I/O, ext4 page cache (pread/pwrite)",
-            time_rw(img.file(), n, &mut nothing)?,
+            "image I/O, work dir's page cache (pread/pwrite)",
+            time_rw(disk_img.file(), n, &mut nothing)?,
         );
         push(
-            "image I/O, tmpfs (pread/pwrite)",
-            time_rw(tmp_img.file(), n, &mut nothing)?,
+            "image I/O, the daemon's image (pread/pwrite)",
+            time_rw(img.file(), n, &mut nothing)?,
         );
 
         let mut plain = LoopDevice::attach_with(tmp_img.file(), tmp_img.path(), 0, None, true)?;
@@ -300,8 +326,13 @@ pub fn floor(opts: &FloorOptions) -> Result<Floor> {
             image_id: Some(FileId::of(img.file())?),
         }];
         let cpus = daemon_cpus.clone();
-        let mut daemon =
-            DeviceDaemon::start(&session, &disks, &EmulationOptions::default(), cpus, None)?;
+        // Polling only where a trial would: the daemon on CPUs of its own.
+        let emulation = EmulationOptions {
+            poll: opts.placement == Placement::Split,
+            ..EmulationOptions::default()
+        };
+        let mut daemon = DeviceDaemon::start(&session, &disks, &emulation, cpus, None)?;
+        let read_mode = daemon.stats()?.read_mode;
         // The daemon's image I/O per request, [part][read, write], in µs.
         let mut io_us = [[0.0; 2]; 2];
         let r = (|| -> Result<()> {
@@ -350,7 +381,10 @@ pub fn floor(opts: &FloorOptions) -> Result<Floor> {
             placement: opts.placement,
             parts,
             daemon_io_us: io_us,
-            setup: setup.clone(),
+            setup: PathSetup {
+                read_mode: Some(read_mode),
+                ..setup.clone()
+            },
         })
     })();
     if let Some(cpus) = restore {
@@ -417,6 +451,10 @@ mod tests {
         let mut setup = PathSetup {
             transport: "classic".into(),
             fuse_threads: 4,
+            read_mode: Some(crate::emu::daemon::ReadMode {
+                polling: false,
+                why_not: Some("[emulation] poll = false".into()),
+            }),
             fuse_io_uring_in_kernel: Some("N".into()),
             idle_cpus_poll: true,
             spin_before_deadline_us: 80,
@@ -425,7 +463,7 @@ mod tests {
         };
         let d = setup.describe();
         assert!(
-            d.starts_with("a trial here uses: classic FUSE (/dev/fuse, 4 reading threads"),
+            d.starts_with("a trial here uses: classic FUSE (/dev/fuse, 4 reading threads asleep at real-time priority (no polling: [emulation] poll = false))"),
             "{d}"
         );
         assert!(
@@ -437,6 +475,13 @@ mod tests {
                 && d.contains("daemon on CPU(s) [1], the workload on [0]"),
             "{d}"
         );
+        setup.read_mode = Some(crate::emu::daemon::ReadMode {
+            polling: true,
+            why_not: None,
+        });
+        assert!(setup
+            .describe()
+            .contains("(/dev/fuse, one reader polling at normal priority"));
         setup.fuse_io_uring_in_kernel = None;
         setup.idle_cpus_poll = false;
         setup.daemon_cpus = None;

@@ -56,7 +56,9 @@ fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Vec<Attempt> {
     use jbench::emu::{CalibrationRun, Pattern};
     let tmp = scratch("emu-ssd-");
     let session = jbench::rig::session::SessionDir::create(tmp.path()).unwrap();
-    let image = tmp.path().join("ssd.img");
+    // In memory, as a trial's image is by default (`[emulation] image_dir`).
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let image = shm.path().join("ssd.img");
     std::fs::File::create(&image)
         .unwrap()
         .set_len(TIMED_DISK)
@@ -78,6 +80,20 @@ fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Vec<Attempt> {
         None,
     )
     .unwrap();
+    let read_mode = daemon.stats().unwrap().read_mode;
+    // Pinned apart with its image in memory, the daemon polls (unless another
+    // daemon already polls on its CPU).
+    if split.is_some() {
+        assert!(
+            read_mode.polling
+                || read_mode
+                    .why_not
+                    .as_deref()
+                    .is_some_and(|w| w.starts_with("another device daemon polls")),
+            "{read_mode:?}"
+        );
+    }
+    eprintln!("ssd-sata: the daemon reads requests {read_mode:?}");
     let lo = daemon.attach_disk("ssd", 0, None).unwrap();
     let _ = std::process::Command::new("udevadm").arg("settle").status();
     let path = daemon.measure_path("ssd", &lo).unwrap();

@@ -44,6 +44,7 @@ mod disk;
 mod fuse_fs;
 mod overlay;
 mod path;
+mod polling;
 mod priority;
 mod queue;
 mod state;
@@ -52,6 +53,7 @@ mod stats;
 pub use completion::SPIN_BEFORE_DEADLINE;
 pub use disk::build_model;
 pub use path::PathCost;
+pub use polling::ReadMode;
 pub use stats::{is_overdue, DaemonStats, DiskStats, Lateness, OVERDUE_AFTER};
 
 /// Name of the file a control command is written to.
@@ -95,6 +97,9 @@ pub struct DaemonConfig {
     /// (control commands `overlay load|clear|lose`, see `state`).
     #[serde(default)]
     pub overlay: bool,
+    /// Poll `/dev/fuse` where a CPU can be spared (`polling`).
+    #[serde(default)]
+    pub poll: bool,
 }
 
 /// The ready file's content.
@@ -224,7 +229,10 @@ pub fn run(config_path: &Path) -> Result<()> {
         }
         None => None,
     };
+    let images: Vec<&Path> = config.disks.iter().map(|d| d.image.as_path()).collect();
+    let polling = polling::decide(config.poll, &config.cpus, &images);
     let inner = Arc::new(Inner {
+        read_mode: polling.mode.clone(),
         disks,
         timing: AtomicBool::new(false),
         epoch: Instant::now(),
@@ -254,7 +262,12 @@ pub fn run(config_path: &Path) -> Result<()> {
     // More than one thread reads requests, so one blocked in the kernel (an image write
     // waiting on the host's disk) does not hold back the rest, the watchdog's probe
     // among them. Each has its own /dev/fuse descriptor.
-    fuse_config.n_threads = Some(FUSE_THREADS);
+    // A polling daemon has one reader, spinning (`polling`); else several asleep.
+    fuse_config.n_threads = Some(if polling.mode.polling {
+        1
+    } else {
+        FUSE_THREADS
+    });
     fuse_config.clone_fd = true;
     let mut session = fuser::Session::new(
         EmuFs {
@@ -269,12 +282,18 @@ pub fn run(config_path: &Path) -> Result<()> {
             config.mountpoint.display()
         )
     })?;
+    if polling.mode.polling {
+        polling::make_nonblocking(session.as_fd())?;
+    }
     let mut unmounter = session.unmount_callable();
+    let poll = polling.mode.polling;
     let serving = std::thread::Builder::new()
         .name("fuse".into())
         .spawn(move || {
             // Before the session starts its threads, so they inherit it.
-            priority::serve_realtime();
+            if !poll {
+                priority::serve_realtime();
+            }
             session.run()
         })?;
 

@@ -30,6 +30,7 @@ pub(super) struct Inner {
     pub(super) clock: AtomicU64,
     pub(super) snapshots: Mutex<HashMap<u64, Vec<u8>>>,
     pub(super) next_fh: AtomicU64,
+    pub(super) read_mode: super::polling::ReadMode,
 }
 
 impl Inner {
@@ -250,6 +251,7 @@ impl Inner {
                 .collect(),
             log_records,
             log_bytes,
+            read_mode: self.read_mode.clone(),
         }
     }
 

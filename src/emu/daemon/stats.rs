@@ -165,6 +165,9 @@ pub struct DaemonStats {
     pub log_records: u64,
     #[serde(default)]
     pub log_bytes: u64,
+    /// How the daemon reads requests (polling or asleep in `/dev/fuse`), and why.
+    #[serde(default)]
+    pub read_mode: super::polling::ReadMode,
 }
 
 impl DiskStats {

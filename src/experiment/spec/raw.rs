@@ -213,6 +213,7 @@ pub(super) struct RawEmulation {
     pub(super) watchdog: Key<String>,
     pub(super) pin_cpus: Key<bool>,
     pub(super) image_dir: Key<String>,
+    pub(super) poll: Key<bool>,
 }
 
 /// The `[writeback]` table.

@@ -105,6 +105,7 @@ pub(super) fn resolve(spec: &Spec) -> String {
         "pin_cpus".into(),
         toml::Value::Boolean(spec.emulation.pin_cpus),
     );
+    emulation.insert("poll".into(), toml::Value::Boolean(spec.emulation.poll));
     let mut writeback = toml::Table::new();
     writeback.insert(
         "sync_at_start".into(),

@@ -20,6 +20,9 @@ pub(super) fn build_emulation(
     if let Some(p) = &e.pin_cpus {
         out.pin_cpus = *p.get_ref();
     }
+    if let Some(p) = &e.poll {
+        out.poll = *p.get_ref();
+    }
     if let Some(d) = &e.image_dir {
         let path = std::path::PathBuf::from(d.get_ref());
         if !path.is_absolute() {

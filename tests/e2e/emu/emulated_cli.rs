@@ -214,6 +214,16 @@ fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
                     "CPU {c} is allowed: {emu}"
                 );
             }
+            // Its own CPU and its images in memory (the default image_dir): the daemon
+            // polls, unless a daemon of another test already polls on that CPU.
+            let mode = &emu["read_mode"];
+            assert!(
+                mode["polling"] == true
+                    || mode["why_not"]
+                        .as_str()
+                        .is_some_and(|w| w.starts_with("another device daemon polls")),
+                "{emu}"
+            );
         } else {
             assert!(
                 daemon_cpus.is_empty() && workload_cpus.is_empty(),
@@ -670,6 +680,7 @@ fn floor_times_every_part_and_leaves_nothing_behind() {
     require!(root, fuse);
     let work = scratch("emucli-floor-");
     let plain = scratch("emucli-floor-plain-");
+    let images = tempfile::tempdir_in("/dev/shm").unwrap();
     let out = run_ok(
         jbench()
             .args([
@@ -682,7 +693,9 @@ fn floor_times_every_part_and_leaves_nothing_behind() {
             ])
             .arg(work.path())
             .arg("--tmpfs-dir")
-            .arg(plain.path()),
+            .arg(plain.path())
+            .arg("--image-dir")
+            .arg(images.path()),
     );
     let f: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -717,9 +730,19 @@ fn floor_times_every_part_and_leaves_nothing_behind() {
             cpus("daemon_cpus") >= 1 && cpus("workload_cpus") >= 1,
             "{setup}"
         );
+        // Split, its image in memory: the floor's daemon polled (or another test's
+        // daemon held that CPU's polling lock), and says which.
+        let mode = &setup["read_mode"];
+        assert!(
+            mode["polling"] == true
+                || mode["why_not"]
+                    .as_str()
+                    .is_some_and(|w| w.starts_with("another device daemon polls")),
+            "{setup}"
+        );
     }
     assert_no_leaks(work.path());
-    for dir in [work.path(), plain.path()] {
+    for dir in [work.path(), plain.path(), images.path()] {
         let left: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
         assert!(
             left.is_empty(),

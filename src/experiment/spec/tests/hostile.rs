@@ -76,6 +76,7 @@ const KEYS: &[&str] = &[
     "write_log",
     "watchdog",
     "pin_cpus",
+    "poll",
     "states",
     "strategies",
     "recovery_timing",

@@ -315,7 +315,7 @@ fn the_emulation_table_is_read_and_checked() {
     let text = emulated(
         "",
         "",
-        "\n[emulation]\nwrite_log = true\nwatchdog = \"2m\"\npin_cpus = false\nimage_dir = \"/var/tmp/images\"\n",
+        "\n[emulation]\nwrite_log = true\nwatchdog = \"2m\"\npin_cpus = false\nimage_dir = \"/var/tmp/images\"\npoll = false\n",
     );
     let s = parse(&text, "x").unwrap();
     assert_eq!(
@@ -325,6 +325,7 @@ fn the_emulation_table_is_read_and_checked() {
             watchdog: Duration::from_secs(120),
             pin_cpus: false,
             image_dir: "/var/tmp/images".into(),
+            poll: false,
         }
     );
     let relative = emulated("", "", "\n[emulation]\nimage_dir = \"images\"\n");

@@ -159,12 +159,21 @@ impl CpuSplit {
         Some(HostLoad {
             seconds,
             other_cpu_pct: other as f64 / hz / seconds * 100.0,
-            // What the machine can give: 100% per core jbench may run on.
-            capacity_pct: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
-                * 100.0,
+            // What the machine can give: 100% per online CPU. Not this thread's
+            // affinity: the monitor may run pinned with the workload to one CPU (a
+            // busy host's warning read "143% CPU (of 100%)" on two CPUs).
+            capacity_pct: online_cpus() as f64 * 100.0,
             cpu_wait: Some(self.wait_until(end, seconds)),
         })
     }
+}
+
+/// CPUs online in the machine (at least 1).
+fn online_cpus() -> usize {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN)
+        .ok()
+        .flatten()
+        .map_or(1, |n| n.max(1) as usize)
 }
 
 /// user + nice + system of `/proc/stat`'s `cpu` line.
@@ -577,5 +586,22 @@ mod tests {
         // One core spinning, less whatever else the machine's other jobs took from it.
         assert!(load.other_cpu_pct > 40.0, "{load:?}");
         assert!(load.other_cpu_pct <= load.capacity_pct + 5.0, "{load:?}");
+        // The machine's CPUs, whatever this thread is pinned to.
+        use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+        let me = nix::unistd::Pid::from_raw(0);
+        let mine = sched_getaffinity(me).unwrap();
+        let allowed = (0..CpuSet::count())
+            .filter(|&c| mine.is_set(c).unwrap_or(false))
+            .collect::<Vec<_>>();
+        let mut one = CpuSet::new();
+        one.set(allowed[0]).unwrap();
+        sched_setaffinity(me, &one).unwrap();
+        let pinned = a.load_until(&CpuSplit::now().unwrap(), 1.0).unwrap();
+        sched_setaffinity(me, &mine).unwrap();
+        assert_eq!(pinned.capacity_pct, online_cpus() as f64 * 100.0);
+        assert!(
+            pinned.capacity_pct >= allowed.len() as f64 * 100.0,
+            "{pinned:?}"
+        );
     }
 }

@@ -723,6 +723,25 @@ pub struct QualifyArgs {
     /// was): e.g. `jbench preset show own-hardware > mine.toml` first.
     #[arg(long, value_name = "FILE", requires = "fit")]
     pub fit_to: Option<PathBuf>,
+    /// Then check the fitted copy against the directory (root): the same placement
+    /// experiment (ext4, journal internal and on a second disk, fsync'ed 4 KiB files)
+    /// on loop images in DIR and on emulated disks of the fit, side by side; prints
+    /// each placement's copy/real ratio of throughput (±15%) and of median fsync'ed
+    /// create latency (±20%) with 95% intervals, and a verdict. Exit status 1 when the
+    /// copy misses or cannot stand for the device. Implies --fit.
+    #[arg(long, requires = "dir", conflicts_with = "only")]
+    pub check_copy: bool,
+    /// Fsync'ed files per trial of the check.
+    #[arg(long, default_value_t = 400, requires = "check_copy")]
+    pub check_files: u32,
+    /// Trials per placement and side of each of the check's two passes (at least 2,
+    /// for an interval; with 3 the intervals were still too wide to decide on the
+    /// development VM, with 6 they decided).
+    #[arg(long, default_value_t = 6, requires = "check_copy")]
+    pub check_repetitions: u32,
+    /// Where the check's records go [default: results/check-copy-NAME-TIME].
+    #[arg(long, value_name = "DIR", requires = "check_copy")]
+    pub check_results: Option<PathBuf>,
     #[command(flatten)]
     pub dirs: EmulatedDirs,
     /// Print JSON instead of the table and findings.

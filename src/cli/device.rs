@@ -172,6 +172,15 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
     if let Some(name) = &a.fit {
         qualify::check_name(name)?;
     }
+    if a.check_copy {
+        preflight::require_root("jbench device qualify --check-copy")?;
+        if a.check_repetitions < 2 {
+            anyhow::bail!(
+                "--check-repetitions {}: give at least 2 (an interval needs two trials a side)",
+                a.check_repetitions
+            );
+        }
+    }
     let patterns = qualify::Patterns::only(&a.only);
     let ctl = interrupt::install()?;
     let stop = || ctl.stop_requested();
@@ -217,29 +226,104 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
         }
         (None, None) => anyhow::bail!("give a directory to measure in, or --model NAME"),
     };
-    let fit = a.fit.as_ref().map(|name| qualify::fit(&q, name));
-    if a.json {
+    let fit_name = a
+        .fit
+        .clone()
+        .or_else(|| a.check_copy.then(|| "fitted".to_string()));
+    let fit = fit_name.as_ref().map(|name| qualify::fit(&q, name));
+    // With --check-copy, JSON is one object printed after the check; text is printed
+    // as soon as it is known.
+    let json_of = |check: Option<&crate::qualify::check_copy::CopyCheck>| -> Result<String> {
         let mut v = serde_json::to_value(&q)?;
         if let Some(f) = &fit {
             v["fit"] = serde_json::to_value(f)?;
         }
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
+        if let Some(c) = check {
+            v["check_copy"] = serde_json::to_value(c)?;
+        }
+        Ok(serde_json::to_string_pretty(&v)?)
+    };
+    if a.json && !a.check_copy {
+        outln!("{}", json_of(None)?);
+    } else if !a.json {
         out!("{}", qualify::render(&q));
         if let Some(f) = &fit {
             out!("\n{}", qualify::render_fit(f));
         }
     }
     // After the measurement is printed: a file that cannot be written loses nothing.
-    if let (Some(f), Some(file)) = (&fit, &a.fit_to) {
-        let what = match qualify::write_fit(file, f, &q.target)? {
-            qualify::Written::Created => "written to a new file",
-            qualify::Written::Added => "added to",
-            qualify::Written::Replaced => "replaced in",
-        };
-        eprintln!("jbench: [models.{}] {what} {}", f.name, file.display());
+    // With --check-copy, the model written is the one the check used.
+    let write_to = |f: &qualify::Fit| -> Result<()> {
+        if let Some(file) = &a.fit_to {
+            let what = match qualify::write_fit(file, f, &q.target)? {
+                qualify::Written::Created => "written to a new file",
+                qualify::Written::Added => "added to",
+                qualify::Written::Replaced => "replaced in",
+            };
+            eprintln!("jbench: [models.{}] {what} {}", f.name, file.display());
+        }
+        Ok(())
+    };
+    let (Some(f), Some(dir), true) = (&fit, &a.dir, a.check_copy) else {
+        if let Some(f) = &fit {
+            write_to(f)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let c = check_copy(&a, f, &q, dir)?;
+    if a.json {
+        outln!("{}", json_of(Some(&c))?);
+    } else {
+        out!("\n{}", crate::qualify::check_copy::render(&c));
+        if c.refit.is_some() {
+            out!(
+                "\nthe model the check used:\n{}",
+                qualify::render_fit(&c.fit)
+            );
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    write_to(&c.fit)?;
+    use crate::qualify::check_copy::Verdict;
+    Ok(match c.verdict {
+        Verdict::Predicts | Verdict::Undecided => ExitCode::SUCCESS,
+        Verdict::Misses | Verdict::CannotStand => ExitCode::from(1),
+    })
+}
+
+/// `--check-copy`: the fitted copy against the directory.
+fn check_copy(
+    a: &crate::cli::args::QualifyArgs,
+    fit: &crate::qualify::Fit,
+    q: &crate::qualify::Qualification,
+    dir: &std::path::Path,
+) -> Result<crate::qualify::check_copy::CopyCheck> {
+    use crate::qualify::check_copy::{self, CheckOptions};
+    let results = match &a.check_results {
+        Some(d) => d.clone(),
+        None => {
+            crate::run::session::results_dir(&None, &None, &format!("check-copy-{}", fit.name))?
+        }
+    };
+    let opts = CheckOptions {
+        dir: dir.to_path_buf(),
+        fs_size: "512M".into(),
+        journal_size: "32M".into(),
+        files: a.check_files,
+        repetitions: a.check_repetitions,
+        results,
+    };
+    crate::events::step(
+        crate::events::Activity::Qualify,
+        format!(
+            "checking the copy: {} trials of {} fsync'ed files, on loop images in {} and on emulated disks of [models.{}]",
+            4 * opts.repetitions,
+            opts.files,
+            dir.display(),
+            fit.name
+        ),
+    );
+    let exe = std::env::current_exe().context("cannot find this jbench to run the check")?;
+    check_copy::run(&opts, fit, q.memory, &exe)
 }
 
 /// `jbench device stress`: exit 1 when any model's run failed.

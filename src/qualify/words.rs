@@ -133,10 +133,19 @@ pub fn render(q: &Qualification) -> String {
             "\n{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
             "write, then flush", "requests", "write p50", "flush p50", "both p50", "both p99"
         ));
-        for w in &q.write_flush {
+        let fresh = q
+            .fresh_write_flush
+            .iter()
+            .map(|w| (format!("{}, never-written", format_size(w.bytes)), w));
+        let rows = q
+            .write_flush
+            .iter()
+            .map(|w| (format_size(w.bytes), w))
+            .chain(fresh);
+        for (label, w) in rows {
             s.push_str(&format!(
                 "{:<26} {:>8} {:>10} {:>10} {:>12} {:>12}\n",
-                format_size(w.bytes),
+                label,
                 w.write.count,
                 ms(w.write.p50_us),
                 ms(w.flush.p50_us),
@@ -236,6 +245,7 @@ mod tests {
             write_cache: "write back".into(),
             memory: false,
             direct_io: true,
+            through_loop_image: false,
             size: 1 << 30,
             seconds: 60.0,
             measured: Pattern::ALL.to_vec(),
@@ -245,6 +255,7 @@ mod tests {
             random_read_4k: Rate::default(),
             random_write_4k: Rate::default(),
             write_flush: vec![wf],
+            fresh_write_flush: Vec::new(),
             rewrite_flush: lat(write + flush, (write + flush) * 2.0),
             fdatasync: lat(fsync_p50, fsync_p99),
             append_bytes: APPEND_BYTES,

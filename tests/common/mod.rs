@@ -321,3 +321,16 @@ levels = 2
 "#
     )
 }
+
+/// A daemon pinned to a CPU of its own with its images in memory polls, unless another
+/// daemon (of a test running beside) already polls on that CPU: `read_mode` of a trial
+/// record, `device floor` or the daemon's statistics, as JSON.
+pub fn assert_polls_unless_another_does(read_mode: &serde_json::Value, context: &str) {
+    assert!(
+        read_mode["polling"] == true
+            || read_mode["why_not"]
+                .as_str()
+                .is_some_and(|w| w.starts_with("another device daemon polls")),
+        "{read_mode}: {context}"
+    );
+}

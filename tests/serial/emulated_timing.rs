@@ -84,14 +84,7 @@ fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Vec<Attempt> {
     // Pinned apart with its image in memory, the daemon polls (unless another
     // daemon already polls on its CPU).
     if split.is_some() {
-        assert!(
-            read_mode.polling
-                || read_mode
-                    .why_not
-                    .as_deref()
-                    .is_some_and(|w| w.starts_with("another device daemon polls")),
-            "{read_mode:?}"
-        );
+        assert_polls_unless_another_does(&serde_json::to_value(&read_mode).unwrap(), "ssd");
     }
     eprintln!("ssd-sata: the daemon reads requests {read_mode:?}");
     let lo = daemon.attach_disk("ssd", 0, None).unwrap();

@@ -48,6 +48,11 @@ pub struct FixedParams {
     pub discard_latency_us: f64,
     pub read_mb_per_s: f64,
     pub write_mb_per_s: f64,
+    /// A flush also writes back what was written since the last one, at this rate
+    /// (0: a flush costs `flush_latency_us` whatever was written). What a loop image's
+    /// flush costs on a host file system: its `fdatasync` writes the image's dirty
+    /// pages before the device flush (`jbench device qualify --fit` fits it).
+    pub flush_mb_per_s: f64,
     /// Acknowledged writes survive a power cut (capacitors or a battery hold the
     /// cache): the crash lab keeps them without a flush.
     pub power_loss_protection: bool,
@@ -67,6 +72,7 @@ impl Default for FixedParams {
             discard_latency_us: 100.0,
             read_mb_per_s: 500.0,
             write_mb_per_s: 500.0,
+            flush_mb_per_s: 0.0,
             power_loss_protection: false,
         }
     }
@@ -85,6 +91,7 @@ impl FixedParams {
             discard_latency_us: 20.0,
             read_mb_per_s: 3000.0,
             write_mb_per_s: 3000.0,
+            flush_mb_per_s: 0.0,
             power_loss_protection: false,
         }
     }
@@ -100,6 +107,7 @@ impl FixedParams {
             discard_latency_us: 0.0,
             read_mb_per_s: 1000.0,
             write_mb_per_s: 1000.0,
+            flush_mb_per_s: 0.0,
             power_loss_protection: true,
         }
     }
@@ -119,6 +127,7 @@ impl FixedParams {
             discard_latency_us: 100.0,
             read_mb_per_s: 270.0,
             write_mb_per_s: 210.0,
+            flush_mb_per_s: 0.0,
             power_loss_protection: true,
         }
     }
@@ -136,6 +145,7 @@ impl FixedParams {
             discard_latency_us: 20.0,
             read_mb_per_s: 2500.0,
             write_mb_per_s: 1500.0,
+            flush_mb_per_s: 0.0,
             power_loss_protection: false,
         }
     }
@@ -153,6 +163,7 @@ impl FixedParams {
             discard_latency_us: 20.0,
             read_mb_per_s: 3200.0,
             write_mb_per_s: 1050.0,
+            flush_mb_per_s: 0.0,
             power_loss_protection: true,
         }
     }
@@ -172,6 +183,15 @@ impl FixedParams {
                 ));
             }
         }
+        if !(self.flush_mb_per_s.is_finite() && self.flush_mb_per_s >= 0.0) {
+            return Err(ModelError::invalid(
+                name,
+                format!(
+                    "flush_mb_per_s must be a number >= 0 (0: a flush's time does not depend on what was written), got {}",
+                    self.flush_mb_per_s
+                ),
+            ));
+        }
         for (k, v) in [
             ("read_mb_per_s", self.read_mb_per_s),
             ("write_mb_per_s", self.write_mb_per_s),
@@ -187,12 +207,14 @@ impl FixedParams {
     }
 }
 
-/// Fixed latency per request kind plus a bandwidth cap; no position, no cache state.
+/// Fixed latency per request kind plus a bandwidth cap; no position. The only state
+/// besides the clock: the bytes written since the last flush (`flush_mb_per_s`).
 #[derive(Debug, Clone)]
 pub struct FixedModel {
     name: &'static str,
     p: FixedParams,
     busy_until: Duration,
+    dirty: u64,
 }
 
 impl FixedModel {
@@ -202,6 +224,7 @@ impl FixedModel {
             name,
             p,
             busy_until: Duration::ZERO,
+            dirty: 0,
         })
     }
 
@@ -211,6 +234,9 @@ impl FixedModel {
             Kind::Read | Kind::Write if req.len == 0 => Duration::ZERO,
             Kind::Read => us(p.read_latency_us) + transfer_time(req.len, p.read_mb_per_s),
             Kind::Write => us(p.write_latency_us) + transfer_time(req.len, p.write_mb_per_s),
+            Kind::Flush if p.flush_mb_per_s > 0.0 => {
+                us(p.flush_latency_us) + transfer_time(self.dirty, p.flush_mb_per_s)
+            }
             Kind::Flush => us(p.flush_latency_us),
             Kind::Discard => us(p.discard_latency_us),
         }
@@ -225,6 +251,11 @@ impl DeviceModel for FixedModel {
     fn service(&mut self, req: &Request, now: Duration) -> Service {
         let start = now.max(self.busy_until);
         let work = self.work(req);
+        match req.kind {
+            Kind::Write => self.dirty += req.len,
+            Kind::Flush => self.dirty = 0,
+            Kind::Read | Kind::Discard => {}
+        }
         self.busy_until = start + work;
         Service {
             duration: self.busy_until - now,
@@ -250,7 +281,11 @@ impl DeviceModel for FixedModel {
         CacheWords {
             cache: "none",
             cache_bytes: None,
-            flush: "fixed latency",
+            flush: if self.p.flush_mb_per_s > 0.0 {
+                "fixed latency plus writing back what was written since the last flush"
+            } else {
+                "fixed latency"
+            },
             flush_latency_us: Some(self.p.flush_latency_us),
         }
     }

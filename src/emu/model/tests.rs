@@ -77,6 +77,36 @@ fn nvram_flush_is_free_and_writes_take_microseconds() {
 }
 
 #[test]
+fn a_flush_writes_back_what_was_written_since_the_last_one_when_asked() {
+    // 100 µs per flush, plus what was written since the last one at 1000 MB/s.
+    let params = table("flush_latency_us = 100.0\nflush_mb_per_s = 1000.0\n");
+    let mut m = model_by_name("ssd-sata", Some(&params)).unwrap();
+    let far = Duration::from_secs(1);
+    m.service(&Request::write(0, MIB1), Duration::ZERO);
+    m.service(&Request::write(MIB1, MIB1), Duration::ZERO);
+    let f = m.service(&Request::flush(), far).duration;
+    let want = 100e-6 + 2.0 * MIB1 as f64 / 1e9;
+    assert!((f.as_secs_f64() - want).abs() < 1e-9, "{f:?}");
+    // Nothing written since: the latency alone.
+    let again = m.service(&Request::flush(), far * 2).duration;
+    assert_eq!(again, Duration::from_micros(100));
+    assert!(m.cache_words().flush.contains("writing back"));
+    // The built-in models' flushes do not depend on it (0, the default).
+    let mut plain = model_by_name("ssd-sata", None).unwrap();
+    plain.service(&Request::write(0, MIB1), Duration::ZERO);
+    assert_eq!(
+        plain.service(&Request::flush(), far).duration,
+        Duration::from_micros(1500)
+    );
+    let bad = table("flush_mb_per_s = -1.0\n");
+    let e = model_by_name("ssd-sata", Some(&bad))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("flush_mb_per_s must be a number >= 0"), "{e}");
+}
+
+#[test]
 fn ram_adds_nothing() {
     let mut m = model_by_name("ram", None).unwrap();
     for req in [

@@ -216,14 +216,7 @@ fn a_run_on_emulated_disks_records_counters_cpus_and_write_logs() {
             }
             // Its own CPU and its images in memory (the default image_dir): the daemon
             // polls, unless a daemon of another test already polls on that CPU.
-            let mode = &emu["read_mode"];
-            assert!(
-                mode["polling"] == true
-                    || mode["why_not"]
-                        .as_str()
-                        .is_some_and(|w| w.starts_with("another device daemon polls")),
-                "{emu}"
-            );
+            assert_polls_unless_another_does(&emu["read_mode"], &emu.to_string());
         } else {
             assert!(
                 daemon_cpus.is_empty() && workload_cpus.is_empty(),
@@ -732,14 +725,7 @@ fn floor_times_every_part_and_leaves_nothing_behind() {
         );
         // Split, its image in memory: the floor's daemon polled (or another test's
         // daemon held that CPU's polling lock), and says which.
-        let mode = &setup["read_mode"];
-        assert!(
-            mode["polling"] == true
-                || mode["why_not"]
-                    .as_str()
-                    .is_some_and(|w| w.starts_with("another device daemon polls")),
-            "{setup}"
-        );
+        assert_polls_unless_another_does(&setup["read_mode"], &setup.to_string());
     }
     assert_no_leaks(work.path());
     for dir in [work.path(), plain.path(), images.path()] {

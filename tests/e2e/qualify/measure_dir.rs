@@ -83,6 +83,19 @@ fn a_disk_directory_is_measured_and_left_as_it_was() {
         );
     }
     assert_eq!(q["append_bytes"], 2300);
+    // As root, through a loop image as a trial's file system sees the directory, with
+    // writes to never-written blocks (a trial's image is sparse); nothing left attached.
+    if nix::unistd::geteuid().is_root() {
+        assert_eq!(q["through_loop_image"], true, "{q}");
+        let fresh: Vec<u64> = q["fresh_write_flush"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["bytes"].as_u64().unwrap())
+            .collect();
+        assert_eq!(fresh, [4096, 65536], "{q}");
+        assert_no_leaks(tmp.path());
+    }
     // A fitted model an experiment file can use, and what each figure came from.
     assert_eq!(q["fit"]["name"], "mine", "{q}");
     assert!(
@@ -475,4 +488,109 @@ fn a_fit_is_written_into_a_copy_of_the_own_hardware_preset() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("built-in"));
     assert_eq!(std::fs::read_to_string(&mine).unwrap(), text);
+}
+
+/// `--check-copy`: the placement experiment on the directory and on the fitted copy,
+/// in two passes; the verdict and the exit status follow the intervals printed.
+#[test]
+fn the_fitted_copy_is_checked_against_the_directory_and_the_verdict_follows_the_numbers() {
+    require!(root, fuse);
+    let tmp = scratch("qualify-copy-");
+    let results = tmp.path().join("check");
+    let out = qualify(
+        tmp.path(),
+        &[
+            "--seconds",
+            "3",
+            "--size",
+            "32M",
+            "--json",
+            "--fit",
+            "mine",
+            "--check-copy",
+            "--check-files",
+            "100",
+            "--check-repetitions",
+            "2",
+            "--check-results",
+            results.to_str().unwrap(),
+        ],
+    );
+    let q: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let c = &q["check_copy"];
+    let placements = c["placements"].as_array().unwrap();
+    let names: Vec<&str> = placements
+        .iter()
+        .map(|p| p["placement"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["internal", "second-disk"], "{c}");
+    let mut decisions = Vec::new();
+    for p in placements {
+        for (fig, tol) in [("rate", 0.15), ("p50", 0.20)] {
+            let x = &p[fig];
+            assert_eq!(f(x, &["tolerance"]), tol, "{p}");
+            // Each ratio is the copy's mean over the real one's, inside its interval.
+            let (copy, real) = match fig {
+                "rate" => (f(p, &["copy_rate"]), f(p, &["real_rate"])),
+                _ => (f(p, &["copy_p50_us"]), f(p, &["real_p50_us"])),
+            };
+            assert!((f(x, &["ratio"]) - copy / real).abs() < 1e-9, "{p}");
+            let (low, high) = (f(x, &["interval", "low"]), x["interval"]["high"].as_f64());
+            assert!(
+                low <= copy / real && high.is_none_or(|h| copy / real <= h),
+                "{p}"
+            );
+            // The word follows the interval against the band (1/(1+tol), 1+tol).
+            let word = x["decision"].as_str().unwrap();
+            let (lo, hi) = (1.0 / (1.0 + tol), 1.0 + tol);
+            let expect = if low > hi || high.is_some_and(|h| h < lo) {
+                "different"
+            } else if low > lo && high.is_some_and(|h| h < hi) {
+                "equivalent"
+            } else {
+                "undecided"
+            };
+            assert_eq!(word, expect, "{p}");
+            decisions.push(word.to_string());
+        }
+    }
+    let verdict = c["verdict"].as_str().unwrap();
+    let expect = if decisions.iter().any(|d| d == "different") {
+        "misses"
+    } else if decisions.iter().all(|d| d == "equivalent") {
+        "predicts"
+    } else {
+        "undecided"
+    };
+    assert_eq!(verdict, expect, "{c}");
+    assert_eq!(
+        out.status.success(),
+        verdict != "misses",
+        "exit status {:?} for {verdict}",
+        out.status
+    );
+    // The first pass set the flush latency the second used, and the model printed is it.
+    let refit = &c["refit"];
+    assert_eq!(
+        f(&c["fit"], &["params", "flush_latency_us"]),
+        f(refit, &["to_us"]),
+        "{c}"
+    );
+    // Both passes' records are kept: 2 placements x real and copy x 2 repetitions.
+    for pass in ["fit-pass", "check-pass"] {
+        let text = std::fs::read_to_string(results.join(pass).join("trials.jsonl")).unwrap();
+        assert_eq!(
+            text.lines().filter(|l| l.contains("\"trial\"")).count(),
+            8,
+            "{pass}"
+        );
+    }
+    assert_nothing_left(tmp.path());
+    assert_no_leaks(tmp.path());
 }

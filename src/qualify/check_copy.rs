@@ -172,6 +172,9 @@ pub struct CopyCheck {
     pub placements: Vec<PlacementCheck>,
     /// Why the copy cannot stand for the device, when it cannot.
     pub cannot_stand: Vec<String>,
+    /// Trials (of the pass that decided) the host kept waiting for a CPU past the
+    /// reports' bound: their times are the host's as much as the device's.
+    pub starved_trials: Vec<usize>,
     pub verdict: Verdict,
     pub results: PathBuf,
 }
@@ -246,6 +249,17 @@ pub fn compare(records: &[TrialRecord], memory: bool, results: &Path) -> Result<
         refit: None,
         placements,
         cannot_stand,
+        starved_trials: ok
+            .iter()
+            .filter(|r| {
+                r.monitor
+                    .as_ref()
+                    .and_then(|m| m.host_load.as_ref())
+                    .and_then(|l| Some(l.cpu_wait.as_ref()?.starved(l.seconds)))
+                    .unwrap_or(false)
+            })
+            .map(|r| r.trial)
+            .collect(),
         verdict,
         results: results.to_path_buf(),
     })
@@ -474,6 +488,13 @@ pub fn render(c: &CopyCheck) -> String {
             "  Study the directory itself (a study with work_dir there), not a copy of it.\n",
         );
     }
+    if !c.starved_trials.is_empty() {
+        s.push_str(&format!(
+            "warning: the host kept {} of the check's trials waiting for a CPU past 5% of their time (trials {:?}): their figures are the host's as much as the device's. Check again on an idle machine.\n",
+            c.starved_trials.len(),
+            c.starved_trials
+        ));
+    }
     s
 }
 
@@ -596,6 +617,26 @@ mod tests {
             compare(&all, false, Path::new("r")).unwrap().verdict,
             Verdict::Undecided
         );
+        // A trial the host kept from a CPU is named beside the verdict.
+        let mut busy = close.clone();
+        busy[1].trial = 7;
+        busy[1].monitor = Some(crate::monitor::MonitorSummary {
+            host_load: Some(crate::monitor::HostLoad {
+                seconds: 1.0,
+                other_cpu_pct: 150.0,
+                capacity_pct: 200.0,
+                cpu_wait: Some(crate::monitor::host_load::CpuWait {
+                    own_seconds: 0.3,
+                    kernel_seconds: 0.1,
+                    pressure_pct: None,
+                }),
+            }),
+            ..Default::default()
+        });
+        let all: Vec<TrialRecord> = real.iter().chain(&busy).cloned().collect();
+        let c = compare(&all, false, Path::new("r")).unwrap();
+        assert_eq!(c.starved_trials, [7]);
+        assert!(render(&c).contains("the host kept 1 of the check's trials waiting"));
         // A side without trials is an error naming it.
         let e = compare(&real, false, Path::new("r"))
             .unwrap_err()

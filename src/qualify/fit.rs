@@ -37,6 +37,13 @@ pub fn fit(q: &Qualification, name: &str) -> Fit {
                 ),
             ),
         );
+        if !q.looks_rotational {
+            // The image was just written: its blocks are in the host's page cache.
+            f.basis.push((
+                "read_latency_us".into(),
+                "reads of an image just written come from the host's page cache: a study whose files outgrow the host's free memory reads slower than this copy".into(),
+            ));
+        }
     }
     if q.memory {
         f.basis.push((

@@ -431,7 +431,7 @@ pub(crate) fn starved_warning(workload: &str, recs: &[&TrialRecord]) -> Option<S
         .collect();
     let starved: Vec<String> = measured
         .iter()
-        .filter(|(_, l, w)| w.starved(l.seconds))
+        .filter(|(_, l, _)| l.starved())
         .map(|(trial, l, w)| {
             format!(
                 "trial {trial} {:.2} s of {:.1} s ({:.0}%)",

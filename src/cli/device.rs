@@ -297,7 +297,7 @@ fn check_copy(
     q: &crate::qualify::Qualification,
     dir: &std::path::Path,
 ) -> Result<crate::qualify::check_copy::CopyCheck> {
-    use crate::qualify::check_copy::{self, CheckOptions};
+    use crate::qualify::check_copy::{self, CheckOptions, PLACEMENTS};
     let results = match &a.check_results {
         Some(d) => d.clone(),
         None => {
@@ -315,8 +315,8 @@ fn check_copy(
     crate::events::step(
         crate::events::Activity::Qualify,
         format!(
-            "checking the copy: {} trials of {} fsync'ed files, on loop images in {} and on emulated disks of [models.{}]",
-            4 * opts.repetitions,
+            "checking the copy: two passes of {} trials of {} fsync'ed files each, on loop images in {} and on emulated disks of [models.{}]",
+            2 * PLACEMENTS.len() as u32 * opts.repetitions,
             opts.files,
             dir.display(),
             fit.name

@@ -32,6 +32,16 @@ pub struct HostLoad {
     pub cpu_wait: Option<CpuWait>,
 }
 
+impl HostLoad {
+    /// The host kept the trial's work from a CPU past the bound ([`CpuWait::starved`]
+    /// over the monitored time); `false` when the wait was not measured.
+    pub fn starved(&self) -> bool {
+        self.cpu_wait
+            .as_ref()
+            .is_some_and(|w| w.starved(self.seconds))
+    }
+}
+
 /// Time the trial's work spent ready to run but waiting for a CPU (the scheduler's
 /// `run_delay`, `/proc/<pid>/task/<tid>/schedstat`), during the monitored time. On an
 /// emulated disk this is the time the model cannot see: the device daemon keeps each

@@ -121,10 +121,9 @@ pub struct Compared {
 
 impl Compared {
     fn of(copy: &[f64], real: &[f64], tolerance: f64) -> Self {
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         let interval = fieller(copy, real, LEVEL);
         Compared {
-            ratio: mean(copy) / mean(real),
+            ratio: mean(copy).zip(mean(real)).map_or(f64::NAN, |(c, r)| c / r),
             interval,
             tolerance,
             decision: interval.map(|ci| decision::of(ci, tolerance)),
@@ -179,32 +178,55 @@ pub struct CopyCheck {
     pub results: PathBuf,
 }
 
+/// The successful timed trials of `placement` on one side: the copy's (on emulated
+/// disks) or the directory's.
+fn side<'a>(
+    records: &'a [TrialRecord],
+    placement: &'a str,
+    copy: bool,
+) -> impl Iterator<Item = &'a TrialRecord> + 'a {
+    records.iter().filter(move |r| {
+        r.status == Status::Ok
+            && !r.crash_recording
+            && r.config.placement == placement
+            && r.emulation.is_some() == copy
+    })
+}
+
+/// The trial's main phase: the one its engine declares, as every report ranks on.
+fn main_phase(r: &TrialRecord) -> Option<&crate::workload::PhaseResult> {
+    let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
+    let main = crate::analysis::summary::default_main_phase(&r.workload.kind, &names)?;
+    r.phases.iter().find(|p| p.name == main)
+}
+
 /// The main phase's rate and median latency of a trial.
 fn figures(r: &TrialRecord) -> Option<(f64, f64)> {
-    let main = r
-        .phases
-        .iter()
-        .max_by(|a, b| a.seconds.total_cmp(&b.seconds))?;
+    let main = main_phase(r)?;
     let p50 = main.latency.as_ref()?.p50_us;
     (main.seconds > 0.0).then(|| (main.ops as f64 / main.seconds, p50))
 }
 
-/// Compares the copy's trials (those on emulated disks) with the real ones, per
-/// placement; `memory`: the device measured keeps its data in memory.
-pub fn compare(records: &[TrialRecord], memory: bool, results: &Path) -> Result<CopyCheck> {
-    let ok: Vec<&TrialRecord> = records
-        .iter()
-        .filter(|r| r.status == Status::Ok && !r.crash_recording)
-        .collect();
+fn mean(v: &[f64]) -> Option<f64> {
+    crate::analysis::stats::Summary::of(v).map(|s| s.mean)
+}
+
+/// Compares the copy's trials (those on emulated disks) of `fit` with the real ones,
+/// per placement; `memory`: the device measured keeps its data in memory.
+pub fn compare(
+    records: &[TrialRecord],
+    fit: &Fit,
+    memory: bool,
+    results: &Path,
+) -> Result<CopyCheck> {
     let mut placements = Vec::new();
     for p in PLACEMENTS {
-        let side = |copy: bool| -> Vec<(f64, f64)> {
-            ok.iter()
-                .filter(|r| r.config.placement == p && r.emulation.is_some() == copy)
-                .filter_map(|r| figures(r))
-                .collect()
+        let figs = |copy| {
+            side(records, p, copy)
+                .filter_map(figures)
+                .collect::<Vec<_>>()
         };
-        let (real, copy) = (side(false), side(true));
+        let (real, copy) = (figs(false), figs(true));
         if real.is_empty() || copy.is_empty() {
             bail!(
                 "the check has no successful {p} trial on the {} side; see the records in {}",
@@ -214,18 +236,23 @@ pub fn compare(records: &[TrialRecord], memory: bool, results: &Path) -> Result<
         }
         let rates = |v: &[(f64, f64)]| v.iter().map(|x| x.0).collect::<Vec<_>>();
         let p50s = |v: &[(f64, f64)]| v.iter().map(|x| x.1).collect::<Vec<_>>();
-        let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+        let (real_rate, copy_rate, real_p50, copy_p50) =
+            (rates(&real), rates(&copy), p50s(&real), p50s(&copy));
         placements.push(PlacementCheck {
             placement: p.to_string(),
-            real_rate: mean(rates(&real)),
-            copy_rate: mean(rates(&copy)),
-            rate: Compared::of(&rates(&copy), &rates(&real), RATE_TOLERANCE),
-            real_p50_us: mean(p50s(&real)),
-            copy_p50_us: mean(p50s(&copy)),
-            p50: Compared::of(&p50s(&copy), &p50s(&real), P50_TOLERANCE),
+            real_rate: mean(&real_rate).unwrap_or(f64::NAN),
+            copy_rate: mean(&copy_rate).unwrap_or(f64::NAN),
+            rate: Compared::of(&copy_rate, &real_rate, RATE_TOLERANCE),
+            real_p50_us: mean(&real_p50).unwrap_or(f64::NAN),
+            copy_p50_us: mean(&copy_p50).unwrap_or(f64::NAN),
+            p50: Compared::of(&copy_p50, &real_p50, P50_TOLERANCE),
         });
     }
-    let cannot_stand = why_not_a_copy(&ok, memory);
+    let timed: Vec<&TrialRecord> = PLACEMENTS
+        .iter()
+        .flat_map(|p| side(records, p, false).chain(side(records, p, true)))
+        .collect();
+    let cannot_stand = why_not_a_copy(&timed, memory);
     let decisions: Vec<Option<Decision>> = placements
         .iter()
         .flat_map(|p| [p.rate.decision, p.p50.decision])
@@ -240,23 +267,17 @@ pub fn compare(records: &[TrialRecord], memory: bool, results: &Path) -> Result<
         Verdict::Undecided
     };
     Ok(CopyCheck {
-        fit: Fit {
-            name: String::new(),
-            model: String::new(),
-            params: toml::Table::new(),
-            basis: Vec::new(),
-        },
+        fit: fit.clone(),
         refit: None,
         placements,
         cannot_stand,
-        starved_trials: ok
+        starved_trials: timed
             .iter()
             .filter(|r| {
                 r.monitor
                     .as_ref()
                     .and_then(|m| m.host_load.as_ref())
-                    .and_then(|l| Some(l.cpu_wait.as_ref()?.starved(l.seconds)))
-                    .unwrap_or(false)
+                    .is_some_and(|l| l.starved())
             })
             .map(|r| r.trial)
             .collect(),
@@ -315,34 +336,24 @@ fn run_pass(opts: &CheckOptions, fit: &Fit, exe: &Path, dir: &Path) -> Result<Ve
     })
 }
 
-/// Seconds per op of the main phase, mean over `side`'s trials of `placement`.
+/// Seconds per op of the main phase, mean over one side's trials of `placement`.
 fn per_op(records: &[TrialRecord], placement: &str, copy: bool) -> Option<f64> {
-    let v: Vec<f64> = records
-        .iter()
-        .filter(|r| r.status == Status::Ok && !r.crash_recording)
-        .filter(|r| r.config.placement == placement && r.emulation.is_some() == copy)
+    let v: Vec<f64> = side(records, placement, copy)
         .filter_map(|r| figures(r).map(|(rate, _)| 1.0 / rate))
         .collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    mean(&v)
 }
 
 /// Flushes per main-phase op on the copy's disks, mean over its trials of `placement`.
 fn flushes_per_op(records: &[TrialRecord], placement: &str) -> Option<f64> {
-    let v: Vec<f64> = records
-        .iter()
-        .filter(|r| r.status == Status::Ok && r.config.placement == placement)
+    let v: Vec<f64> = side(records, placement, true)
         .filter_map(|r| {
-            let e = r.emulation.as_ref()?;
-            let ops = r
-                .phases
-                .iter()
-                .max_by(|a, b| a.seconds.total_cmp(&b.seconds))?
-                .ops;
-            let flushes: u64 = e.disks.iter().map(|d| d.flushes).sum();
+            let ops = main_phase(r)?.ops;
+            let flushes: u64 = r.emulation.as_ref()?.disks.iter().map(|d| d.flushes).sum();
             (ops > 0).then(|| flushes as f64 / ops as f64)
         })
         .collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    mean(&v)
 }
 
 /// The fit with its flush latency moved so the copy's time per create matches the real
@@ -406,7 +417,7 @@ pub fn run(opts: &CheckOptions, fit: &Fit, memory: bool, exe: &Path) -> Result<C
         .with_context(|| format!("cannot create {}", opts.results.display()))?;
     let first_dir = opts.results.join("fit-pass");
     let first = run_pass(opts, fit, exe, &first_dir)?;
-    let first_cmp = compare(&first, memory, &first_dir)?;
+    let first_cmp = compare(&first, fit, memory, &first_dir)?;
     let (checked, refit) = match refit(&first, fit) {
         Some((f, mut r)) if first_cmp.cannot_stand.is_empty() => {
             r.first_pass = first_cmp.placements;
@@ -419,20 +430,13 @@ pub fn run(opts: &CheckOptions, fit: &Fit, memory: bool, exe: &Path) -> Result<C
             );
             (f, Some(r))
         }
-        _ => {
-            return Ok(CopyCheck {
-                fit: fit.clone(),
-                ..first_cmp
-            })
-        }
+        _ => return Ok(first_cmp),
     };
     let second_dir = opts.results.join("check-pass");
     let second = run_pass(opts, &checked, exe, &second_dir)?;
-    let c = compare(&second, memory, &second_dir)?;
     Ok(CopyCheck {
-        fit: checked,
         refit,
-        ..c
+        ..compare(&second, &checked, memory, &second_dir)?
     })
 }
 
@@ -596,7 +600,7 @@ mod tests {
         let real = side(false, &[1000.0, 1010.0, 990.0, 1005.0], 600.0);
         let close = side(true, &[1002.0, 998.0, 1004.0, 996.0], 610.0);
         let all: Vec<TrialRecord> = real.iter().chain(&close).cloned().collect();
-        let c = compare(&all, false, Path::new("r")).unwrap();
+        let c = compare(&all, &fit(), false, Path::new("r")).unwrap();
         assert_eq!(c.verdict, Verdict::Predicts, "{c:?}");
         for p in &c.placements {
             assert!((p.rate.ratio - 1.0).abs() < 0.01, "{p:?}");
@@ -607,14 +611,16 @@ mod tests {
         // Twice as fast as the directory: the whole interval is beyond the band.
         let fast = side(true, &[2000.0, 2020.0, 1990.0, 2010.0], 300.0);
         let all: Vec<TrialRecord> = real.iter().chain(&fast).cloned().collect();
-        let c = compare(&all, false, Path::new("r")).unwrap();
+        let c = compare(&all, &fit(), false, Path::new("r")).unwrap();
         assert_eq!(c.verdict, Verdict::Misses);
         assert_eq!(c.placements[0].rate.decision, Some(Decision::Different));
         // Noisy: an interval across the band's edge.
         let noisy = side(true, &[800.0, 1200.0, 950.0, 1100.0], 600.0);
         let all: Vec<TrialRecord> = real.iter().chain(&noisy).cloned().collect();
         assert_eq!(
-            compare(&all, false, Path::new("r")).unwrap().verdict,
+            compare(&all, &fit(), false, Path::new("r"))
+                .unwrap()
+                .verdict,
             Verdict::Undecided
         );
         // A trial the host kept from a CPU is named beside the verdict.
@@ -634,11 +640,11 @@ mod tests {
             ..Default::default()
         });
         let all: Vec<TrialRecord> = real.iter().chain(&busy).cloned().collect();
-        let c = compare(&all, false, Path::new("r")).unwrap();
+        let c = compare(&all, &fit(), false, Path::new("r")).unwrap();
         assert_eq!(c.starved_trials, [7]);
         assert!(render(&c).contains("the host kept 1 of the check's trials waiting"));
         // A side without trials is an error naming it.
-        let e = compare(&real, false, Path::new("r"))
+        let e = compare(&real, &fit(), false, Path::new("r"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -652,7 +658,7 @@ mod tests {
         let real = side(false, &[1000.0, 1010.0, 990.0], 600.0);
         let copy = side(true, &[1000.0, 1010.0, 990.0], 600.0);
         let all: Vec<TrialRecord> = real.iter().chain(&copy).cloned().collect();
-        let c = compare(&all, true, Path::new("r")).unwrap();
+        let c = compare(&all, &fit(), true, Path::new("r")).unwrap();
         assert_eq!(c.verdict, Verdict::CannotStand);
         assert!(
             c.cannot_stand[0].contains("in memory"),
@@ -665,7 +671,7 @@ mod tests {
             .flat_map(|p| (0..3).map(move |_| trial(p, true, 1000.0, 600.0, 2, 0.2)))
             .collect();
         let all: Vec<TrialRecord> = real.iter().chain(&floor_bound).cloned().collect();
-        let c = compare(&all, false, Path::new("r")).unwrap();
+        let c = compare(&all, &fit(), false, Path::new("r")).unwrap();
         assert_eq!(c.verdict, Verdict::CannotStand);
         assert!(
             c.cannot_stand[0].contains("faster than the emulation path"),

@@ -253,8 +253,12 @@ mod tests {
 
     #[test]
     fn a_directory_of_another_user_with_mode_777_is_refused_with_owner_mode_and_fix() {
-        if !is_root() {
-            return eprintln!("skipped: needs root to chown");
+        if !crate::test_require::require(
+            "a_directory_of_another_user_with_mode_777_is_refused_with_owner_mode_and_fix",
+            is_root(),
+            "needs root to chown",
+        ) {
+            return;
         }
         let s = scratch("nobody");
         let d = s.path().join("work");
@@ -283,8 +287,12 @@ mod tests {
 
     #[test]
     fn another_users_directory_is_refused_even_when_not_writable_by_others() {
-        if !is_root() {
-            return eprintln!("skipped: needs root to chown");
+        if !crate::test_require::require(
+            "another_users_directory_is_refused_even_when_not_writable_by_others",
+            is_root(),
+            "needs root to chown",
+        ) {
+            return;
         }
         let s = scratch("owner");
         let d = s.path().join("d");
@@ -299,8 +307,12 @@ mod tests {
 
     #[test]
     fn a_group_writable_root_ancestor_without_sticky_bit_is_refused() {
-        if !is_root() {
-            return eprintln!("skipped: needs root");
+        if !crate::test_require::require(
+            "a_group_writable_root_ancestor_without_sticky_bit_is_refused",
+            is_root(),
+            "needs root",
+        ) {
+            return;
         }
         let s = scratch("group");
         let a = s.path().join("a");
@@ -322,8 +334,12 @@ mod tests {
 
     #[test]
     fn a_sticky_directory_of_another_user_is_refused() {
-        if !is_root() {
-            return eprintln!("skipped: needs root to chown");
+        if !crate::test_require::require(
+            "a_sticky_directory_of_another_user_is_refused",
+            is_root(),
+            "needs root to chown",
+        ) {
+            return;
         }
         let s = scratch("sticky");
         let d = s.path().join("d");
@@ -343,8 +359,12 @@ mod tests {
 
     #[test]
     fn a_link_owned_by_another_user_is_not_followed_and_a_root_link_is() {
-        if !is_root() {
-            return eprintln!("skipped: needs root to lchown");
+        if !crate::test_require::require(
+            "a_link_owned_by_another_user_is_not_followed_and_a_root_link_is",
+            is_root(),
+            "needs root to lchown",
+        ) {
+            return;
         }
         let s = scratch("link");
         let real = s.path().join("real");
@@ -374,8 +394,12 @@ mod tests {
 
     #[test]
     fn a_trusted_link_into_an_untrusted_directory_is_refused() {
-        if !is_root() {
-            return eprintln!("skipped: needs root to chown");
+        if !crate::test_require::require(
+            "a_trusted_link_into_an_untrusted_directory_is_refused",
+            is_root(),
+            "needs root to chown",
+        ) {
+            return;
         }
         let s = scratch("into");
         let bad = s.path().join("bad");
@@ -409,8 +433,12 @@ mod tests {
 
     #[test]
     fn a_component_raced_in_by_another_user_is_refused_after_creation() {
-        if !is_root() {
-            return eprintln!("skipped: needs root to chown");
+        if !crate::test_require::require(
+            "a_component_raced_in_by_another_user_is_refused_after_creation",
+            is_root(),
+            "needs root to chown",
+        ) {
+            return;
         }
         let s = scratch("race");
         // Stands for a directory another user made between the check and the mkdir.

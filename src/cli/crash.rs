@@ -12,7 +12,6 @@ use crate::cli::run::{keep_status, print_run_report, say_ending};
 use crate::crash::campaign;
 use crate::experiment::spec;
 use crate::experiment::{estimate, plan};
-use crate::run::ending::Ending;
 use crate::run::session::{self, LabAfter, Session};
 
 pub fn crash(args: CrashArgs) -> Result<ExitCode> {
@@ -65,11 +64,16 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
         };
         session.run(&mut exec, &trials, None, Some(lab))?
     };
-    let (results, report_opts) = session.finish()?;
-    let ending = Ending::of(&outcome, &results.records, &results.crash);
-    let printed = print_run_report(&results, &report_opts);
-    say_ending(&ending, "crash", &args.source, &dir, "recording trial(s)");
-    keep_status(printed, ending.exit_code())
+    let done = session.conclude(&outcome)?;
+    let printed = print_run_report(&done.results, &done.opts);
+    say_ending(
+        &done.ending,
+        "crash",
+        &args.source,
+        &dir,
+        "recording trial(s)",
+    );
+    keep_status(printed, done.ending.exit_code())
 }
 
 pub use crate::crash::campaign::{unexpected, Unexpected};

@@ -347,8 +347,9 @@ pub fn plan_with_coverage(
         subset_cuts: &subset_cuts,
         fill_ranked: &fill_ranked,
     };
-    // Every strategy's space is measured, asked for or not.
-    for s in Strategy::ALL {
+    // Every strategy's space is measured, asked for or not (and a test build's own
+    // when asked for).
+    for &s in Strategy::ALL.iter().chain(&opts.strategies) {
         cov.set_space(s, planner(s).space(&space));
     }
     let mut seen = HashSet::new();
@@ -397,4 +398,4 @@ pub fn plan_with_coverage(
 }
 
 #[cfg(test)]
-mod tests;
+pub(in crate::crash::states) mod tests;

@@ -6,62 +6,68 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// How a crash state is cut from the write log (docs/crash.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
+/// Declares every crash strategy at once: its `Strategy` variant, its name (in the
+/// experiment file, records and messages) and the words its coverage is described by.
+/// One line per strategy, so the enum, [`Strategy::ALL`] and [`Strategy::info`] cannot
+/// disagree. A strategy's planning is its own file in `crash/states/strategy/`,
+/// registered by one line there; the spec parser and the results read this half
+/// without the crash lab. Strategies after `test builds:` exist only in test builds.
+macro_rules! strategies {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal { $($info:tt)* } ),+ ;
+     test builds: $( $(#[doc = $t_doc:literal])* $t_variant:ident = $t_name:literal {
+         $($t_info:tt)*
+     } ),* $(,)?) => {
+        /// How a crash state is cut from the write log (docs/crash.md).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum Strategy {
+            $( $(#[doc = $doc])* #[serde(rename = $name)] $variant, )+
+            $( $(#[doc = $t_doc])* #[cfg(test)] #[serde(rename = $t_name)] $t_variant, )*
+        }
+
+        impl Strategy {
+            /// Every strategy, in the order they are declared.
+            pub const ALL: &'static [Strategy] = &[ $( Strategy::$variant, )+ ];
+
+            /// Strategies only a test build has.
+            #[cfg(test)]
+            const TEST_ONLY: &'static [Strategy] = &[ $( Strategy::$t_variant, )* ];
+            #[cfg(not(test))]
+            const TEST_ONLY: &'static [Strategy] = &[];
+
+            /// What the strategy says of itself; its planning is `crash/states/strategy/`'s.
+            pub const fn info(self) -> &'static StrategyInfo {
+                match self {
+                    $( Strategy::$variant => &StrategyInfo { name: $name, $($info)* }, )+
+                    $( #[cfg(test)] Strategy::$t_variant => &StrategyInfo { name: $t_name, $($t_info)* }, )*
+                }
+            }
+        }
+    };
+}
+
+strategies! {
     /// Every disk cut at one global sequence number right after a flush or an fsync
     /// marker: a power cut when the caches hold nothing unflushed.
-    Prefix,
-    /// A prefix up to a flush plus a seeded, order-preserving subset of the writes
-    /// still in a volatile cache: what the cache may or may not have written.
-    Subset,
+    Prefix = "prefix" { noun: "prefix cuts", states_of: None, when_empty: None },
+    /// A prefix up to a flush plus a seeded, order-preserving subset of the writes still
+    /// in a volatile cache: what the cache may or may not have written.
+    Subset = "subset" { noun: "subsets", states_of: None, when_empty: None },
     /// A subset state with one multi-block write kept only in part: its first logical
     /// blocks.
-    Torn,
+    Torn = "torn" { noun: "torn writes", states_of: None, when_empty: None },
     /// A prefix state at the persistence points where the ext3/ext4 journal holds the
     /// most committed transactions the replay would walk: recovery at its slowest.
-    Fill,
+    Fill = "fill" {
+        noun: "cuts with journal content",
+        states_of: Some(Strategy::Prefix),
+        when_empty: Some("no cut with journal content"),
+    };
+    test builds:
+    /// What adding a strategy takes: this line and `crash/states/strategy/made_up.rs`.
+    MadeUp = "made-up" { noun: "made-up cuts", states_of: None, when_empty: None },
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 4] = [
-        Strategy::Prefix,
-        Strategy::Subset,
-        Strategy::Torn,
-        Strategy::Fill,
-    ];
-
-    /// What the strategy says of itself; its planning is `crash/states/strategy/`'s.
-    pub const fn info(self) -> &'static StrategyInfo {
-        match self {
-            Strategy::Prefix => &StrategyInfo {
-                name: "prefix",
-                noun: "prefix cuts",
-                states_of: None,
-                when_empty: None,
-            },
-            Strategy::Subset => &StrategyInfo {
-                name: "subset",
-                noun: "subsets",
-                states_of: None,
-                when_empty: None,
-            },
-            Strategy::Torn => &StrategyInfo {
-                name: "torn",
-                noun: "torn writes",
-                states_of: None,
-                when_empty: None,
-            },
-            Strategy::Fill => &StrategyInfo {
-                name: "fill",
-                noun: "cuts with journal content",
-                states_of: Some(Strategy::Prefix),
-                when_empty: Some("no cut with journal content"),
-            },
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         self.info().name
     }
@@ -80,7 +86,9 @@ impl Strategy {
 
     pub fn parse(text: &str) -> Result<Self, String> {
         Self::ALL
-            .into_iter()
+            .iter()
+            .chain(Self::TEST_ONLY)
+            .copied()
             .find(|s| s.as_str() == text)
             .ok_or_else(|| {
                 format!(

@@ -1,8 +1,8 @@
 //! `jbench trial`: one trial of a concurrent run (`run::jobs`), in a process of its
 //! own. It reads the experiment from the results directory, runs the trial as a run of
 //! one trial at a time would (except for what would reach into the trials beside it:
-//! see [`RigExecutor::shared_host`]), and prints its record as one JSON line for the
-//! run to store.
+//! see [`RigExecutor::shared_host`]), and returns its record, which `jbench trial`
+//! prints as one JSON line for the run to store.
 
 use std::path::PathBuf;
 
@@ -11,6 +11,7 @@ use anyhow::{bail, Result};
 use crate::experiment::plan::Trial;
 use crate::experiment::spec;
 use crate::results::layout;
+use crate::results::record::TrialRecord;
 use crate::run::executor::{Executor, TrialError};
 use crate::run::jobs::{EXIT_FATAL, EXIT_INTERRUPTED};
 use crate::run::scripted::ScriptedExecutor;
@@ -30,9 +31,29 @@ pub struct ChildTrial {
     pub alone: bool,
 }
 
-/// Runs the trial and prints its record; returns the exit status
-/// ([`EXIT_INTERRUPTED`], [`EXIT_FATAL`], else 0).
-pub fn run_child(c: ChildTrial) -> Result<i32> {
+/// How the child's trial ended, for the command to print and exit with.
+pub enum ChildEnd {
+    /// The trial's record (ok or failed), printed as one JSON line (exit 0).
+    Record(Box<TrialRecord>),
+    /// Ctrl-C ([`EXIT_INTERRUPTED`]).
+    Interrupted,
+    /// An error that ends the whole run ([`EXIT_FATAL`]), said on standard error.
+    Fatal(anyhow::Error),
+}
+
+impl ChildEnd {
+    /// The exit status the run's pool reads.
+    pub fn code(&self) -> i32 {
+        match self {
+            ChildEnd::Record(_) => 0,
+            ChildEnd::Interrupted => EXIT_INTERRUPTED,
+            ChildEnd::Fatal(_) => EXIT_FATAL,
+        }
+    }
+}
+
+/// Runs the trial.
+pub fn run_child(c: ChildTrial) -> Result<ChildEnd> {
     let spec = spec::load(&c.dir.join(layout::SPEC))?;
     let t = &c.trial;
     if t.config >= spec.configs.len() || t.workload >= spec.workloads.len() {
@@ -66,13 +87,9 @@ pub fn run_child(c: ChildTrial) -> Result<i32> {
     let result = match result {
         Ok(done) => Ok(done),
         Err(TrialError::Failed(f)) => Err(f),
-        Err(TrialError::Interrupted) => return Ok(EXIT_INTERRUPTED),
-        Err(TrialError::Fatal(e)) => {
-            eprintln!("jbench: {e:#}");
-            return Ok(EXIT_FATAL);
-        }
+        Err(TrialError::Interrupted) => return Ok(ChildEnd::Interrupted),
+        Err(TrialError::Fatal(e)) => return Ok(ChildEnd::Fatal(e)),
     };
     let record = runner::trial_record(&spec, t, result, started_at, wall_seconds);
-    println!("{}", serde_json::to_string(&record)?);
-    Ok(0)
+    Ok(ChildEnd::Record(Box::new(record)))
 }

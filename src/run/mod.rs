@@ -12,6 +12,7 @@ pub mod interrupt;
 pub mod jobs;
 pub mod jobs_check;
 pub mod preflight;
+pub mod request;
 pub mod runner;
 pub mod scripted;
 pub mod session;

@@ -22,7 +22,7 @@ use crate::results::record::TrialRecord;
 use crate::results::store::{self, Store};
 use crate::results::Results;
 use crate::rig::writeback::PinnedClock;
-use crate::run::ending::Outcome;
+use crate::run::ending::{Ending, Outcome};
 use crate::run::executor::{Executor, RigExecutor};
 use crate::run::jobs::Pool;
 use crate::run::runner::{Run, RunOutcome};
@@ -163,6 +163,25 @@ impl<'a> Session<'a> {
         )?;
         Ok((results, opts))
     }
+
+    /// The end both commands share: [`Self::finish`], and how the run that gave
+    /// `outcome` ended (its exit status).
+    pub fn conclude(&self, outcome: &Outcome) -> Result<Concluded> {
+        let (results, opts) = self.finish()?;
+        let ending = Ending::of(outcome, &results.records, &results.crash);
+        Ok(Concluded {
+            results,
+            opts,
+            ending,
+        })
+    }
+}
+
+/// A session's directory read back, its report options and how it ended.
+pub struct Concluded {
+    pub results: Results,
+    pub opts: ReportOptions,
+    pub ending: Ending,
 }
 
 /// The crash lab a run ends with.

@@ -546,12 +546,8 @@ pub(crate) mod testutil {
         /// `None`, saying why, when not root; under CI (`CI` set) that fails instead,
         /// so the test cannot pass by not running.
         pub fn new(test: &str, size: &str) -> Option<Self> {
-            if !nix::unistd::geteuid().is_root() {
-                assert!(
-                    std::env::var_os("CI").is_none(),
-                    "{test} needs root to mount a small tmpfs"
-                );
-                eprintln!("SKIPPED {test}: needs root to mount a small tmpfs");
+            let root = nix::unistd::geteuid().is_root();
+            if !crate::test_require::require(test, root, "needs root to mount a small tmpfs") {
                 return None;
             }
             std::fs::create_dir_all("/var/tmp/jbench-tests").unwrap();

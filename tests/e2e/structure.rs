@@ -467,3 +467,56 @@ fn no_error_message_shows_a_debug_dump() {
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert!(calls[0].contains("x:?"));
 }
+
+/// The print macros a piece of code (test items, comments and literals already out)
+/// calls.
+fn prints(code: &str) -> usize {
+    ["println!(", "eprintln!(", "print!(", "eprint!("]
+        .iter()
+        .map(|m| {
+            code.match_indices(m)
+                .filter(|(i, _)| {
+                    // `eprintln!(` also holds `println!(`; count a macro at a word start.
+                    code[..*i]
+                        .chars()
+                        .last()
+                        .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+                })
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn only_the_command_line_prints() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    // The library says what it does as typed events (events.rs, which writes to
+    // standard error only when no reporter is installed); cli/ prints them, and each
+    // engine's `jbench workload <engine>` front-end prints its own results.
+    let may_print = |rel: &str| {
+        rel.starts_with("cli/")
+            || rel == "main.rs"
+            || rel == "events.rs"
+            || (rel.starts_with("workload/") && rel.ends_with("/cli.rs"))
+    };
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        if may_print(&rel) {
+            continue;
+        }
+        let n = prints(&without_test_items(&std::fs::read_to_string(f).unwrap()));
+        if n > 0 {
+            found.push(format!("{rel}: {n}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library code that prints instead of emitting an event:\n{}",
+        found.join("\n")
+    );
+    let control = "fn f() { eprintln!(\"x\"); println!(\"{}\", 1); my_print!(\"no\"); }\n#[cfg(test)]\nmod t { fn g() { println!(\"y\") } }\n";
+    assert_eq!(prints(&without_test_items(control)), 2);
+}

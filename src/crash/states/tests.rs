@@ -3,8 +3,8 @@ use super::*;
 /// A log built by hand: `w d` a 4 KiB write to disk d, `f d` a flush, `m label` a
 /// marker; every record is acknowledged in order, issued right before its ack unless
 /// `issue_early` moves a flush's issue before the previous writes' acks.
-struct Log {
-    recs: Vec<LogRec>,
+pub(in crate::crash::states) struct Log {
+    pub(in crate::crash::states) recs: Vec<LogRec>,
     clock: u64,
 }
 
@@ -71,7 +71,7 @@ impl Log {
     }
 }
 
-const CACHED: DiskTraits = DiskTraits::new(true, true);
+pub(in crate::crash::states) const CACHED: DiskTraits = DiskTraits::new(true, true);
 const NO_CACHE: DiskTraits = DiskTraits::new(false, true);
 const LIAR: DiskTraits = DiskTraits::new(true, false);
 
@@ -120,7 +120,7 @@ fn without_a_cache_a_write_is_durable_when_acknowledged_and_a_lying_disk_never_i
     assert!(d[b as usize].is_some());
 }
 
-fn opts(states: u32, strategies: &[Strategy]) -> CrashOptions {
+pub(in crate::crash::states) fn opts(states: u32, strategies: &[Strategy]) -> CrashOptions {
     CrashOptions {
         states,
         strategies: strategies.to_vec(),
@@ -128,7 +128,7 @@ fn opts(states: u32, strategies: &[Strategy]) -> CrashOptions {
     }
 }
 
-fn workload() -> Log {
+pub(in crate::crash::states) fn workload() -> Log {
     let mut l = Log {
         recs: Vec::new(),
         clock: 0,

@@ -203,8 +203,8 @@ fn without_an_output_dir_nothing_is_kept() {
 
 #[test]
 fn runs_as_nobody() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("SKIPPED runs_as_nobody: needs root");
+    let root = nix::unistd::geteuid().is_root();
+    if !crate::test_require::require("runs_as_nobody", root, "needs root") {
         return;
     }
     let (dir, out, ctl) = out_ctl();

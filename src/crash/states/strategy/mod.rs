@@ -1,10 +1,11 @@
 //! Each crash strategy's part of a plan, one file each: the size of its state space,
 //! the states it plans with its share of the budget, and what its space turns out to
 //! be once every state was enumerated. `plan_with_coverage` walks the strategies asked
-//! for and names none of them. Adding a strategy: its file here, its variant and
-//! [`crate::experiment::crash_options::StrategyInfo`] in `experiment/crash_options.rs`,
-//! and its arm in [`planner`] (both matches are exhaustive, so the compiler names a
-//! missing one).
+//! for and names none of them. Adding a strategy: its file here and its line in
+//! `planners!` below, and its line (name and words) in `strategies!` of
+//! `experiment/crash_options.rs`, which the spec parser and the results read without the
+//! crash lab. [`planner`]'s match is exhaustive, so the compiler names a strategy
+//! without a planner. `made_up.rs` (test builds) is one.
 
 use std::collections::HashSet;
 
@@ -13,11 +14,6 @@ use rand_chacha::ChaCha8Rng;
 use super::choose::{Ctx, Key};
 use super::StatePlan;
 use crate::crash::options::Strategy;
-
-mod fill;
-mod prefix;
-mod subset;
-mod torn;
 
 /// What the strategies plan from: the log's cuts, as the planner found them.
 pub(in crate::crash::states) struct Space<'a> {
@@ -70,12 +66,25 @@ pub(in crate::crash::states) trait Planner: Sync {
     fn enumerated(&self, s: &Space, made: u64) -> Option<f64>;
 }
 
-/// The planner of `strategy`.
-pub(in crate::crash::states) fn planner(strategy: Strategy) -> &'static dyn Planner {
-    match strategy {
-        Strategy::Prefix => &prefix::Prefix,
-        Strategy::Subset => &subset::Subset,
-        Strategy::Torn => &torn::Torn,
-        Strategy::Fill => &fill::Fill,
-    }
+/// Registers each strategy's planner: its variant, its file here and its type.
+macro_rules! planners {
+    ($( $(#[$attr:meta])* $variant:ident => $file:ident :: $planner:ident ),+ $(,)?) => {
+        $( $(#[$attr])* mod $file; )+
+
+        /// The planner of `strategy`.
+        pub(in crate::crash::states) fn planner(strategy: Strategy) -> &'static dyn Planner {
+            match strategy {
+                $( $(#[$attr])* Strategy::$variant => &$file::$planner, )+
+            }
+        }
+    };
+}
+
+planners! {
+    Prefix => prefix::Prefix,
+    Subset => subset::Subset,
+    Torn => torn::Torn,
+    Fill => fill::Fill,
+    #[cfg(test)]
+    MadeUp => made_up::MadeUp,
 }

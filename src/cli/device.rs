@@ -73,13 +73,13 @@ pub fn device(cmd: DeviceCmd) -> Result<ExitCode> {
         DeviceCmd::Qualify(a) => qualify(a),
         DeviceCmd::Floor(a) => {
             preflight::require_root("jbench device floor")?;
-            crate::trust::create_trusted_dir(&a.work_dir)?;
+            crate::trust::create_trusted_dir(&a.dirs.work_dir)?;
             crate::trust::create_trusted_dir(&a.tmpfs_dir)?;
-            crate::trust::create_trusted_dir(&a.image_dir)?;
+            crate::trust::create_trusted_dir(&a.dirs.image_dir)?;
             let opts = crate::selftest::floor::FloorOptions {
-                work_dir: a.work_dir,
+                work_dir: a.dirs.work_dir,
                 tmpfs_dir: a.tmpfs_dir,
-                image_dir: a.image_dir,
+                image_dir: a.dirs.image_dir,
                 requests: a.requests.max(100),
                 placement: a.placement,
             };
@@ -270,7 +270,17 @@ fn qualify(a: crate::cli::args::QualifyArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let c = check_copy(&a, f, &q, dir)?;
+    let c = match check_copy(&a, f, &q, dir) {
+        Ok(c) => c,
+        Err(e) => {
+            // The measurement and its fit stand without the check: nothing is lost.
+            if a.json {
+                outln!("{}", json_of(None)?);
+            }
+            write_to(f)?;
+            return Err(e);
+        }
+    };
     if a.json {
         outln!("{}", json_of(Some(&c))?);
     } else {
@@ -322,8 +332,7 @@ fn check_copy(
             fit.name
         ),
     );
-    let exe = std::env::current_exe().context("cannot find this jbench to run the check")?;
-    check_copy::run(&opts, fit, q.memory, &exe)
+    check_copy::run(&opts, fit, q.memory)
 }
 
 /// `jbench device stress`: exit 1 when any model's run failed.

@@ -349,7 +349,11 @@ pub fn plan_with_coverage(
     };
     // Every strategy's space is measured, asked for or not (and a test build's own
     // when asked for).
-    for &s in Strategy::ALL.iter().chain(&opts.strategies) {
+    let test_only = opts
+        .strategies
+        .iter()
+        .filter(|s| !Strategy::ALL.contains(s));
+    for &s in Strategy::ALL.iter().chain(test_only) {
         cov.set_space(s, planner(s).space(&space));
     }
     let mut seen = HashSet::new();

@@ -45,7 +45,7 @@ impl HostLoad {
 /// Time the trial's work spent ready to run but waiting for a CPU (the scheduler's
 /// `run_delay`, `/proc/<pid>/task/<tid>/schedstat`), during the monitored time. On an
 /// emulated disk this is the time the model cannot see: the device daemon keeps each
-/// answer's deadline (its threads run at real-time priority), but the workload's
+/// answer's deadline (its completion thread runs at real-time priority), but the workload's
 /// thread that sends the next request, and the loop device's kernel worker that
 /// passes it on, wait behind other processes; every such wait adds to the figure
 /// (docs/devices.md, "A busy host").
@@ -239,7 +239,7 @@ fn run_root() -> u32 {
 }
 
 /// The run delay of every thread of process `pid` that runs at an ordinary priority,
-/// in ns (0 when it is gone). A real-time thread (the device daemon's) waits only
+/// in ns, by thread id (none when the process is gone). A real-time thread (the device daemon's) waits only
 /// behind other real-time threads, its own daemon's, never behind another program:
 /// that wait is the daemon's design, inside the model's time, not the host's doing.
 fn run_delays_ns(pid: u32) -> Vec<(u32, i64)> {
@@ -280,14 +280,14 @@ struct Thread {
 fn waits_of(threads: &[Thread]) -> Vec<(u32, i64)> {
     let answering: u64 = threads
         .iter()
-        .filter(|t| t.realtime && t.comm == "completer")
+        .filter(|t| t.realtime && t.comm == crate::emu::daemon::COMPLETER_THREAD)
         .map(|t| t.runtime_ns)
         .sum();
     threads
         .iter()
         .filter(|t| !t.realtime)
         .map(|t| {
-            let own = if t.comm.starts_with("fuser-") {
+            let own = if t.comm.starts_with(crate::emu::daemon::FUSE_READER_PREFIX) {
                 t.delay_ns as i64 - answering as i64
             } else {
                 t.delay_ns as i64
@@ -318,11 +318,6 @@ fn waited_ns(start: &ThreadWaits, end: &ThreadWaits) -> u64 {
 pub fn rt_priority(stat: &str) -> Option<u64> {
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(37)?.parse().ok()
-}
-
-/// The second field of a `schedstat` line: time spent waiting on a run queue, ns.
-pub fn schedstat_run_delay(text: &str) -> Option<u64> {
-    schedstat_field(text, 1)
 }
 
 /// Field `n` of a `schedstat` line: 0 time on the CPU, 1 time waiting for it (ns).
@@ -457,10 +452,10 @@ mod tests {
     #[test]
     fn run_delay_and_pressure_are_read_as_the_kernel_writes_them() {
         assert_eq!(
-            schedstat_run_delay("227715165 368833671 13235\n"),
+            schedstat_field("227715165 368833671 13235\n", 1),
             Some(368_833_671)
         );
-        assert_eq!(schedstat_run_delay("12\n"), None);
+        assert_eq!(schedstat_field("12\n", 1), None);
         let stat = |rt: u32| {
             format!("7 (a) b) S 1 7 7 0 -1 4194560 0 0 0 0 1 2 0 0 20 0 4 0 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 1 {rt} 1 0 0\n")
         };
@@ -531,21 +526,25 @@ mod tests {
         assert_eq!(waited_ns(&start, &end), 700);
     }
 
-    /// Two spinning processes outside jbench's tree on a two-CPU machine keep this
-    /// process's spinning thread waiting for a CPU part of the time, and the wait is
-    /// this tree's.
+    /// Two spinning processes outside jbench's tree on this thread's one CPU keep it
+    /// waiting for the CPU about two thirds of the time, whatever the machine's CPU
+    /// count, and the wait is this tree's.
     #[test]
     fn a_thread_kept_from_the_cpu_by_others_shows_its_wait() {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        use crate::rig::emulated::{allowed_cpus, pin_current_thread};
+        let cpu = allowed_cpus()[0];
+        let before = pin_current_thread(&[cpu]).unwrap();
         let mut burners = Vec::new();
-        for _ in 0..cpus {
+        for _ in 0..2 {
             let out = std::process::Command::new("sh")
                 // Spinning without forking (a loop that runs `date` each turn
                 // spends its time in fork and exec, and kept this thread waiting
                 // 0.03-0.09 s in 1.5 s); `timeout` ends it if the kill is missed.
                 .args([
                     "-c",
-                    "timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!",
+                    &format!(
+                        "taskset -c {cpu} timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!"
+                    ),
                 ])
                 .output()
                 .unwrap();
@@ -568,7 +567,8 @@ mod tests {
             // spinner, and ends it by itself anyway.
             unsafe { libc::kill(pid, libc::SIGTERM) };
         }
-        // Three spinners on two CPUs: this one waits about a third of the time.
+        pin_current_thread(&before).unwrap();
+        // Three spinners on one CPU: this one waits about two thirds of the time.
         assert!(w.own_seconds > 0.1, "{w:?}");
         assert!(w.starved(1.5), "{w:?}");
     }
@@ -597,18 +597,11 @@ mod tests {
         assert!(load.other_cpu_pct > 40.0, "{load:?}");
         assert!(load.other_cpu_pct <= load.capacity_pct + 5.0, "{load:?}");
         // The machine's CPUs, whatever this thread is pinned to.
-        use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
-        let me = nix::unistd::Pid::from_raw(0);
-        let mine = sched_getaffinity(me).unwrap();
-        let allowed = (0..CpuSet::count())
-            .filter(|&c| mine.is_set(c).unwrap_or(false))
-            .collect::<Vec<_>>();
-        let mut one = CpuSet::new();
-        one.set(allowed[0]).unwrap();
-        sched_setaffinity(me, &one).unwrap();
+        use crate::rig::emulated::{allowed_cpus, pin_current_thread};
+        let allowed = allowed_cpus();
+        let before = pin_current_thread(&allowed[..1]).unwrap();
         let pinned = a.load_until(&CpuSplit::now().unwrap(), 1.0).unwrap();
-        sched_setaffinity(me, &mine).unwrap();
-        assert_eq!(pinned.capacity_pct, online_cpus() as f64 * 100.0);
+        pin_current_thread(&before).unwrap();
         assert!(
             pinned.capacity_pct >= allowed.len() as f64 * 100.0,
             "{pinned:?}"

@@ -15,7 +15,8 @@ use serde::Serialize;
 use super::fit::{render_fit, Fit};
 use crate::analysis::decision::{self, Decision};
 use crate::analysis::ratio::{fieller, RatioCi};
-use crate::results::record::{Status, TrialRecord};
+use crate::results::record::TrialRecord;
+use crate::run::request::RunRequest;
 
 /// The copy's throughput must be within this of the real directory's (a ratio band:
 /// 1/1.15 to 1.15).
@@ -55,11 +56,11 @@ pub fn spec_text(opts: &CheckOptions, fit: &Fit) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        r#"# jbench device qualify --check-copy: the fitted copy against {dir}
+        r#"# jbench device qualify --check-copy: the fitted copy against the directory
 name = "check-copy-{name}"
 repetitions = {reps}
 seed = 1
-work_dir = "{dir}"
+work_dir = {dir}
 
 [filesystem]
 type = "ext4"
@@ -84,7 +85,8 @@ name = "fsync"
 files = {files}
 size = "4K"
 "#,
-        dir = opts.dir.display(),
+        // Quoted as TOML quotes it: a directory's name may hold `"` or `\`.
+        dir = toml::Value::String(opts.dir.to_string_lossy().into_owned()),
         name = fit.name,
         reps = opts.repetitions,
         fs = opts.fs_size,
@@ -186,7 +188,7 @@ fn side<'a>(
     copy: bool,
 ) -> impl Iterator<Item = &'a TrialRecord> + 'a {
     records.iter().filter(move |r| {
-        r.status == Status::Ok
+        r.is_ok()
             && !r.crash_recording
             && r.config.placement == placement
             && r.emulation.is_some() == copy
@@ -205,6 +207,11 @@ fn figures(r: &TrialRecord) -> Option<(f64, f64)> {
     let main = main_phase(r)?;
     let p50 = main.latency.as_ref()?.p50_us;
     (main.seconds > 0.0).then(|| (main.ops as f64 / main.seconds, p50))
+}
+
+/// "a and b", one figure per placement.
+fn and_list(items: impl Iterator<Item = String>) -> String {
+    items.collect::<Vec<_>>().join(" and ")
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -266,21 +273,23 @@ pub fn compare(
     } else {
         Verdict::Undecided
     };
+    let mut starved_trials: Vec<usize> = timed
+        .iter()
+        .filter(|r| {
+            r.monitor
+                .as_ref()
+                .and_then(|m| m.host_load.as_ref())
+                .is_some_and(|l| l.starved())
+        })
+        .map(|r| r.trial)
+        .collect();
+    starved_trials.sort_unstable();
     Ok(CopyCheck {
         fit: fit.clone(),
         refit: None,
         placements,
         cannot_stand,
-        starved_trials: timed
-            .iter()
-            .filter(|r| {
-                r.monitor
-                    .as_ref()
-                    .and_then(|m| m.host_load.as_ref())
-                    .is_some_and(|l| l.starved())
-            })
-            .map(|r| r.trial)
-            .collect(),
+        starved_trials,
         verdict,
         results: results.to_path_buf(),
     })
@@ -314,26 +323,37 @@ fn why_not_a_copy(ok: &[&TrialRecord], memory: bool) -> Vec<String> {
     why
 }
 
-/// Runs the experiment of `fit` with `exe` (this jbench) into `dir`; its records.
-fn run_pass(opts: &CheckOptions, fit: &Fit, exe: &Path, dir: &Path) -> Result<Vec<TrialRecord>> {
-    let spec = std::env::temp_dir().join(format!("jbench-check-copy-{}.toml", std::process::id()));
-    std::fs::write(&spec, spec_text(opts, fit))
-        .with_context(|| format!("cannot write {}", spec.display()))?;
-    let status = std::process::Command::new(exe)
-        .arg("run")
-        .arg(&spec)
-        .arg("--results")
-        .arg(dir)
-        .stdout(std::process::Stdio::null())
-        .status();
-    let _ = std::fs::remove_file(&spec);
-    let status = status.with_context(|| format!("cannot run {}", exe.display()))?;
-    crate::results::store::load_records(dir).with_context(|| {
-        format!(
-            "the check's run ({status}) left no records in {}",
+/// Runs the experiment of `fit` into `dir`, as `jbench run` would; its records.
+fn run_pass(opts: &CheckOptions, fit: &Fit, dir: &Path) -> Result<Vec<TrialRecord>> {
+    let original = spec_text(opts, fit);
+    let req = RunRequest {
+        spec: crate::experiment::spec::parse(&original, "check-copy.toml")?,
+        original,
+        shard: None,
+        resume: None,
+        results: Some(dir.to_path_buf()),
+        real: true,
+        jobs: 1,
+        destroy: Vec::new(),
+        verbose: false,
+    };
+    let planned = req.plan()?;
+    for w in &planned.warnings {
+        crate::events::step(crate::events::Activity::Qualify, format!("warning: {w}"));
+    }
+    let mut session = req.open(&planned)?;
+    let outcome = req.execute(&mut session, &planned)?;
+    if outcome.interrupted() {
+        bail!(
+            "interrupted; the check's trials so far are in {}",
             dir.display()
-        )
-    })
+        );
+    }
+    Ok(req
+        .conclude(&session, &planned, &outcome)?
+        .done
+        .results
+        .records)
 }
 
 /// Seconds per op of the main phase, mean over one side's trials of `placement`.
@@ -381,15 +401,21 @@ pub fn refit(records: &[TrialRecord], fit: &Fit) -> Option<(Fit, Refit)> {
     let to = (to * 10.0).round() / 10.0;
     let mut f = fit.clone();
     f.params.insert("flush_latency_us".into(), to.into());
-    f.basis.push((
-        "flush_latency_us".into(),
-        format!(
+    let said = format!(
             "set by --check-copy from its first pass: {from:.0} µs as qualified, {to:.0} µs so the copy's fsync'ed create takes the real directory's time ({} flushes per create; real {} µs, copy {} µs per create)",
-            flushes.iter().map(|k| format!("{k:.1}")).collect::<Vec<_>>().join(" and "),
-            real.iter().map(|v| format!("{v:.0}")).collect::<Vec<_>>().join(" and "),
-            copy.iter().map(|v| format!("{v:.0}")).collect::<Vec<_>>().join(" and "),
-        ),
-    ));
+            and_list(flushes.iter().map(|k| format!("{k:.1}"))),
+            and_list(real.iter().map(|v| format!("{v:.0}"))),
+            and_list(copy.iter().map(|v| format!("{v:.0}"))),
+        );
+    // One comment per parameter: the refit goes after what was qualified.
+    let flush_entry = f
+        .basis
+        .iter_mut()
+        .find(|(k, _)| k.split(", ").next() == Some("flush_latency_us"));
+    match flush_entry {
+        Some((_, why)) => *why = format!("{why}; then {said}"),
+        None => f.basis.push(("flush_latency_us".into(), said)),
+    }
     Some((
         f,
         Refit {
@@ -406,7 +432,7 @@ pub fn refit(records: &[TrialRecord], fit: &Fit) -> Option<(Fit, Refit)> {
 /// The check in two passes, records in `opts.results`: the first (`fit-pass`) runs the
 /// qualified fit beside the directory and sets the flush latency from it ([`refit`]);
 /// the second (`check-pass`), with fresh trials on both sides, decides.
-pub fn run(opts: &CheckOptions, fit: &Fit, memory: bool, exe: &Path) -> Result<CopyCheck> {
+pub fn run(opts: &CheckOptions, fit: &Fit, memory: bool) -> Result<CopyCheck> {
     if opts.results.exists() {
         bail!(
             "{} already exists; the check keeps its records in a new directory. Remove it or give another --check-results.",
@@ -416,7 +442,7 @@ pub fn run(opts: &CheckOptions, fit: &Fit, memory: bool, exe: &Path) -> Result<C
     std::fs::create_dir_all(&opts.results)
         .with_context(|| format!("cannot create {}", opts.results.display()))?;
     let first_dir = opts.results.join("fit-pass");
-    let first = run_pass(opts, fit, exe, &first_dir)?;
+    let first = run_pass(opts, fit, &first_dir)?;
     let first_cmp = compare(&first, fit, memory, &first_dir)?;
     let (checked, refit) = match refit(&first, fit) {
         Some((f, mut r)) if first_cmp.cannot_stand.is_empty() => {
@@ -433,7 +459,7 @@ pub fn run(opts: &CheckOptions, fit: &Fit, memory: bool, exe: &Path) -> Result<C
         _ => return Ok(first_cmp),
     };
     let second_dir = opts.results.join("check-pass");
-    let second = run_pass(opts, &checked, exe, &second_dir)?;
+    let second = run_pass(opts, &checked, &second_dir)?;
     Ok(CopyCheck {
         refit,
         ..compare(&second, &checked, memory, &second_dir)?
@@ -451,7 +477,8 @@ pub fn render(c: &CopyCheck) -> String {
     let mut s = format!(
         "the copy against the directory (ext4, fsync'ed 4 KiB files; records in {}):\n\n{:<12} {:>11} {:>11} {:>18} {:>12}   {:>9} {:>9} {:>18} {:>12}\n",
         c.results.display(),
-        "placement", "real /s", "copy /s", "copy/real", "±15%", "real p50", "copy p50", "copy/real", "±20%"
+        "placement", "real /s", "copy /s", "copy/real", format!("±{:.0}%", RATE_TOLERANCE * 100.0),
+        "real p50", "copy p50", "copy/real", format!("±{:.0}%", P50_TOLERANCE * 100.0)
     );
     for p in &c.placements {
         s.push_str(&format!(
@@ -473,8 +500,8 @@ pub fn render(c: &CopyCheck) -> String {
             r.from_us,
             r.to_us,
             c.results.parent().unwrap_or(&c.results).join("fit-pass").display(),
-            r.copy_us_per_op.iter().map(|v| format!("{v:.0}")).collect::<Vec<_>>().join(" and "),
-            r.real_us_per_op.iter().map(|v| format!("{v:.0}")).collect::<Vec<_>>().join(" and "),
+            and_list(r.copy_us_per_op.iter().map(|v| format!("{v:.0}"))),
+            and_list(r.real_us_per_op.iter().map(|v| format!("{v:.0}"))),
         ));
     }
     s.push('\n');
@@ -494,9 +521,14 @@ pub fn render(c: &CopyCheck) -> String {
     }
     if !c.starved_trials.is_empty() {
         s.push_str(&format!(
-            "warning: the host kept {} of the check's trials waiting for a CPU past 5% of their time (trials {:?}): their figures are the host's as much as the device's. Check again on an idle machine.\n",
+            "warning: the host kept {} of the check's trials waiting for a CPU past {:.0}% of their time (trials {}): their figures are the host's as much as the device's. Check again on an idle machine.\n",
             c.starved_trials.len(),
+            crate::monitor::host_load::STARVED_SHARE * 100.0,
             c.starved_trials
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         ));
     }
     s

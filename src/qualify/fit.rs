@@ -119,15 +119,18 @@ fn fit_hdd(q: &Qualification, name: &str) -> Fit {
     }
 }
 
+/// `t(len) = latency + len / rate` (bytes per µs = MB/s) through two sizes' times
+/// (µs): the latency, at least `min_latency`, and the rate.
+fn two_sizes(small: f64, t_small: f64, big: f64, t_big: f64, min_latency: f64) -> (f64, f64) {
+    let rate = ((big - small) / (t_big - t_small).max(1e-3)).clamp(1.0, 1e5);
+    ((t_small - small / rate).max(min_latency), rate)
+}
+
 fn fit_flash(q: &Qualification, name: &str) -> Fit {
     let mut basis = Vec::new();
     let small = 4096.0;
     let big = *WRITE_FLUSH_SIZES.last().expect("sizes") as f64;
-    // t(len) = latency + len / rate (bytes per µs = MB/s), from two sizes.
-    let line = |t_small: f64, t_big: f64| {
-        let rate = ((big - small) / (t_big - t_small).max(1e-3)).clamp(1.0, 1e5);
-        ((t_small - small / rate).max(0.5), rate)
-    };
+    let line = |t_small: f64, t_big: f64| two_sizes(small, t_small, big, t_big, 0.5);
     // Medians, not means: a host's hiccups (a preempted thread, a busy neighbour) add a
     // tail no device parameter stands for.
     let (read_lat, read_rate) = line(
@@ -167,15 +170,10 @@ fn fit_flash(q: &Qualification, name: &str) -> Fit {
     let (f_small, f_big) = (first.flush.p50_us, last.flush.p50_us);
     let (b_small, b_big) = (first.bytes as f64, last.bytes as f64);
     let grows = f_big > f_small * 1.2 && f_big - f_small > 20.0;
-    let flush_rate = if grows {
-        ((b_big - b_small) / (f_big - f_small)).clamp(1.0, 1e5)
+    let (flush, flush_rate) = if grows {
+        two_sizes(b_small, f_small, b_big, f_big, 0.0)
     } else {
-        0.0
-    };
-    let flush = if grows {
-        (f_small - b_small / flush_rate).max(0.0)
-    } else {
-        f_small
+        (f_small, 0.0)
     };
     let on = if fresh {
         " to never-written blocks"
@@ -187,7 +185,12 @@ fn fit_flash(q: &Qualification, name: &str) -> Fit {
         crate::units::format_size(last.bytes),
     );
     basis.push((
-        "flush_latency_us, flush_mb_per_s".into(),
+        if grows {
+            "flush_latency_us, flush_mb_per_s"
+        } else {
+            "flush_latency_us"
+        }
+        .into(),
         if grows {
             format!("a flush after a {small_name} write{on} (p50 {f_small:.0} µs) and after a {big_name} one (p50 {f_big:.0} µs): it writes back what was written since the last flush")
         } else {
@@ -278,5 +281,49 @@ mod tests {
         assert_eq!(round3(0.012345), 0.0123);
         assert_eq!(round3(68.04), 68.0);
         assert_eq!(round3(f64::NAN), 0.0);
+    }
+
+    fn write_flush(bytes: u64, flush_p50: f64) -> crate::qualify::WriteFlush {
+        use crate::qualify::words::tests::lat;
+        crate::qualify::WriteFlush {
+            bytes,
+            write: lat(50.0, 100.0),
+            flush: lat(flush_p50, flush_p50 * 2.0),
+            write_flush: lat(50.0 + flush_p50, 100.0 + flush_p50 * 2.0),
+        }
+    }
+
+    #[test]
+    fn a_flush_that_grows_with_the_write_before_it_writes_back_at_a_rate() {
+        let mut q = crate::qualify::words::tests::q(200.0, 400.0, 50.0, 150.0);
+        q.through_loop_image = true;
+        // 4 KiB then 64 KiB to never-written blocks: 200 and 500 µs, so 61440 bytes
+        // cost 300 µs more (204.8 MB/s) and the flush itself 200 - 4096/204.8 = 180.
+        q.fresh_write_flush = vec![write_flush(4096, 200.0), write_flush(65536, 500.0)];
+        let f = fit(&q, "d");
+        assert_eq!(f.params["flush_latency_us"].as_float(), Some(180.0));
+        assert_eq!(f.params["flush_mb_per_s"].as_float(), Some(205.0));
+        let (key, why) = f
+            .basis
+            .iter()
+            .find(|(k, _)| k.starts_with("flush_latency_us"))
+            .unwrap();
+        assert_eq!(key, "flush_latency_us, flush_mb_per_s");
+        assert!(why.contains("never-written"), "{why}");
+
+        // The same cost after both sizes: a flush is its latency alone.
+        q.fresh_write_flush = vec![write_flush(4096, 200.0), write_flush(65536, 210.0)];
+        let f = fit(&q, "d");
+        assert_eq!(f.params["flush_latency_us"].as_float(), Some(200.0));
+        assert!(!f.params.contains_key("flush_mb_per_s"));
+        assert!(f.basis.iter().any(|(k, _)| k == "flush_latency_us"));
+
+        // Without the never-written writes (not through a loop image): the write+flush
+        // pairs, here one 4 KiB pair.
+        q.fresh_write_flush.clear();
+        q.through_loop_image = false;
+        let f = fit(&q, "d");
+        assert_eq!(f.params["flush_latency_us"].as_float(), Some(150.0));
+        assert!(!f.params.contains_key("flush_mb_per_s"));
     }
 }

@@ -41,8 +41,8 @@ pub const APPEND_TOTAL: u64 = 22 << 20;
 pub const WRITE_FLUSH_SIZES: [u64; 5] = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20];
 /// Never-written room of a loop image for the fresh write+flush pattern: a trial's
 /// image is sparse, so its file system's first writes land on unallocated blocks, and
-/// the host's `fdatasync` then allocates them too (303 µs against 132 µs for a flush
-/// after a 4 KiB write on the development VM's ext4).
+/// the host's `fdatasync` then allocates them too (216-303 µs against 132-158 µs for a
+/// flush after a 4 KiB write to written blocks, on the development VM's ext4).
 pub const FRESH_ROOM: u64 = 64 << 20;
 /// Sizes of the fresh write+flush pattern.
 pub const FRESH_SIZES: [u64; 2] = [4 << 10, 64 << 10];
@@ -499,33 +499,18 @@ fn measure_data(
     if patterns.has(Pattern::WriteFlush) {
         let mut rng3 = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         for bytes in WRITE_FLUSH_SIZES {
-            step(
-                Activity::Qualify,
-                format!(
-                    "{} writes, each followed by a flush",
-                    crate::units::format_size(bytes)
-                ),
-            );
             let slots = (place.span / bytes).max(1);
             let until =
                 Instant::now() + budget(Pattern::WriteFlush, 1.0 / WRITE_FLUSH_SIZES.len() as f64);
-            let (mut w, mut f) = (Vec::new(), Vec::new());
-            while Instant::now() < until || w.len() < 3 {
-                check(stop)?;
-                pair.clear();
-                let off = rng3.gen_range(0..slots) * bytes;
-                t.run(&[Request::write(off, bytes), Request::flush()], Some(pair))?;
-                w.push(pair[0]);
-                f.push(pair[1]);
-            }
-            // Summed after the loop, not inside it: nothing more between the requests.
-            let both: Vec<Duration> = w.iter().zip(&f).map(|(a, b)| *a + *b).collect();
-            q.write_flush.push(WriteFlush {
+            q.write_flush.push(write_flush_series(
+                t,
                 bytes,
-                write: Latency::of(&w),
-                flush: Latency::of(&f),
-                write_flush: Latency::of(&both),
-            });
+                "",
+                until,
+                &mut || Some(rng3.gen_range(0..slots) * bytes),
+                stop,
+                pair,
+            )?);
         }
         q.flush_shape = Some(shape(&q.write_flush[0]));
         if let Some((base, len)) = place.fresh {
@@ -565,34 +550,62 @@ fn fresh_write_flush(
     let share = len / FRESH_SIZES.len() as u64;
     let mut out = Vec::new();
     for (i, bytes) in FRESH_SIZES.into_iter().enumerate() {
-        step(
-            Activity::Qualify,
-            format!(
-                "{} writes to never-written blocks, each followed by a flush",
-                crate::units::format_size(bytes)
-            ),
-        );
         let start = base + i as u64 * share;
         let until = Instant::now() + budget(Pattern::WriteFlush, 0.5 / FRESH_SIZES.len() as f64);
-        let (mut w, mut f) = (Vec::new(), Vec::new());
         let mut off = start;
-        while (Instant::now() < until || w.len() < 3) && off + bytes <= start + share {
-            check(stop)?;
-            pair.clear();
-            t.run(&[Request::write(off, bytes), Request::flush()], Some(pair))?;
-            w.push(pair[0]);
-            f.push(pair[1]);
+        let mut next = || {
+            let here = off;
             off += bytes;
-        }
-        let both: Vec<Duration> = w.iter().zip(&f).map(|(a, b)| *a + *b).collect();
-        out.push(WriteFlush {
+            (here + bytes <= start + share).then_some(here)
+        };
+        out.push(write_flush_series(
+            t,
             bytes,
-            write: Latency::of(&w),
-            flush: Latency::of(&f),
-            write_flush: Latency::of(&both),
-        });
+            " to never-written blocks",
+            until,
+            &mut next,
+            stop,
+            pair,
+        )?);
     }
     Ok(out)
+}
+
+/// Writes of `bytes` at the offsets `next` gives (until it gives none), each followed
+/// by a flush, until `until` and at least 3 of them; `to`: where they go, in words.
+fn write_flush_series(
+    t: &mut Target,
+    bytes: u64,
+    to: &str,
+    until: Instant,
+    next: &mut dyn FnMut() -> Option<u64>,
+    stop: &dyn Fn() -> bool,
+    pair: &mut Vec<Duration>,
+) -> Result<WriteFlush> {
+    step(
+        Activity::Qualify,
+        format!(
+            "{} writes{to}, each followed by a flush",
+            crate::units::format_size(bytes)
+        ),
+    );
+    let (mut w, mut f) = (Vec::new(), Vec::new());
+    while Instant::now() < until || w.len() < 3 {
+        let Some(off) = next() else { break };
+        check(stop)?;
+        pair.clear();
+        t.run(&[Request::write(off, bytes), Request::flush()], Some(pair))?;
+        w.push(pair[0]);
+        f.push(pair[1]);
+    }
+    // Summed after the loop, not inside it: nothing more between the requests.
+    let both: Vec<Duration> = w.iter().zip(&f).map(|(a, b)| *a + *b).collect();
+    Ok(WriteFlush {
+        bytes,
+        write: Latency::of(&w),
+        flush: Latency::of(&f),
+        write_flush: Latency::of(&both),
+    })
 }
 
 /// A flush is cheap when it costs no more than the write before it and 100 µs

@@ -213,12 +213,12 @@ fn round_sig(v: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::measure::Latency;
     use crate::qualify::{WriteFlush, APPEND_BYTES};
 
-    fn lat(p50: f64, p99: f64) -> Latency {
+    pub(in crate::qualify) fn lat(p50: f64, p99: f64) -> Latency {
         Latency {
             count: 100,
             mean_us: p50,
@@ -229,7 +229,12 @@ mod tests {
         }
     }
 
-    fn q(fsync_p50: f64, fsync_p99: f64, write: f64, flush: f64) -> Qualification {
+    pub(in crate::qualify) fn q(
+        fsync_p50: f64,
+        fsync_p99: f64,
+        write: f64,
+        flush: f64,
+    ) -> Qualification {
         let wf = WriteFlush {
             bytes: 4096,
             write: lat(write, write * 2.0),

@@ -152,22 +152,16 @@ impl<'a> Session<'a> {
         .run(recordings)
     }
 
-    /// The directory read back whole ([`crate::results::open`]) with its report
-    /// options, after `summary.csv` is written from them.
-    pub fn finish(&self) -> Result<(Results, ReportOptions)> {
+    /// The end both commands share: the directory read back whole
+    /// ([`crate::results::open`]) with its report options, `summary.csv` written from
+    /// them, and how the run that gave `outcome` ended (its exit status).
+    pub fn conclude(&self, outcome: &Outcome) -> Result<Concluded> {
         let results = crate::results::open(self.dir())?;
         let opts = ReportOptions::of_results(&results, None, None)?;
         store::write_summary(
             self.dir(),
             &report::render_with_crash(&results.records, &results.crash, &opts, Format::Csv),
         )?;
-        Ok((results, opts))
-    }
-
-    /// The end both commands share: [`Self::finish`], and how the run that gave
-    /// `outcome` ended (its exit status).
-    pub fn conclude(&self, outcome: &Outcome) -> Result<Concluded> {
-        let (results, opts) = self.finish()?;
         let ending = Ending::of(outcome, &results.records, &results.crash);
         Ok(Concluded {
             results,

@@ -40,7 +40,7 @@ use crate::rig::session::SessionDir;
 /// What to measure and where.
 #[derive(Debug, Clone)]
 pub struct FloorOptions {
-    /// Directory for the session (the daemon's image, its mount point).
+    /// Directory for the session (the daemon's mount point and files).
     pub work_dir: PathBuf,
     /// Directory on tmpfs for the plain loop device's file.
     pub tmpfs_dir: PathBuf,
@@ -332,7 +332,15 @@ pub fn floor(opts: &FloorOptions) -> Result<Floor> {
             ..EmulationOptions::default()
         };
         let mut daemon = DeviceDaemon::start(&session, &disks, &emulation, cpus, None)?;
-        let read_mode = daemon.stats()?.read_mode;
+        let mut read_mode = daemon.stats()?.read_mode;
+        if opts.placement != Placement::Split {
+            // Asleep because the floor asked so, not because of anything set.
+            read_mode.why_not = Some(format!(
+                "--placement {}: the daemon shares the workload's CPUs",
+                clap::ValueEnum::to_possible_value(&opts.placement)
+                    .map_or_else(String::new, |v| v.get_name().to_string())
+            ));
+        }
         // The daemon's image I/O per request, [part][read, write], in µs.
         let mut io_us = [[0.0; 2]; 2];
         let r = (|| -> Result<()> {
@@ -382,6 +390,12 @@ pub fn floor(opts: &FloorOptions) -> Result<Floor> {
             parts,
             daemon_io_us: io_us,
             setup: PathSetup {
+                // One reader polls; the others are asleep.
+                fuse_threads: if read_mode.polling {
+                    1
+                } else {
+                    setup.fuse_threads
+                },
                 read_mode: Some(read_mode),
                 ..setup.clone()
             },

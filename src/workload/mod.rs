@@ -546,7 +546,7 @@ pub(crate) mod testutil {
         /// `None`, saying why, when not root; under CI (`CI` set) that fails instead,
         /// so the test cannot pass by not running.
         pub fn new(test: &str, size: &str) -> Option<Self> {
-            let root = nix::unistd::geteuid().is_root();
+            let root = crate::test_require::is_root();
             if !crate::test_require::require(test, root, "needs root to mount a small tmpfs") {
                 return None;
             }

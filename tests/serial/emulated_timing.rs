@@ -81,10 +81,10 @@ fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Vec<Attempt> {
     )
     .unwrap();
     let read_mode = daemon.stats().unwrap().read_mode;
-    // Pinned apart with its image in memory, the daemon polls (unless another
-    // daemon already polls on its CPU).
+    // Pinned apart with its image in memory, the daemon polls: the serial tests run
+    // alone, so no other daemon may hold its CPU's polling lock.
     if split.is_some() {
-        assert_polls_unless_another_does(&serde_json::to_value(&read_mode).unwrap(), "ssd");
+        assert!(read_mode.polling, "{read_mode:?}");
     }
     eprintln!("ssd-sata: the daemon reads requests {read_mode:?}");
     let lo = daemon.attach_disk("ssd", 0, None).unwrap();
@@ -201,8 +201,8 @@ fn an_ssd_request_stream_takes_the_models_time_within_10_percent() {
     within_10_percent_or_flagged(&ssd_stream_attempts(|| ()));
 }
 
-/// Beside processes that keep every CPU busy, the stream is slow (0.73-0.88 of the
-/// model's rate on the development VM) and the device daemon answers every request on
+/// Beside processes that keep every CPU busy, the stream is slow (on the development
+/// VM 0.65-0.67 of the model's rate with the daemon polling, 0.60-0.88 asleep) and the device daemon answers every request on
 /// time: the time goes to the stream's own thread and the loop device's worker
 /// waiting for a CPU. That wait is what the trial records and flags.
 #[test]

@@ -62,6 +62,11 @@ pub const CONTROL_FILE: &str = ".control";
 pub const STATS_FILE: &str = ".stats";
 /// File-system type the mount shows in /proc/mounts (`fuse.` + this).
 pub const SUBTYPE: &str = "jbench-emu";
+/// Name of the daemon's real-time completion thread, as the host-load monitor finds it.
+pub const COMPLETER_THREAD: &str = "completer";
+/// How fuser names its request readers' threads (`fuser-0`, ...): a polling reader is
+/// always runnable, which the host-load monitor must not take for starvation.
+pub const FUSE_READER_PREFIX: &str = "fuser-";
 
 /// One emulated disk to serve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -245,7 +250,7 @@ pub fn run(config_path: &Path) -> Result<()> {
         next_fh: AtomicU64::new(1),
     });
     let done = std::thread::Builder::new()
-        .name("completer".into())
+        .name(COMPLETER_THREAD.into())
         .spawn({
             let inner = inner.clone();
             move || completer(inner)

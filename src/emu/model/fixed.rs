@@ -1,6 +1,7 @@
 //! `ssd-sata`, `nvme`, `nvram` and the published drives (`ssd-sata-plp`,
 //! `nvme-consumer`, `nvme-plp`): a fixed latency per request kind plus a bandwidth cap,
-//! with no position and no cache state.
+//! with no position; its only state is the bytes written since the last flush, which a
+//! flush writes back at `flush_mb_per_s` (0: a flush costs its latency alone).
 
 use std::time::Duration;
 

@@ -203,7 +203,7 @@ fn without_an_output_dir_nothing_is_kept() {
 
 #[test]
 fn runs_as_nobody() {
-    let root = nix::unistd::geteuid().is_root();
+    let root = crate::test_require::is_root();
     if !crate::test_require::require("runs_as_nobody", root, "needs root") {
         return;
     }

@@ -49,6 +49,19 @@ pub struct ConfigAnswer {
     pub verdicts: VerdictCounts,
     /// The configuration is built to lose data: its failures are the point.
     pub negative_control: bool,
+    /// A torn-page control: caught only by a failure at a torn write of file data.
+    #[serde(default)]
+    pub torn_page_control: bool,
+    /// Failed states at a torn write of file data, and the first pages they tore.
+    #[serde(default)]
+    pub torn_page_failures: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub torn_pages: Vec<String>,
+    /// What the states covered, in the words a claim about them needs: "all 20 tears
+    /// of file data; 180 of ~1e300 other states sampled" ([`Coverage::scope`]);
+    /// `None` for records without coverage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered: Option<String>,
     /// The states were checked against what the workload promised (fsync'ed files,
     /// durable lines, synchronous writes); `false`: consistency only.
     pub checks_promises: bool,
@@ -166,6 +179,10 @@ fn empty(config: &str) -> ConfigAnswer {
         crash_failures: 0,
         verdicts: VerdictCounts::default(),
         negative_control: false,
+        torn_page_control: false,
+        torn_page_failures: 0,
+        torn_pages: Vec::new(),
+        covered: None,
         checks_promises: false,
         recovery_timed: 0,
         replay_median_s: None,
@@ -187,6 +204,10 @@ fn with_crash(a: &mut ConfigAnswer, c: &CrashAnalysis) {
     a.crash_failures = c.verdicts.failures();
     a.verdicts = c.verdicts;
     a.negative_control = c.negative_control;
+    a.covered = c.coverage.as_ref().map(|cov| cov.scope(c.states as u64));
+    a.torn_page_control = c.torn_page_control;
+    a.torn_page_failures = c.torn_page_failures;
+    a.torn_pages = c.torn_pages.clone();
     a.checks_promises = c.checks_fsync;
     if let Some(r) = &c.recovery {
         a.recovery_timed = r.timed;
@@ -243,6 +264,7 @@ mod tests {
             journal_size: 16 << 20,
             inodes: 10,
             negative_control: false,
+            torn_page_control: false,
             checks_fsync: true,
             user_check: false,
             hung: false,

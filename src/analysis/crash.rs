@@ -26,6 +26,16 @@ pub struct CrashAnalysis {
     pub inodes: u64,
     /// Any record says the configuration is built to lose data.
     pub negative_control: bool,
+    /// Any record says it is a torn-page control (no torn-page protection).
+    #[serde(default)]
+    pub torn_page_control: bool,
+    /// States that came back corrupt at a torn write of file data, and the first few
+    /// pages they tore
+    /// ("pgdata/base/5/16403 at byte 81920 (4096 of 8192 bytes of the write kept)").
+    #[serde(default)]
+    pub torn_page_failures: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub torn_pages: Vec<String>,
     /// Every record says the workload's fsync'ed files were checked; `false`: the
     /// states were checked for consistency only.
     pub checks_fsync: bool,
@@ -341,7 +351,24 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
     // A negative control is caught only by the failure it exists to show: a lying
     // disk or `barrier=0` loses what fsync promised. Any other failure (a hang, an
     // unmountable state) is not that proof.
-    let control = negative_control.then_some(if verdicts.lost_fsynced > 0 {
+    let torn_page_control = recs.iter().any(|r| r.torn_page_control);
+    let torn_failed: Vec<&CrashRecord> = recs
+        .iter()
+        .copied()
+        .filter(|r| r.breaks_at_torn_page())
+        .collect();
+    let mut torn_pages: Vec<String> = Vec::new();
+    for r in &torn_failed {
+        let words = r.torn.as_ref().and_then(|t| t.page_words());
+        if let Some(w) = words {
+            if !torn_pages.contains(&w) && torn_pages.len() < 3 {
+                torn_pages.push(w);
+            }
+        }
+    }
+    // A torn-page control is caught only by a failure at a torn write of file data.
+    let caught = recs.iter().any(|r| r.shows_control_failure());
+    let control = negative_control.then_some(if caught {
         ControlOutcome::FailedAsItShould
     } else {
         ControlOutcome::NotCaught
@@ -380,6 +407,9 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
         journal_size: first.journal_size,
         inodes: first.inodes,
         negative_control,
+        torn_page_control,
+        torn_page_failures: torn_failed.len(),
+        torn_pages,
         checks_fsync: recs.iter().all(|r| r.checks_fsync),
         states: recs.len(),
         strategies,

@@ -173,7 +173,17 @@ pub fn unexpected(records: &[crate::results::crash::CrashRecord]) -> Unexpected 
     for ((config, workload), states) in groups {
         let negative = states.iter().any(|r| r.negative_control);
         if negative {
-            if !states.iter().any(|r| r.verdict == Verdict::LostFsynced) {
+            let torn_page = states.iter().any(|r| r.torn_page_control);
+            if torn_page && !states.iter().any(|r| r.shows_control_failure()) {
+                let tears = states
+                    .iter()
+                    .filter(|r| r.torn.as_ref().is_some_and(|t| t.file.is_some()))
+                    .count();
+                out.lost.push(format!(
+                    "torn-page control `{config}` / `{workload}`: none of {} states failed at a torn write of file data ({tears} tore one); the lab did not show the torn page this configuration is built to suffer (give it `torn-data` states and a check that reads every page)",
+                    states.len(),
+                ));
+            } else if !torn_page && !states.iter().any(|r| r.shows_control_failure()) {
                 let promises = states.iter().any(|r| r.checks_fsync);
                 out.lost.push(format!(
                     "negative control `{config}` / `{workload}`: none of {} states lost what fsync promised{}; the oracle did not catch a configuration built to lose it",
@@ -212,4 +222,49 @@ pub fn unexpected(records: &[crate::results::crash::CrashRecord]) -> Unexpected 
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::crash::{CrashRecord, TornWrite, Verdict};
+
+    fn state(verdict: Verdict, torn_file: Option<&str>) -> CrashRecord {
+        CrashRecord {
+            config: "fpw-off".into(),
+            negative_control: true,
+            torn_page_control: true,
+            verdict,
+            torn: Some(TornWrite {
+                seq: 9,
+                kept_bytes: 4096,
+                len: 8192,
+                file: torn_file.map(str::to_string),
+                file_offset: torn_file.map(|_| 4096),
+            }),
+            ..CrashRecord::test_default()
+        }
+    }
+
+    /// A torn-page control passes only by failing at a torn page: lost commits or a
+    /// torn journal write are not that proof.
+    #[test]
+    fn a_torn_page_control_is_caught_only_by_a_failure_at_a_torn_page() {
+        let caught = [
+            state(Verdict::Ok, Some("base/5/16403")),
+            state(Verdict::CheckFailed, Some("base/5/16403")),
+        ];
+        assert!(unexpected(&caught).lost.is_empty());
+        let not = [
+            state(Verdict::LostFsynced, None),
+            state(Verdict::Ok, Some("base/5/16403")),
+        ];
+        let u = unexpected(&not);
+        assert_eq!(u.lost.len(), 1);
+        assert!(
+            u.lost[0].contains("torn-page control `fpw-off`") && u.lost[0].contains("(1 tore one)"),
+            "{:?}",
+            u.lost
+        );
+    }
 }

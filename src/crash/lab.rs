@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use super::block_map;
 use super::journal_scan::{scan_log, JournalNotes};
 use super::options::{CrashOptions, Strategy};
 use super::oracle;
@@ -15,7 +16,8 @@ use super::pool;
 use super::promises::PromiseBook;
 use super::recover::RecoveryRig;
 use super::states::{
-    journal_live, plan_with_coverage, Coverage, DiskTraits, LogRec, Marks, StatePlan, DEFAULT_BLOCK,
+    blocks_of, journal_live, plan_knowing, Coverage, DiskTraits, FileWrites, LogRec, Marks,
+    StatePlan, DEFAULT_BLOCK,
 };
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
 use crate::events::{step, Activity};
@@ -237,12 +239,39 @@ pub fn test_trial(
     } else {
         None
     };
-    let (plans, coverage) = plan_with_coverage(
+    // What each logged block is, for `torn-data` (labels kept beside the log).
+    let files = if opts.strategies.contains(&Strategy::TornData) {
+        let map = block_map::of_recording(
+            work_dir,
+            config,
+            &log.header,
+            t.log,
+            &log.recs,
+            marks.timing_on,
+        )
+        .with_context(|| {
+            format!(
+                "labelling the logged blocks of configuration `{}`",
+                config.label
+            )
+        })?;
+        for note in &map.notes {
+            step(
+                Activity::CrashLab,
+                format!("{} / {}: {note}", config.label, wl.name),
+            );
+        }
+        block_map::file_writes(&map, &log.recs, &traits, marks.timing_on)
+    } else {
+        FileWrites::default()
+    };
+    let (plans, coverage) = plan_knowing(
         &log.recs,
         &traits,
         opts,
         seed_for(seed, &config.label, &wl.name),
         journal.as_ref().unwrap_or(&JournalNotes::default()),
+        &files,
     )?;
     let fill: Vec<bool> = plans.iter().map(|p| p.strategy == Strategy::Fill).collect();
     let timed = match &journal {
@@ -308,6 +337,8 @@ pub fn test_trial(
         negative,
         inodes,
         journal: journal.as_ref(),
+        files: &files,
+        traits: &traits,
     };
     let mut last_say = Instant::now();
     let mut judged = 0usize;
@@ -366,6 +397,9 @@ struct StateInputs<'a> {
     inodes: u64,
     /// The log's jbd2 blocks (ext3/ext4 only).
     journal: Option<&'a JournalNotes>,
+    /// Which writes hold file data, to name the page a torn state tears.
+    files: &'a FileWrites,
+    traits: &'a [DiskTraits],
 }
 
 /// The lab on state `i`, on a rig of its own: build it, judge it, time its recovery
@@ -419,10 +453,22 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         dropped_blocks: plan.dropped_blocks,
         stratum: plan.stratum.clone(),
         coverage: Some(s.coverage.clone()),
-        torn: plan.torn.map(|(seq, kept_bytes, len)| TornWrite {
-            seq,
-            kept_bytes,
-            len,
+        torn: plan.torn.map(|(seq, kept_bytes, len)| {
+            let rec = &log.recs[seq as usize];
+            let block = s
+                .traits
+                .get(rec.disk as usize)
+                .map_or(DEFAULT_BLOCK, |t| t.block);
+            let at = s
+                .files
+                .torn_at(seq, kept_bytes, &blocks_of(&rec.meta, block));
+            TornWrite {
+                seq,
+                kept_bytes,
+                len,
+                file: at.map(|a| a.0.to_string()),
+                file_offset: at.and_then(|a| a.1),
+            }
         }),
         last_fsync: fsyncs.last().map(|(seq, p)| FsyncMark {
             seq: *seq,
@@ -441,6 +487,7 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         journal_size: config.journal_bytes(),
         inodes: s.inodes,
         negative_control: s.negative,
+        torn_page_control: config.torn_page_control,
         checks_fsync: s.checks_promises,
         user_check: s.book.has_check() && judged.mounted,
         hung: judged.hung,

@@ -7,6 +7,8 @@
 //! - `options`: the `[crash]` table (read with the rest of the experiment file, so it
 //!   is the experiment's: `experiment::crash_options`);
 //! - `states`: which crash states a log yields (pure: no devices);
+//! - `block_map`: what each logged block is (journal, metadata, which file's data at
+//!   which offset), read with debugfs and kept beside the log, for `torn-data`;
 //! - `journal_scan`: the jbd2 blocks of a log's payloads, and what the journal holds
 //!   at a cut (for `fill` and each record's `journal_live`);
 //! - `promises`: what the workload promised at a cut, from its markers;
@@ -18,6 +20,7 @@
 //! - `campaign`: the lab over every recording of a results directory, resumable.
 
 pub mod app_recovery;
+pub mod block_map;
 pub mod campaign;
 pub mod journal_scan;
 pub mod lab;

@@ -124,6 +124,50 @@ impl Piece {
     }
 }
 
+/// A block of a write as the labels see it: its file (an index into
+/// [`FileWrites::files`]) and byte offset there, or `None` when it is not file data.
+pub type BlockOfFile = Option<(u32, Option<u64>)>;
+
+/// What the application's files hold of each multi-block write, from the recording's
+/// block labels ([`crate::crash::block_map`]): the writes `torn-data` tears.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileWrites {
+    /// File paths, as the labels name them.
+    pub files: Vec<String>,
+    /// For each write with a block of a regular file's data (by `seq`): each of its
+    /// logical blocks, in [`blocks_of`]'s order, with its file and byte offset in it
+    /// (the offset `None` where it was not looked up), `None` for a block that is not
+    /// file data.
+    pub writes: std::collections::HashMap<u64, Vec<BlockOfFile>>,
+}
+
+impl FileWrites {
+    /// The file and offset of the first block a tear of write `seq` leaves out, when
+    /// it kept `kept` bytes of logical blocks `units` (the file of any of its blocks
+    /// when that one is not file data; the offset then unknown).
+    pub fn torn_at(
+        &self,
+        seq: u64,
+        kept: u64,
+        units: &[(u64, u64)],
+    ) -> Option<(&str, Option<u64>)> {
+        let labels = self.writes.get(&seq)?;
+        let mut sum = 0;
+        let k = units
+            .iter()
+            .take_while(|u| {
+                sum += u.1;
+                sum <= kept
+            })
+            .count();
+        let (file, offset) = match labels.get(k).copied().flatten() {
+            Some(l) => l,
+            None => (labels.iter().flatten().next()?.0, None),
+        };
+        Some((self.files.get(file as usize)?.as_str(), offset))
+    }
+}
+
 /// One crash state to build.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatePlan {
@@ -241,6 +285,19 @@ pub fn plan_with_coverage(
     seed: u64,
     journal: &JournalNotes,
 ) -> Result<(Vec<StatePlan>, Coverage)> {
+    plan_knowing(recs, disks, opts, seed, journal, &FileWrites::default())
+}
+
+/// [`plan_with_coverage`] knowing which writes hold file data (`files`), which
+/// `torn-data` tears (none without them).
+pub fn plan_knowing(
+    recs: &[LogRec],
+    disks: &[DiskTraits],
+    opts: &CrashOptions,
+    seed: u64,
+    journal: &JournalNotes,
+    files: &FileWrites,
+) -> Result<(Vec<StatePlan>, Coverage)> {
     let marks = Marks::of(recs)?;
     let durable = durability(recs, disks, marks.timing_on)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -341,11 +398,13 @@ pub fn plan_with_coverage(
     };
     // The cuts fill takes, fullest journal first, one per distinct state.
     let fill_ranked = fill::ranked(&ctx, journal, &prefix_cuts);
+    let tears = strategy::file_tears(&ctx, files, n);
     let space = Space {
         ctx: &ctx,
         prefix_cuts: &prefix_cuts,
         subset_cuts: &subset_cuts,
         fill_ranked: &fill_ranked,
+        tears: &tears,
     };
     // Every strategy's space is measured, asked for or not (and a test build's own
     // when asked for).
@@ -358,17 +417,36 @@ pub fn plan_with_coverage(
     }
     let mut seen = HashSet::new();
     let mut plans = Vec::new();
-    let k = opts.strategies.len().max(1) as u32;
-    let mut left_over = 0u32;
-    let mut exhaustive = true;
-    // A strategy whose states are another's goes first, whatever its place in the
-    // list (fill's are prefix states): a state is built once, under the first
-    // strategy that takes it, so the fullest cuts are fill's and prefix spends its
-    // share on the others.
+    // A strategy with a first share is planned first, with up to that part of the
+    // budget (all of it alone); the rest is split evenly over the others, what one
+    // cannot use going to the next. A strategy whose states are another's goes first
+    // among those, whatever its place in the list (fill's are prefix states): a state
+    // is built once, under the first strategy that takes it, so the fullest cuts are
+    // fill's and prefix spends its share on the others.
     let mut order = opts.strategies.clone();
-    order.sort_by_key(|s| s.info().states_of.is_none());
-    for (i, &strategy) in order.iter().enumerate() {
-        let quota = opts.states / k + u32::from((i as u32) < opts.states % k) + left_over;
+    order.sort_by_key(|s| (s.info().first_share.is_none(), s.info().states_of.is_none()));
+    let alone = order.len() <= 1;
+    let even = order
+        .iter()
+        .filter(|s| s.info().first_share.is_none())
+        .count()
+        .max(1) as u32;
+    let mut left = opts.states;
+    let mut left_over = 0u32;
+    let mut evens = 0u32;
+    let mut even_budget = None;
+    let mut exhaustive = true;
+    for &strategy in order.iter() {
+        let quota = match strategy.info().first_share {
+            Some(_) if alone => left,
+            Some(pct) => ((opts.states as u64 * pct as u64 / 100) as u32).min(left),
+            None => {
+                let budget = *even_budget.get_or_insert(left);
+                let q = budget / even + u32::from(evens < budget % even) + left_over;
+                evens += 1;
+                q
+            }
+        };
         let before = plans.len();
         let p = planner(strategy);
         let all = p.open(&space, &seen) <= quota as f64;
@@ -390,8 +468,13 @@ pub fn plan_with_coverage(
             }
         }
         cov.set_planned(strategy, made);
-        left_over = quota.saturating_sub(made as u32);
+        if strategy.info().first_share.is_some() {
+            left = left.saturating_sub(made as u32);
+        } else {
+            left_over = quota.saturating_sub(made as u32);
+        }
     }
+    cov.torn_files = strategy::torn_files(&plans, files, &units_of);
     cov.exhaustive = exhaustive;
     let mut covered: Vec<String> = plans.iter().map(|p| p.stratum.clone()).collect();
     covered.sort();

@@ -205,6 +205,9 @@ pub struct Config {
     pub env: BTreeMap<String, String>,
     /// `[[config]] negative_control = true`: declared to lose promised data.
     pub negative_control: bool,
+    /// `[[config]] torn_page_control = true`: declared to break at a torn page of file
+    /// data (no torn-page protection); also a negative control.
+    pub torn_page_control: bool,
 }
 
 /// A device model as the experiment names it: a built-in model, or an entry of the

@@ -48,23 +48,33 @@ macro_rules! strategies {
 strategies! {
     /// Every disk cut at one global sequence number right after a flush or an fsync
     /// marker: a power cut when the caches hold nothing unflushed.
-    Prefix = "prefix" { noun: "prefix cuts", states_of: None, when_empty: None },
+    Prefix = "prefix" { noun: "prefix cuts", states_of: None, when_empty: None, first_share: None },
     /// A prefix up to a flush plus a seeded, order-preserving subset of the writes still
     /// in a volatile cache: what the cache may or may not have written.
-    Subset = "subset" { noun: "subsets", states_of: None, when_empty: None },
+    Subset = "subset" { noun: "subsets", states_of: None, when_empty: None, first_share: None },
     /// A subset state with one multi-block write kept only in part: its first logical
     /// blocks.
-    Torn = "torn" { noun: "torn writes", states_of: None, when_empty: None },
+    Torn = "torn" { noun: "torn writes", states_of: None, when_empty: None, first_share: None },
+    /// A multi-block write of a regular file's data kept only up to a logical-block
+    /// boundary, at the last cut it is still in a volatile cache: a torn application
+    /// page. Tears inside the file's larger pages come first (docs/crash.md).
+    TornData = "torn-data" {
+        noun: "tears of file data",
+        states_of: None,
+        when_empty: Some("no multi-block write of file data"),
+        first_share: Some(50),
+    },
     /// A prefix state at the persistence points where the ext3/ext4 journal holds the
     /// most committed transactions the replay would walk: recovery at its slowest.
     Fill = "fill" {
         noun: "cuts with journal content",
         states_of: Some(Strategy::Prefix),
         when_empty: Some("no cut with journal content"),
+        first_share: None,
     };
     test builds:
     /// What adding a strategy takes: this line and `crash/states/strategy/made_up.rs`.
-    MadeUp = "made-up" { noun: "made-up cuts", states_of: None, when_empty: None },
+    MadeUp = "made-up" { noun: "made-up cuts", states_of: None, when_empty: None, first_share: None },
 }
 
 impl Strategy {
@@ -110,6 +120,10 @@ pub struct StrategyInfo {
     pub states_of: Option<Strategy>,
     /// Said instead of "all 0 {noun}" when its space is empty.
     pub when_empty: Option<&'static str>,
+    /// Planned before the strategies without one, with up to this percentage of
+    /// `states` (all of them when it is the only strategy); what it leaves goes to the
+    /// others, split evenly. `None`: an even share of what is left.
+    pub first_share: Option<u32>,
 }
 
 impl std::fmt::Display for Strategy {
@@ -168,7 +182,7 @@ impl Default for CrashOptions {
         Self {
             requested: false,
             states: DEFAULT_STATES,
-            strategies: vec![Strategy::Prefix, Strategy::Subset],
+            strategies: vec![Strategy::TornData, Strategy::Prefix, Strategy::Subset],
             seed: None,
             recovery_timing: DEFAULT_RECOVERY_TIMING,
             lose_journal: None,

@@ -176,7 +176,10 @@ pub fn safety_words(c: &ConfigAnswer) -> String {
         return "no crash states".to_string();
     }
     let outcome = match (c.crash_failures, c.checks_promises) {
-        (0, true) if !c.negative_control => format!("{n}/{n} power cuts lost nothing"),
+        (0, true) if !c.negative_control => match &c.covered {
+            Some(scope) => format!("{n}/{n} power cuts lost nothing ({scope})"),
+            None => format!("{n}/{n} power cuts lost nothing"),
+        },
         (0, false) if !c.negative_control => format!(
             "{n}/{n} power cuts left a consistent file system (the workload promises nothing more to check)"
         ),
@@ -197,8 +200,25 @@ pub fn safety_words(c: &ConfigAnswer) -> String {
         ),
         _ => outcome,
     };
+    // A failure at a torn page names the page, control or not.
+    let outcome = match c.torn_pages.first() {
+        Some(page) if c.torn_page_failures > 0 => format!(
+            "{outcome}; {} corrupt at a torn write of file data, first {page}",
+            c.torn_page_failures
+        ),
+        _ => outcome,
+    };
     if !c.negative_control {
         return outcome;
+    }
+    if c.torn_page_control {
+        return if c.torn_page_failures > 0 {
+            format!("a torn-page control, caught: {outcome}, as it must")
+        } else {
+            format!(
+                "a torn-page control NOT caught: {outcome}, none corrupt at a torn write of file data"
+            )
+        };
     }
     // A negative control is caught only by the failure it exists for (a lying disk or
     // barrier=0 loses what fsync promised), as the crash section's note and warning
@@ -431,6 +451,10 @@ mod tests {
             crash_failures: verdicts.failures(),
             verdicts,
             negative_control: false,
+            torn_page_control: false,
+            torn_page_failures: 0,
+            torn_pages: Vec::new(),
+            covered: None,
             checks_promises: true,
             recovery_timed: 3,
             replay_median_s: Some(0.25),
@@ -500,6 +524,59 @@ mod tests {
             safety_words(&consistent)
         );
         assert_eq!(safety_words(&config(0, ok)), "no crash states");
+    }
+
+    /// A torn-page control is caught by a failure at a torn page and named by it; lost
+    /// commits alone do not catch it; "lost nothing" says what it is a claim about.
+    #[test]
+    fn a_torn_page_control_is_caught_only_at_a_torn_page_and_names_it() {
+        let failed = VerdictCounts {
+            ok: 185,
+            check_failed: 15,
+            ..VerdictCounts::default()
+        };
+        let page = "pgdata/base/5/16403 at byte 2621440 (4096 of 8192 bytes of the write kept)";
+        let caught = ConfigAnswer {
+            torn_page_control: true,
+            torn_page_failures: 15,
+            torn_pages: vec![page.to_string()],
+            ..negative(200, failed)
+        };
+        assert_eq!(
+            safety_words(&caught),
+            format!(
+                "a torn-page control, caught: 15 of 200 power cuts failed (15 check-failed); \
+                 15 corrupt at a torn write of file data, first {page}, as it must"
+            )
+        );
+        let lost = VerdictCounts {
+            ok: 190,
+            lost_fsynced: 10,
+            ..VerdictCounts::default()
+        };
+        let missed = ConfigAnswer {
+            torn_page_control: true,
+            ..negative(200, lost)
+        };
+        assert!(
+            safety_words(&missed).starts_with("a torn-page control NOT caught: 10 of 200")
+                && safety_words(&missed).ends_with("none corrupt at a torn write of file data"),
+            "{}",
+            safety_words(&missed)
+        );
+        let ok = VerdictCounts {
+            ok: 200,
+            ..VerdictCounts::default()
+        };
+        let safe = ConfigAnswer {
+            covered: Some("all 20 tears of file data; 180 of 723 other states sampled".into()),
+            ..config(200, ok)
+        };
+        assert_eq!(
+            safety_words(&safe),
+            "200/200 power cuts lost nothing (all 20 tears of file data; 180 of 723 other \
+             states sampled)"
+        );
     }
 
     /// The failed states, counted per verdict, worst first: the crash-modes preset's

@@ -87,6 +87,15 @@ impl Verdict {
         )
     }
 
+    /// What a torn page does: the file system or the application's data is broken
+    /// (not a promise missing, which a torn write does not cause).
+    pub fn is_corruption(self) -> bool {
+        matches!(
+            self,
+            Verdict::Unmountable | Verdict::FsckDirty | Verdict::CheckFailed
+        )
+    }
+
     /// A verdict that is not a pass: a loss, or a recovery that could not be judged
     /// (a hang is how many recovery bugs show).
     pub fn is_failure(self) -> bool {
@@ -108,6 +117,28 @@ pub struct TornWrite {
     /// Bytes of it kept (a multiple of the disk's logical block), of `len`.
     pub kept_bytes: u64,
     pub len: u64,
+    /// The file whose data the first block left out holds (ext3/ext4, from the
+    /// recording's block labels), and that block's byte offset in it: the page torn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_offset: Option<u64>,
+}
+
+impl TornWrite {
+    /// "pgdata/base/5/16403 at 81920 (4096 of 8192 bytes kept)", when the file is
+    /// known.
+    pub fn page_words(&self) -> Option<String> {
+        let file = self.file.as_ref()?;
+        let at = self
+            .file_offset
+            .map(|o| format!(" at byte {o}"))
+            .unwrap_or_default();
+        Some(format!(
+            "{file}{at} ({} of {} bytes of the write kept)",
+            self.kept_bytes, self.len
+        ))
+    }
 }
 
 /// The last fsync marker before the cut.
@@ -286,6 +317,10 @@ pub struct CrashRecord {
     /// flushes turned off on a disk with a volatile cache): failures are expected.
     #[serde(default)]
     pub negative_control: bool,
+    /// The configuration has no torn-page protection (`torn_page_control`): a negative
+    /// control caught only by a failure at a torn write of file data.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub torn_page_control: bool,
     /// The workload makes promises (fsync'ed files, `durable` lines, synchronous
     /// writes) that were checked, or not (consistency only).
     #[serde(default)]
@@ -322,6 +357,10 @@ pub struct Coverage {
     /// Strata (workload phases) with at least one cut, and those the plan covers.
     pub strata: Vec<String>,
     pub strata_covered: Vec<String>,
+    /// The files whose data the `torn-data` states tear, most torn first, each with
+    /// its count of states ("base/5/16403 (12)"), the last entry "N more files" when
+    /// there are more.
+    pub torn_files: Vec<String>,
 }
 
 /// One strategy's part of a [`Coverage`].
@@ -372,6 +411,34 @@ impl Coverage {
         format!("{planned} crash states of {} ({parts})", count(total))
     }
 
+    /// What `checked` states covered, short enough for a claim about them: "all 811
+    /// states" when every state was built; otherwise the tears of file data (all, or
+    /// how many of how many) and how many of the other states were sampled.
+    pub fn scope(&self, checked: u64) -> String {
+        let (total, _) = self.parts();
+        if self.exhaustive {
+            return format!("all {} states", count(total));
+        }
+        let asked = |s: Strategy| self.strategies.iter().any(|n| n == s.as_str());
+        let data = Strategy::TornData;
+        if !asked(data) {
+            return format!("{checked} of {} states sampled", count(total));
+        }
+        let (space, planned) = (self.space(data), self.planned(data));
+        let tears = if space == 0.0 {
+            "no multi-block write of file data to tear".to_string()
+        } else if planned as f64 >= space {
+            format!("all {} tears of file data", count(space))
+        } else {
+            format!("{planned} of {} tears of file data", count(space))
+        };
+        format!(
+            "{tears}; {} of {} other states sampled",
+            checked.saturating_sub(planned),
+            count((total - space).max(0.0))
+        )
+    }
+
     /// The whole space, and each strategy's part of it and of the plan.
     fn parts(&self) -> (f64, String) {
         let asked: Vec<Strategy> = self
@@ -395,11 +462,15 @@ impl Coverage {
             if !info.states_of.is_some_and(|o| asked.contains(&o)) {
                 total += space;
             }
-            parts.push(match info.when_empty {
+            let mut part = match info.when_empty {
                 Some(words) if space == 0.0 => words.to_string(),
-                _ if planned as f64 >= space => format!("all {}", info.noun),
+                _ if planned as f64 >= space => format!("all {} {}", count(space), info.noun),
                 _ => format!("{planned} of {} {}", count(space), info.noun),
-            });
+            };
+            if s == Strategy::TornData && !self.torn_files.is_empty() {
+                part.push_str(&format!(", in {}", self.torn_files.join(", ")));
+            }
+            parts.push(part);
         }
         (total, parts.join("; "))
     }
@@ -432,6 +503,8 @@ struct CoverageWire {
     strata_covered: Vec<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     more: BTreeMap<String, StrategyCoverage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    torn_files: Vec<String>,
 }
 
 /// The strategies schema 1 gave a pair of fields each.
@@ -460,6 +533,7 @@ impl From<CoverageWire> for Coverage {
             exhaustive: w.exhaustive,
             strata: w.strata,
             strata_covered: w.strata_covered,
+            torn_files: w.torn_files,
         }
     }
 }
@@ -486,6 +560,7 @@ impl From<Coverage> for CoverageWire {
             strata: c.strata,
             strata_covered: c.strata_covered,
             more,
+            torn_files: c.torn_files,
         }
     }
 }
@@ -560,6 +635,24 @@ pub fn append_crash_record(path: &Path, record: &CrashRecord) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+impl CrashRecord {
+    /// The failure this state's negative control exists to show: what fsync promised
+    /// lost, or, for a torn-page control, a corruption at a torn page.
+    pub fn shows_control_failure(&self) -> bool {
+        if self.torn_page_control {
+            self.breaks_at_torn_page()
+        } else {
+            self.verdict == Verdict::LostFsynced
+        }
+    }
+
+    /// The state tore a write of file data and came back corrupt (unmountable,
+    /// fsck-dirty or check-failed): what a torn page does.
+    pub fn breaks_at_torn_page(&self) -> bool {
+        self.verdict.is_corruption() && self.torn.as_ref().is_some_and(|t| t.file.is_some())
+    }
+}
+
 /// A plain `ok` record of one prefix state, for other modules' tests to change.
 #[cfg(test)]
 impl CrashRecord {
@@ -597,7 +690,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<Coverage>(&text).unwrap(), more);
         assert_eq!(
             cov.describe(21),
-            "checked 21 of ~1e40 states (8 of 12 prefix cuts; 6 of ~1e40 subsets; all torn writes; all cuts with journal content)"
+            "checked 21 of ~1e40 states (8 of 12 prefix cuts; 6 of ~1e40 subsets; all 7 torn writes; all 3 cuts with journal content)"
         );
     }
 
@@ -653,6 +746,7 @@ mod tests {
             journal_size: 16 << 20,
             inodes: 1024,
             negative_control: false,
+            torn_page_control: false,
             checks_fsync: true,
             dropped_blocks: 0,
             stratum: String::new(),

@@ -429,7 +429,10 @@ fn enumeration_when_small_and_stratified_sampling_when_not() {
     );
     assert!(text.contains("subsets"), "{text}");
     let text = all.1.describe(all.0.len() as u64);
-    assert!(text.contains("all prefix cuts; all subsets"), "{text}");
+    assert!(
+        text.contains("all 13 prefix cuts; all 449 subsets"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -672,7 +675,11 @@ fn fill_goes_first_and_prefix_does_not_build_its_states_again() {
             "checked {} of {} states",
             plans.len(),
             every.len()
-        )) && text.contains("all prefix cuts; all cuts with journal content"),
+        )) && text.contains(&format!(
+            "all {} prefix cuts; all {} cuts with journal content",
+            every.len(),
+            cov.space(Strategy::Fill)
+        )),
         "{text}"
     );
 }
@@ -759,8 +766,12 @@ fn the_planners_plan_what_the_planner_did_before_them() {
     ];
     let mut text = String::new();
     for states in [9, 40, 100_000] {
-        let (plans, cov) =
+        let (plans, mut cov) =
             plan_with_coverage(&l.recs, &disks, &opts(states, &all), 3, &notes).unwrap();
+        // torn-data came after the listing was taken: without the recording's block
+        // labels it has no state, and the listing stays what it was.
+        assert_eq!(cov.space(Strategy::TornData), 0.0);
+        cov.by_strategy.remove(Strategy::TornData.as_str());
         for p in &plans {
             text.push_str(&format!("{p:?}\n"));
         }
@@ -776,3 +787,106 @@ fn the_planners_plan_what_the_planner_did_before_them() {
 }
 
 const GOLDEN_PLANS: u64 = 0xd177899488e18975;
+
+/// `torn-data` tears each multi-block write of file data at every block, right before
+/// the flush that makes it durable with every other volatile write kept, takes at most
+/// half the budget first, and leaves the rest to the others as before.
+#[test]
+fn torn_data_tears_file_data_at_its_last_volatile_cut_with_half_the_budget_first() {
+    let mut l = Log::new();
+    // An 8 KiB page of a file, a 16 KiB write of which only the middle is file data,
+    // a journal write of 3 blocks (no file data), and a write after them all.
+    let page = l.wn(0, 2);
+    let mixed = l.wn(0, 4);
+    let journal = l.wn(0, 3);
+    let flush = l.f(0);
+    let late = l.wn(0, 2);
+    l.mark("fsync f");
+    let end = l.f(0);
+    let mut files = FileWrites {
+        files: vec!["db/page".into(), "db/mixed".into()],
+        ..FileWrites::default()
+    };
+    files
+        .writes
+        .insert(page, vec![Some((0, Some(8192))), Some((0, Some(12288)))]);
+    files.writes.insert(
+        mixed,
+        vec![None, Some((1, Some(4096))), Some((1, Some(8192))), None],
+    );
+    files
+        .writes
+        .insert(late, vec![Some((0, Some(0))), Some((0, Some(4096)))]);
+    let disks = [CACHED];
+    let (plans, cov) = plan_knowing(
+        &l.recs,
+        &disks,
+        &opts(1000, &[Strategy::TornData, Strategy::Prefix]),
+        1,
+        &JournalNotes::default(),
+        &files,
+    )
+    .unwrap();
+    let torn: Vec<&StatePlan> = plans
+        .iter()
+        .filter(|p| p.strategy == Strategy::TornData)
+        .collect();
+    // page: 1 tear; mixed: 3; late: 1; the journal write is no file data.
+    assert_eq!(cov.space(Strategy::TornData), 5.0);
+    assert_eq!(torn.len(), 5, "{torn:#?}");
+    for p in &torn {
+        let (seq, kept, len) = p.torn.unwrap();
+        assert_ne!(seq, journal);
+        assert!(kept % 4096 == 0 && kept < len);
+        // Right before the covering flush, every other volatile write kept whole.
+        let cover = if seq == late { end } else { flush };
+        assert_eq!(p.cut, cover, "{p:?}");
+        for w in [page, mixed, journal] {
+            if w != seq && w < cover {
+                let whole =
+                    w < p.base || p.overlay.iter().any(|q| q.seq == w && q.ranges.is_none());
+                assert!(whole, "{p:?}");
+            }
+        }
+    }
+    let line = cov.describe(plans.len() as u64);
+    assert!(
+        line.contains("all 5 tears of file data, in db/mixed (3), db/page (2)"),
+        "{line}"
+    );
+    // A budget of 4: torn-data takes 2 (half), the tear inside db/page's 8 KiB page
+    // (file offset 12288, an odd block) among them; prefix gets the other 2.
+    let (few, cov) = plan_knowing(
+        &l.recs,
+        &disks,
+        &opts(4, &[Strategy::TornData, Strategy::Prefix]),
+        1,
+        &JournalNotes::default(),
+        &files,
+    )
+    .unwrap();
+    assert_eq!(cov.planned(Strategy::TornData), 2);
+    assert_eq!(cov.planned(Strategy::Prefix), 2);
+    assert_eq!(few.len(), 4);
+    let first_two: Vec<u64> = few
+        .iter()
+        .filter(|p| p.strategy == Strategy::TornData)
+        .map(|p| p.torn.unwrap().0)
+        .collect();
+    assert!(first_two.contains(&page), "{few:#?}");
+    // Without labels: no torn-data state, and the budget is the others' whole.
+    let (bare, cov) = plan_knowing(
+        &l.recs,
+        &disks,
+        &opts(4, &[Strategy::TornData, Strategy::Prefix]),
+        1,
+        &JournalNotes::default(),
+        &FileWrites::default(),
+    )
+    .unwrap();
+    assert_eq!(cov.planned(Strategy::TornData), 0);
+    assert_eq!(bare.len() as f64, cov.space(Strategy::Prefix).min(4.0));
+    assert!(cov
+        .describe(4)
+        .contains("no multi-block write of file data"));
+}

@@ -69,17 +69,21 @@ pub(super) fn build_configs(
                 ));
             }
         }
-        if (!env.is_empty() || e.negative_control.is_some()) && label.is_none() {
+        if (!env.is_empty() || e.negative_control.is_some() || e.torn_page_control.is_some())
+            && label.is_none()
+        {
             return Err(ctx.at(
                 entry,
                 "config.label",
-                "a [[config]] table with `env` or `negative_control` needs a `label`: the application's setting is what tells its configurations apart",
+                "a [[config]] table with `env`, `negative_control` or `torn_page_control` needs a `label`: the application's setting is what tells its configurations apart",
             ));
         }
-        let negative = e.negative_control.as_ref().is_some_and(|n| *n.get_ref());
+        let torn_page = e.torn_page_control.as_ref().is_some_and(|n| *n.get_ref());
+        let negative = torn_page || e.negative_control.as_ref().is_some_and(|n| *n.get_ref());
         for (mut c, s) in expanded {
             c.env = env.clone();
             c.negative_control = negative;
+            c.torn_page_control = torn_page;
             all.push((c, s, label.clone()));
         }
     }

@@ -203,6 +203,10 @@ pub(super) struct RawConfigEntry {
     /// This table's configurations are built to lose promised data (an application's
     /// documented unsafe setting): their losses are the lab's evidence, not a failure.
     pub(super) negative_control: Key<bool>,
+    /// This table's configurations have no torn-page protection on a disk whose
+    /// logical block is smaller than the application's page: a negative control whose
+    /// failure must be a torn write of file data (implies `negative_control`).
+    pub(super) torn_page_control: Key<bool>,
 }
 
 /// The `[emulation]` table.

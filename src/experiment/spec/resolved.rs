@@ -60,7 +60,9 @@ pub(super) fn config_table(c: &Config) -> toml::Table {
             ),
         );
     }
-    if c.negative_control {
+    if c.torn_page_control {
+        t.insert("torn_page_control".into(), toml::Value::Boolean(true));
+    } else if c.negative_control {
         t.insert("negative_control".into(), toml::Value::Boolean(true));
     }
     t

@@ -45,6 +45,7 @@ pub(super) fn state(
         journal_size: 16 << 20,
         inodes: 65536,
         negative_control: false,
+        torn_page_control: false,
         checks_fsync: true,
         dropped_blocks: 0,
         stratum: String::new(),

@@ -6,3 +6,4 @@ mod crash_fio;
 mod lab;
 mod run_crash;
 mod second_fs;
+mod torn_pages;

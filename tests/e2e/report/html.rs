@@ -279,6 +279,7 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
                     journal_size: *size,
                     inodes: 65536,
                     negative_control: false,
+                    torn_page_control: false,
                     checks_fsync: true,
                     dropped_blocks: 0,
                     stratum: String::new(),

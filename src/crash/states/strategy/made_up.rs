@@ -89,7 +89,7 @@ strategies = ["prefix", "made-up"]
         assert_eq!((plans[0].cut, plans[0].base), (last, last));
         assert_eq!((cov.space(Strategy::MadeUp), cov.planned(Strategy::MadeUp)), (1.0, 1));
         assert!(
-            cov.describe(1).contains("all made-up cuts"),
+            cov.describe(1).contains("all 1 made-up cuts"),
             "{}",
             cov.describe(1)
         );

@@ -14,6 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use super::choose::{Ctx, Key};
 use super::StatePlan;
 use crate::crash::options::Strategy;
+pub(in crate::crash::states) use torn_data::{file_tears, torn_files, Tear};
 
 /// What the strategies plan from: the log's cuts, as the planner found them.
 pub(in crate::crash::states) struct Space<'a> {
@@ -24,6 +25,8 @@ pub(in crate::crash::states) struct Space<'a> {
     pub(in crate::crash::states) subset_cuts: &'a [(u64, u64, u64)],
     /// Prefix cuts with live journal content, fullest first.
     pub(in crate::crash::states) fill_ranked: &'a [u64],
+    /// Every tear of a multi-block write of file data, at its last volatile cut.
+    pub(in crate::crash::states) tears: &'a [Tear],
 }
 
 impl Space<'_> {
@@ -85,6 +88,7 @@ planners! {
     Subset => subset::Subset,
     Torn => torn::Torn,
     Fill => fill::Fill,
+    TornData => torn_data::TornData,
     #[cfg(test)]
     MadeUp => made_up::MadeUp,
 }

@@ -38,7 +38,14 @@ fn tearable(units: &[Unit]) -> Vec<usize> {
 }
 
 /// Every volatile unit kept but the blocks of write `w` from its `k`-th on.
-fn torn_state(ctx: &Ctx, cut: u64, units: &[Unit], w: usize, k: usize) -> StatePlan {
+pub(super) fn torn_state(
+    ctx: &Ctx,
+    cut: u64,
+    units: &[Unit],
+    w: usize,
+    k: usize,
+    strategy: Strategy,
+) -> StatePlan {
     let keep: HashSet<Unit> = units
         .iter()
         .copied()
@@ -46,13 +53,7 @@ fn torn_state(ctx: &Ctx, cut: u64, units: &[Unit], w: usize, k: usize) -> StateP
         .collect();
     let r = &ctx.recs[w];
     let kept_bytes = ctx.units_of[w][..k].iter().map(|u| u.1).sum();
-    ctx.state(
-        cut,
-        units,
-        &keep,
-        Strategy::Torn,
-        Some((w as u64, kept_bytes, r.len)),
-    )
+    ctx.state(cut, units, &keep, strategy, Some((w as u64, kept_bytes, r.len)))
 }
 
 /// Every torn state at `cut`: each tearable write cut after each of its blocks but
@@ -61,7 +62,7 @@ fn every(ctx: &Ctx, cut: u64, units: &[Unit]) -> Vec<StatePlan> {
     let mut out = Vec::new();
     for w in tearable(units) {
         for k in 1..ctx.units_of[w].len() {
-            out.push(torn_state(ctx, cut, units, w, k));
+            out.push(torn_state(ctx, cut, units, w, k, Strategy::Torn));
         }
     }
     out
@@ -75,5 +76,5 @@ fn draw(ctx: &Ctx, cut: u64, units: &[Unit], rng: &mut ChaCha8Rng) -> Option<Sta
     }
     let w = ws[rng.gen_range(0..ws.len())];
     let k = rng.gen_range(1..ctx.units_of[w].len());
-    Some(torn_state(ctx, cut, units, w, k))
+    Some(torn_state(ctx, cut, units, w, k, Strategy::Torn))
 }

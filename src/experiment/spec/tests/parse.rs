@@ -325,6 +325,39 @@ fn a_config_tables_env_and_negative_control_reach_its_configurations_and_the_res
 }
 
 #[test]
+fn a_torn_page_control_is_a_negative_control_and_round_trips_through_the_resolved_spec() {
+    let text = base_with(
+        "[[workload]]",
+        "[[config]]\nlabel = \"fpw-on\"\n\n[[config]]\nlabel = \"fpw-off\"\ntorn_page_control = true\n\n[[workload]]",
+    );
+    let s = parse(&text, "x.toml").unwrap();
+    let of = |l: &str| {
+        s.configs
+            .iter()
+            .find(|c| c.label.starts_with(l))
+            .unwrap_or_else(|| panic!("{l} in {:?}", labels_of(&s)))
+    };
+    assert!(!of("fpw-on").torn_page_control && !of("fpw-on").negative_control);
+    assert!(
+        of("fpw-off").torn_page_control && of("fpw-off").negative_control,
+        "{:?}",
+        s.configs
+    );
+    assert!(
+        s.resolved.contains("torn_page_control = true"),
+        "{}",
+        s.resolved
+    );
+    let again = parse(&s.resolved, "resolved.toml").unwrap();
+    assert_eq!(again.configs, s.configs);
+    let unlabelled = base_with(
+        "[[workload]]",
+        "[[config]]\ntorn_page_control = true\n\n[[workload]]",
+    );
+    assert_eq!(err_of(&unlabelled).key, "config.label");
+}
+
+#[test]
 fn a_second_file_system_is_a_factor_with_the_first_ones_disk_unless_named() {
     let text = base_with(
         "[[workload]]",

@@ -350,16 +350,7 @@ fn label_ext(
     }
     let img = image.path().to_path_buf();
     // Who owns each block.
-    let blocks_v: Vec<u64> = blocks.iter().copied().collect();
-    let mut cmds = String::new();
-    for chunk in blocks_v.chunks(500) {
-        cmds.push_str("icheck");
-        for b in chunk {
-            cmds.push_str(&format!(" {b}"));
-        }
-        cmds.push('\n');
-    }
-    let owners = parse_icheck(&debugfs(&session, &img, &cmds)?);
+    let owners = parse_icheck(&debugfs(&session, &img, &batched("icheck", blocks))?);
     let inodes: BTreeSet<u64> = owners
         .values()
         .copied()
@@ -369,16 +360,8 @@ fn label_ext(
     let mut paths = HashMap::new();
     let mut layout = HashMap::new();
     if !inodes.is_empty() {
-        let list: Vec<u64> = inodes.iter().copied().collect();
-        let mut cmds = String::new();
-        for chunk in list.chunks(500) {
-            cmds.push_str("ncheck");
-            for i in chunk {
-                cmds.push_str(&format!(" {i}"));
-            }
-            cmds.push('\n');
-        }
-        for i in list.iter().take(MAX_STAT_INODES) {
+        let mut cmds = batched("ncheck", &inodes);
+        for i in inodes.iter().take(MAX_STAT_INODES) {
             cmds.push_str(&format!("stat <{i}>\n"));
         }
         let out = debugfs(&session, &img, &cmds)?;
@@ -422,6 +405,20 @@ fn label_ext(
     push_runs(&mut map.runs, disk, blocks, |b| by[&b].clone());
     drop(image);
     Ok(())
+}
+
+/// `command` over `args`, 500 to a line (debugfs reads one command a line).
+fn batched(command: &str, args: &BTreeSet<u64>) -> String {
+    let list: Vec<u64> = args.iter().copied().collect();
+    let mut cmds = String::new();
+    for chunk in list.chunks(500) {
+        cmds.push_str(command);
+        for a in chunk {
+            cmds.push_str(&format!(" {a}"));
+        }
+        cmds.push('\n');
+    }
+    cmds
 }
 
 /// Runs debugfs read-only on `img` with `cmds`, returning what it printed.

@@ -241,27 +241,35 @@ pub fn test_trial(
     };
     // What each logged block is, for `torn-data` (labels kept beside the log).
     let files = if opts.strategies.contains(&Strategy::TornData) {
-        let map = block_map::of_recording(
+        let say = |what: String| {
+            step(
+                Activity::CrashLab,
+                format!("{} / {}: {what}", config.label, wl.name),
+            )
+        };
+        // Without labels torn-data has no state and its share goes to the others: a
+        // run is not lost to a debugfs that cannot read one image.
+        match block_map::of_recording(
             work_dir,
             config,
             &log.header,
             t.log,
             &log.recs,
             marks.timing_on,
-        )
-        .with_context(|| {
-            format!(
-                "labelling the logged blocks of configuration `{}`",
-                config.label
-            )
-        })?;
-        for note in &map.notes {
-            step(
-                Activity::CrashLab,
-                format!("{} / {}: {note}", config.label, wl.name),
-            );
+        ) {
+            Ok(map) => {
+                for note in &map.notes {
+                    say(note.clone());
+                }
+                block_map::file_writes(&map, &log.recs, &traits, marks.timing_on)
+            }
+            Err(e) => {
+                say(format!(
+                    "the logged blocks could not be labelled ({e:#}); torn-data plans no state"
+                ));
+                FileWrites::default()
+            }
         }
-        block_map::file_writes(&map, &log.recs, &traits, marks.timing_on)
     } else {
         FileWrites::default()
     };

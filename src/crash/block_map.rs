@@ -115,11 +115,6 @@ impl BlockMap {
         })
     }
 
-    /// The path of file `i`.
-    pub fn path(&self, i: u32) -> &str {
-        self.files.get(i as usize).map_or("?", |s| s.as_str())
-    }
-
     /// Where a recording's map is kept: beside its log.
     pub fn path_for(log: &Path) -> PathBuf {
         let stem = log.file_stem().and_then(|s| s.to_str()).unwrap_or("trial");
@@ -199,7 +194,7 @@ pub fn of_recording(
 }
 
 /// Labels every block written at or after record `from` (the workload's start).
-pub fn label(
+fn label(
     work_dir: &Path,
     config: &Config,
     header: &LogHeader,
@@ -369,7 +364,8 @@ fn label_ext(
         layout = parse_stats(&out);
     }
     let mut file_ids: HashMap<u64, u32> = HashMap::new();
-    let mut file_of = |ino: u64, files: &mut Vec<String>| -> u32 {
+    let files = &mut map.files;
+    let mut file_of = |ino: u64| -> u32 {
         *file_ids.entry(ino).or_insert_with(|| {
             let p = paths
                 .get(&ino)
@@ -379,30 +375,26 @@ fn label_ext(
             (files.len() - 1) as u32
         })
     };
-    let mut labels: Vec<(u64, BlockUse)> = Vec::with_capacity(blocks.len());
-    for &b in blocks {
-        let what = match owners.get(&b) {
-            None => BlockUse::Unowned,
-            Some(&JOURNAL_INODE) => BlockUse::Journal,
-            Some(&ino) => {
-                let file = file_of(ino, &mut map.files);
-                match layout.get(&ino) {
-                    Some(l) if l.directory => BlockUse::Directory { file },
-                    Some(l) => match l.offset_of(b) {
-                        Some(o) => BlockUse::Data {
-                            file,
-                            offset: Some(o),
-                        },
-                        None => BlockUse::FileMetadata { file },
+    push_runs(&mut map.runs, disk, blocks, |b| match owners.get(&b) {
+        None => BlockUse::Unowned,
+        Some(&JOURNAL_INODE) => BlockUse::Journal,
+        Some(&ino) => {
+            let file = file_of(ino);
+            match layout.get(&ino) {
+                Some(l) if l.directory => BlockUse::Directory { file },
+                // A symlink's or device's block, or a regular file's own extent-tree
+                // or indirect block: not data an application reads as pages.
+                Some(l) => match l.offset_of(b).filter(|_| l.regular) {
+                    Some(o) => BlockUse::Data {
+                        file,
+                        offset: Some(o),
                     },
-                    None => BlockUse::Data { file, offset: None },
-                }
+                    None => BlockUse::FileMetadata { file },
+                },
+                None => BlockUse::Data { file, offset: None },
             }
-        };
-        labels.push((b, what));
-    }
-    let by: HashMap<u64, BlockUse> = labels.into_iter().collect();
-    push_runs(&mut map.runs, disk, blocks, |b| by[&b].clone());
+        }
+    });
     drop(image);
     Ok(())
 }

@@ -239,37 +239,8 @@ pub fn test_trial(
     } else {
         None
     };
-    // What each logged block is, for `torn-data` (labels kept beside the log).
     let files = if opts.strategies.contains(&Strategy::TornData) {
-        let say = |what: String| {
-            step(
-                Activity::CrashLab,
-                format!("{} / {}: {what}", config.label, wl.name),
-            )
-        };
-        // Without labels torn-data has no state and its share goes to the others: a
-        // run is not lost to a debugfs that cannot read one image.
-        match block_map::of_recording(
-            work_dir,
-            config,
-            &log.header,
-            t.log,
-            &log.recs,
-            marks.timing_on,
-        ) {
-            Ok(map) => {
-                for note in &map.notes {
-                    say(note.clone());
-                }
-                block_map::file_writes(&map, &log.recs, &traits, marks.timing_on)
-            }
-            Err(e) => {
-                say(format!(
-                    "the logged blocks could not be labelled ({e:#}); torn-data plans no state"
-                ));
-                FileWrites::default()
-            }
-        }
+        file_writes(work_dir, t, &log, &traits, marks.timing_on)
     } else {
         FileWrites::default()
     };
@@ -388,6 +359,38 @@ pub fn test_trial(
     tally.seconds /= rigs_n as f64;
     tally.wall_seconds = started.elapsed().as_secs_f64();
     Ok(tally)
+}
+
+/// What each logged block of the recording is, for `torn-data` (labels kept beside the
+/// log). Without labels torn-data has no state and its share goes to the others: a run
+/// is not lost to a debugfs that cannot read one image.
+fn file_writes(
+    work_dir: &Path,
+    t: &Recorded<'_>,
+    log: &LoadedLog,
+    traits: &[DiskTraits],
+    from: u64,
+) -> FileWrites {
+    let say = |what: String| {
+        step(
+            Activity::CrashLab,
+            format!("{} / {}: {what}", t.config.label, t.record.workload.name),
+        )
+    };
+    match block_map::of_recording(work_dir, t.config, &log.header, t.log, &log.recs, from) {
+        Ok(map) => {
+            for note in &map.notes {
+                say(note.clone());
+            }
+            block_map::file_writes(&map, &log.recs, traits, from)
+        }
+        Err(e) => {
+            say(format!(
+                "the logged blocks could not be labelled ({e:#}); torn-data plans no state"
+            ));
+            FileWrites::default()
+        }
+    }
 }
 
 /// What every state of one trial shares, for [`check_state`].

@@ -415,14 +415,34 @@ pub fn plan_knowing(
     for &s in Strategy::ALL.iter().chain(test_only) {
         cov.set_space(s, planner(s).space(&space));
     }
-    let mut seen = HashSet::new();
     let mut plans = Vec::new();
-    // A strategy with a first share is planned first, with up to that part of the
-    // budget (all of it alone); the rest is split evenly over the others, what one
-    // cannot use going to the next. A strategy whose states are another's goes first
-    // among those, whatever its place in the list (fill's are prefix states): a state
-    // is built once, under the first strategy that takes it, so the fullest cuts are
-    // fill's and prefix spends its share on the others.
+    cov.exhaustive = spend_budget(opts, &space, &mut cov, &mut plans, &mut rng);
+    cov.torn_files = strategy::torn_files(&plans, files, &units_of);
+    let mut covered: Vec<String> = plans.iter().map(|p| p.stratum.clone()).collect();
+    covered.sort();
+    covered.dedup();
+    cov.strata_covered = covered;
+    plans.sort_by_key(|p| (p.base, p.cut));
+    Ok((plans, cov))
+}
+
+/// Plans each strategy asked for with its part of `states`, recording its space and
+/// planned states in `cov`; whether every strategy's whole space was planned.
+///
+/// A strategy with a first share is planned first, with up to that part of the budget
+/// (all of it alone); the rest is split evenly over the others, what one cannot use
+/// going to the next. A strategy whose states are another's goes first among those,
+/// whatever its place in the list (fill's are prefix states): a state is built once,
+/// under the first strategy that takes it, so the fullest cuts are fill's and prefix
+/// spends its share on the others.
+fn spend_budget(
+    opts: &CrashOptions,
+    space: &Space,
+    cov: &mut Coverage,
+    plans: &mut Vec<StatePlan>,
+    rng: &mut ChaCha8Rng,
+) -> bool {
+    let mut seen = HashSet::new();
     let mut order = opts.strategies.clone();
     order.sort_by_key(|s| (s.info().first_share.is_none(), s.info().states_of.is_none()));
     let alone = order.len() <= 1;
@@ -449,21 +469,21 @@ pub fn plan_knowing(
         };
         let before = plans.len();
         let p = planner(strategy);
-        let all = p.open(&space, &seen) <= quota as f64;
+        let all = p.open(space, &seen) <= quota as f64;
         exhaustive &= all;
         p.plan(
-            &space,
+            space,
             quota as usize,
             all,
             &mut Plans {
                 seen: &mut seen,
-                plans: &mut plans,
-                rng: &mut rng,
+                plans,
+                rng,
             },
         );
         let made = (plans.len() - before) as u64;
         if all {
-            if let Some(e) = p.enumerated(&space, made) {
+            if let Some(e) = p.enumerated(space, made) {
                 cov.set_space(strategy, e);
             }
         }
@@ -474,14 +494,7 @@ pub fn plan_knowing(
             left_over = quota.saturating_sub(made as u32);
         }
     }
-    cov.torn_files = strategy::torn_files(&plans, files, &units_of);
-    cov.exhaustive = exhaustive;
-    let mut covered: Vec<String> = plans.iter().map(|p| p.stratum.clone()).collect();
-    covered.sort();
-    covered.dedup();
-    cov.strata_covered = covered;
-    plans.sort_by_key(|p| (p.base, p.cut));
-    Ok((plans, cov))
+    exhaustive
 }
 
 #[cfg(test)]

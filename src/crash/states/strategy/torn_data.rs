@@ -89,45 +89,23 @@ pub(in crate::crash::states) fn torn_files(
     files: &FileWrites,
     units_of: &[Vec<(u64, u64)>],
 ) -> Vec<String> {
-    let mut count: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut count: BTreeMap<&str, u64> = BTreeMap::new();
     for p in plans.iter().filter(|p| p.strategy == Strategy::TornData) {
         let Some((seq, kept, _)) = p.torn else {
             continue;
         };
-        let Some(labels) = files.writes.get(&seq) else {
-            continue;
-        };
-        // The file of the first block left out, else of any block of the write.
-        let k = units_of.get(seq as usize).map_or(0, |units| {
-            let mut sum = 0;
-            units
-                .iter()
-                .take_while(|u| {
-                    sum += u.1;
-                    sum <= kept
-                })
-                .count()
-        });
-        let file = labels
-            .get(k)
-            .copied()
-            .flatten()
-            .or_else(|| labels.iter().flatten().next().copied())
-            .map(|(f, _)| f);
-        if let Some(f) = file {
-            *count.entry(f).or_default() += 1;
+        let units = units_of.get(seq as usize).map_or(&[][..], |u| u.as_slice());
+        if let Some((file, _)) = files.torn_at(seq, kept, units) {
+            *count.entry(file).or_default() += 1;
         }
     }
-    let mut v: Vec<(u32, u64)> = count.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut v: Vec<(&str, u64)> = count.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let more = v.len().saturating_sub(NAMED_FILES);
     let mut out: Vec<String> = v
         .iter()
         .take(NAMED_FILES)
-        .map(|&(f, c)| {
-            let name = files.files.get(f as usize).map_or("?", |s| s.as_str());
-            format!("{name} ({c})")
-        })
+        .map(|&(name, c)| format!("{name} ({c})"))
         .collect();
     if more > 0 {
         out.push(format!("{more} more files"));

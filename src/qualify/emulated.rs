@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{qualify_device, ModelRef, Patterns, Qualification};
+use super::{qualify_device, ModelRef, Pattern, Patterns, Qualification};
 use crate::events::{step, Activity};
 use crate::selftest::bench::{pin_away_from_daemon, unpin, Backing, DiskOptions, Served};
 
@@ -56,6 +56,28 @@ pub fn qualify_model(opts: &ModelOptions, stop: &dyn Fn() -> bool) -> Result<Qua
             served.path.floor_4k_us
         ),
         );
+        // The path's own ceiling for 1 MiB transfers: the sequential pattern with the
+        // model answering at once. The probe's 1 MiB read at one offset stays in the
+        // CPU's cache and understates what reads across the disk cost.
+        let untimed = if opts.patterns.has(Pattern::Sequential) {
+            let only = Patterns::only(&[Pattern::Sequential]);
+            Some(qualify_device(
+                served.device.path(),
+                opts.size,
+                None,
+                1.2,
+                &only,
+                stop,
+            )?)
+        } else {
+            None
+        };
+        let (floor_1m_read, floor_1m_write) = untimed.map_or((0.0, 0.0), |u| {
+            (
+                u.sequential_read_1m.latency.p50_us,
+                u.sequential_write_1m.latency.p50_us,
+            )
+        });
         served.daemon.set_timing(true)?;
         let q = qualify_device(
             served.device.path(),
@@ -75,6 +97,8 @@ pub fn qualify_model(opts: &ModelOptions, stop: &dyn Fn() -> bool) -> Result<Qua
             base_model: opts.model.clone(),
             params,
             path_floor_4k_us: floor,
+            path_floor_1m_read_us: floor_1m_read,
+            path_floor_1m_write_us: floor_1m_write,
         });
         Ok(q)
     })();

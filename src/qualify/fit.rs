@@ -226,6 +226,26 @@ fn fit_flash(q: &Qualification, name: &str) -> Fit {
             }
         }
     }
+    // The same for a transfer rate: 1 MiB requests that come back within 30% of what
+    // the path itself takes for them (the model answering at once) show the path's
+    // rate, and the model's may be higher.
+    if let Some(m) = q.model.as_ref() {
+        for (key, p50, floor) in [
+            (
+                "read_mb_per_s",
+                q.sequential_read_1m.latency.p50_us,
+                m.path_floor_1m_read_us,
+            ),
+            ("write_mb_per_s", w_big.p50_us, m.path_floor_1m_write_us),
+        ] {
+            if floor > 0.0 && p50 < floor * 1.3 {
+                basis.push((
+                    key.into(),
+                    format!("at the emulation path's ceiling (1 MiB requests p50 {floor:.0} µs with the model answering at once, {p50:.0} µs timed): the path's figure; the model's own may be higher"),
+                ));
+            }
+        }
+    }
     let mut params = toml::Table::new();
     params.insert("read_latency_us".into(), round3(read_lat).into());
     params.insert("write_latency_us".into(), round3(write_lat).into());
@@ -325,5 +345,38 @@ mod tests {
         let f = fit(&q, "d");
         assert_eq!(f.params["flush_latency_us"].as_float(), Some(150.0));
         assert!(!f.params.contains_key("flush_mb_per_s"));
+    }
+
+    #[test]
+    fn a_rate_at_the_emulation_paths_ceiling_is_said_to_be_the_paths() {
+        use crate::qualify::words::tests::lat;
+        use crate::qualify::ModelRef;
+        let mut q = crate::qualify::words::tests::q(200.0, 400.0, 50.0, 150.0);
+        q.random_read_4k.latency = lat(80.0, 160.0);
+        q.sequential_read_1m.latency = lat(600.0, 1200.0);
+        let model = |read_us: f64| ModelRef {
+            name: "nvme".into(),
+            base_model: "ssd-sata".into(),
+            params: toml::Table::new(),
+            path_floor_4k_us: 30.0,
+            path_floor_1m_read_us: read_us,
+            path_floor_1m_write_us: 10.0,
+        };
+        let ceiling = |f: &Fit, key: &str| {
+            f.basis
+                .iter()
+                .any(|(k, why)| k == key && why.starts_with("at the emulation path's ceiling"))
+        };
+        // MiB reads in 600 µs through a path that takes 500 µs itself: the path's.
+        q.model = Some(model(500.0));
+        let f = fit(&q, "d");
+        assert!(ceiling(&f, "read_mb_per_s"), "{:?}", f.basis);
+        assert!(!ceiling(&f, "write_mb_per_s"), "{:?}", f.basis);
+        // The same read through a path four times faster: the model's.
+        q.model = Some(model(150.0));
+        assert!(!ceiling(&fit(&q, "d"), "read_mb_per_s"));
+        // Not emulated: nothing to compare with.
+        q.model = None;
+        assert!(!ceiling(&fit(&q, "d"), "read_mb_per_s"));
     }
 }

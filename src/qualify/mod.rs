@@ -171,6 +171,12 @@ pub struct ModelRef {
     /// 4 KiB read costs with the model answering at once.
     #[serde(default)]
     pub path_floor_4k_us: f64,
+    /// The p50 of sequential 1 MiB reads, and of 1 MiB writes, with the model
+    /// answering at once (0: not measured): the path's ceiling for a transfer rate.
+    #[serde(default)]
+    pub path_floor_1m_read_us: f64,
+    #[serde(default)]
+    pub path_floor_1m_write_us: f64,
 }
 
 /// Measures the device under `opts.dir`, telling each step as an event; stops with

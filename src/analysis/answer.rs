@@ -271,6 +271,7 @@ mod tests {
             journal_live: None,
             records_promised: 0,
             records_lost: None,
+            check_cache: None,
         }
     }
 

@@ -19,6 +19,7 @@ use super::states::{
     blocks_of, journal_live, plan_knowing, Coverage, DiskTraits, FileWrites, LogRec, Marks,
     StatePlan, DEFAULT_BLOCK,
 };
+use super::verdict_cache::{self, VerdictCache};
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
 use crate::events::{step, Activity};
 use crate::experiment::config::{Config, FsType};
@@ -292,7 +293,12 @@ pub fn test_trial(
     // The lost-journal procedure's `tune2fs -O ^has_journal` looks the external
     // journal up by UUID among all block devices and rewrites the one it finds: with
     // rigs side by side, another rig's journal, in the middle of its own state.
-    let rigs_n = if lose { 1 } else { pool::rig_count(todo.len()) };
+    let rigs_n = if lose {
+        1
+    } else {
+        pool::rig_count(todo.len(), book.starts_an_application())
+    };
+    let cache = VerdictCache::default();
     while rigs.len() < rigs_n {
         rigs.push(RecoveryRig::new(
             work_dir,
@@ -318,6 +324,7 @@ pub fn test_trial(
         journal: journal.as_ref(),
         files: &files,
         traits: &traits,
+        cache: verdict_cache::enabled().then_some(&cache),
     };
     let mut last_say = Instant::now();
     let mut judged = 0usize;
@@ -358,6 +365,12 @@ pub fn test_trial(
     // The rigs work side by side: the states' own times overlap.
     tally.seconds /= rigs_n as f64;
     tally.wall_seconds = started.elapsed().as_secs_f64();
+    if let Some(said) = cache.summary(judged) {
+        step(
+            Activity::CrashLab,
+            format!("{} / {}: {said}", config.label, wl.name),
+        );
+    }
     Ok(tally)
 }
 
@@ -411,6 +424,8 @@ struct StateInputs<'a> {
     /// Which writes hold file data, to name the page a torn state tears.
     files: &'a FileWrites,
     traits: &'a [DiskTraits],
+    /// Application verdicts of this trial's states, for states with the same input.
+    cache: Option<&'a VerdictCache>,
 }
 
 /// The lab on state `i`, on a rig of its own: build it, judge it, time its recovery
@@ -424,7 +439,7 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
     let fsyncs = s.marks.fsyncs_before(plan.cut);
     let promises = s.book.at(s.marks, plan.cut);
     rig.load(&log.recs, plan)?;
-    let judged = oracle::judge(rig, &promises)?;
+    let judged = oracle::judge(rig, &promises, s.cache)?;
     if judged.hung {
         rig.restart_daemon()?;
     }
@@ -504,6 +519,7 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         hung: judged.hung,
         records_promised: promises.keys.len() as u64,
         records_lost: judged.records_lost,
+        check_cache: judged.cache,
     })
 }
 

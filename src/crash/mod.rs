@@ -12,8 +12,10 @@
 //! - `journal_scan`: the jbd2 blocks of a log's payloads, and what the journal holds
 //!   at a cut (for `fill` and each record's `journal_live`);
 //! - `promises`: what the workload promised at a cut, from its markers;
+//! - `content_key`: what an application can read of a recovered state, as a digest;
 //! - `oracle`: recover one state and judge it;
 //! - `user_check`: the workload's own check of a recovered state, and what it is handed;
+//! - `verdict_cache`: an application's verdict reused for a state with the same input;
 //! - `app_recovery`: the application started on a recovered state, timed until ready;
 //! - `pool`: several recovery rigs checking states at once;
 //! - `lab`: build, check and store the states of one recorded trial;
@@ -22,6 +24,7 @@
 pub mod app_recovery;
 pub mod block_map;
 pub mod campaign;
+pub mod content_key;
 pub mod journal_scan;
 pub mod lab;
 pub use crate::experiment::crash_options as options;
@@ -31,5 +34,6 @@ pub mod promises;
 pub mod recover;
 pub mod states;
 pub mod user_check;
+pub mod verdict_cache;
 
 pub use options::{CrashOptions, Strategy};

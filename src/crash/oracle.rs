@@ -13,6 +13,7 @@ use anyhow::Result;
 use super::recover::{Attached, RecoveryRig};
 use super::user_check;
 pub use super::user_check::UserCheck;
+use super::verdict_cache::{CacheUse, Lookup, VerdictCache};
 use crate::experiment::config::FsType;
 use crate::results::crash::{LostJournal, RecoveryTimes, Verdict};
 use crate::rig::cmd::Ran;
@@ -70,6 +71,8 @@ pub struct Judgement {
     pub mounted: bool,
     /// Promised records the workload's check listed missing.
     pub records_lost: Option<u64>,
+    /// Whether the application's verdict was reused or audited (`verdict_cache`).
+    pub cache: Option<CacheUse>,
 }
 
 fn lines(prefix: &str, ran: &Ran) -> Vec<String> {
@@ -333,16 +336,21 @@ fn check_range(
 }
 
 /// Mounts, checks, unmounts and fscks the state the rig serves now.
-pub fn judge(rig: &RecoveryRig, p: &Promises) -> Result<Judgement> {
+pub fn judge(rig: &RecoveryRig, p: &Promises, cache: Option<&VerdictCache>) -> Result<Judgement> {
     let att = rig.attached()?;
-    let out = judge_attached(rig, att, p);
+    let out = judge_attached(rig, att, p, cache);
     if rig.is_mounted() {
         let _ = rig.unmount();
     }
     out
 }
 
-fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Judgement> {
+fn judge_attached(
+    rig: &RecoveryRig,
+    att: &Attached,
+    p: &Promises,
+    cache: Option<&VerdictCache>,
+) -> Result<Judgement> {
     let mut evidence = Vec::new();
     let kernel = KernelLog::open();
     let mount = rig.mount(att)?;
@@ -358,6 +366,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
             hung: true,
             mounted: false,
             records_lost: None,
+            cache: None,
         });
     }
     if !mount.ok() {
@@ -371,17 +380,17 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
             hung: ran.timed_out,
             mounted: false,
             records_lost: None,
+            cache: None,
         });
     }
     let (missing, different) = check_files(&rig.mount_point, p);
     let checked = p.items.len() as u64;
-    let (check_failed, records_lost) = match &p.check {
+    let (check_failed, records_lost, cache_use) = match &p.check {
         Some(c) => {
             let paths: Vec<&str> = p.items.iter().map(|i| i.path.as_str()).collect();
-            let o = user_check::run(rig, c, &paths, &p.keys, EVIDENCE_LINES)?;
-            (o.failure, o.records_lost)
+            checked_or_cached(rig, c, &paths, &p.keys, cache)?
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     rig.unmount()?;
     let (what, ran) = fsck(rig, att, false)?;
@@ -423,6 +432,7 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
             hung: ran.timed_out,
             mounted: true,
             records_lost,
+            cache: cache_use,
         });
     } else if !ran.ok() {
         // Both e2fsck -fn and xfs_repair -n exit 0 only on a clean file system.
@@ -440,7 +450,67 @@ fn judge_attached(rig: &RecoveryRig, att: &Attached, p: &Promises) -> Result<Jud
         hung: false,
         mounted: true,
         records_lost,
+        cache: cache_use,
     })
+}
+
+/// The workload's check on the mounted state, or the verdict of an earlier state that
+/// handed it the same input (`verdict_cache`, used only where the workload starts an
+/// application): its failure, the records it listed lost, and how the cache took part.
+fn checked_or_cached(
+    rig: &RecoveryRig,
+    check: &UserCheck,
+    paths: &[&str],
+    keys: &[String],
+    cache: Option<&VerdictCache>,
+) -> Result<(
+    Option<user_check::CheckFailure>,
+    Option<u64>,
+    Option<CacheUse>,
+)> {
+    let cache = cache.filter(|_| check.recover.is_some());
+    let key = match cache {
+        Some(_) => {
+            let mut roots = vec![rig.mount_point.as_path()];
+            roots.extend(rig.second_mount());
+            Some(VerdictCache::key(&roots, paths, keys)?)
+        }
+        None => None,
+    };
+    let lookup = match (cache, &key) {
+        (Some(c), Some(k)) => c.lookup(k),
+        _ => Lookup::Miss,
+    };
+    if let Lookup::Hit(lost) = lookup {
+        return Ok((None, lost, Some(CacheUse::Hit)));
+    }
+    let mut o = user_check::run(rig, check, paths, keys, EVIDENCE_LINES)?;
+    let passed = o.failure.is_none();
+    let used = match lookup {
+        Lookup::Audit(lost) if passed && lost == o.records_lost => Some(CacheUse::Audited),
+        Lookup::Audit(lost) => {
+            if let Some(c) = cache {
+                c.disagreed();
+            }
+            let said = format!(
+                "the verdict cache was wrong here: an earlier state with the same recovered content and promises passed the check (records lost {lost:?}); this one ran it and got {} (records lost {:?}); the cache is off for the rest of the trial",
+                if passed { "a pass" } else { "a failure" },
+                o.records_lost
+            );
+            match &mut o.failure {
+                Some(f) => f.evidence.insert(0, said),
+                None => crate::events::step(crate::events::Activity::CrashLab, said),
+            }
+            Some(CacheUse::Disagreed)
+        }
+        _ => None,
+    };
+    if let (true, Some(c), Some(k)) = (passed, cache, key) {
+        if used.is_none() {
+            c.passed(k, o.records_lost);
+        }
+    }
+    Ok((o.failure, o.records_lost, used))
 }
 
 /// Recovery timed with the model on: the mount's replay; for ext3/ext4 also
@@ -622,6 +692,23 @@ fn lose_xfs_log(
 /// and what fsck put in lost+found; then the unmount.
 fn count_losses(rig: &RecoveryRig, p: &Promises, lj: &mut LostJournal) -> Result<()> {
     lj.recovered = true;
+    {
+        let t = std::time::Instant::now();
+        let mut roots = vec![rig.mount_point.as_path()];
+        roots.extend(rig.second_mount());
+        let k = super::content_key::of(&roots)?;
+        eprintln!(
+            "TIMING key {:.3} {:02x}{:02x}{:02x}{:02x}{:02x}{:02x} keys={}",
+            t.elapsed().as_secs_f64(),
+            k[0],
+            k[1],
+            k[2],
+            k[3],
+            k[4],
+            k[5],
+            p.keys.len()
+        );
+    }
     let (missing, different) = check_files(&rig.mount_point, p);
     lj.fsynced_missing = missing.len() as u64;
     lj.fsynced_different = different.len() as u64;

@@ -18,19 +18,26 @@ use anyhow::{anyhow, Result};
 
 use super::recover::RecoveryRig;
 
-/// How many rigs check states at once: one per CPU jbench may use, at most one per
-/// state. `JBENCH_CRASH_RIGS` overrides it (1: one state at a time, as before pools).
-pub fn rig_count(states: usize) -> usize {
-    let cpus = std::env::var("JBENCH_CRASH_RIGS")
+/// How many rigs check states at once: one per CPU jbench may use, two per CPU when
+/// each state starts an application (`app`: its timed recoveries sleep on the model's
+/// disk, and its start waits on one process after another), at most one per state.
+/// `JBENCH_CRASH_RIGS` overrides it (1: one state at a time, as before pools).
+pub fn rig_count(states: usize, app: bool) -> usize {
+    let rigs = std::env::var("JBENCH_CRASH_RIGS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
         .unwrap_or_else(|| {
-            std::thread::available_parallelism()
+            let cpus = std::thread::available_parallelism()
                 .map(|n| n.get())
-                .unwrap_or(1)
+                .unwrap_or(1);
+            if app {
+                2 * cpus
+            } else {
+                cpus
+            }
         });
-    cpus.min(states).max(1)
+    rigs.min(states).max(1)
 }
 
 /// Sets the flag when dropped: a panic on the delivering side must still stop the

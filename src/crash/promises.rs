@@ -57,6 +57,11 @@ impl PromiseBook {
         self.check.is_some()
     }
 
+    /// Whether the check starts the application first (the workload has a `recover`).
+    pub fn starts_an_application(&self) -> bool {
+        self.check.as_ref().is_some_and(|c| c.recover.is_some())
+    }
+
     /// The marker's path relative to the recording's mount point.
     pub fn relative(&self, path: &str) -> String {
         relative(path, &self.mount)

@@ -255,6 +255,19 @@ pub struct LostJournal {
 }
 
 /// One crash state (`crash.jsonl`).
+/// How a state's application verdict came about, in its record (`check_cache`; `crash::verdict_cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheUse {
+    /// The check did not run: an earlier state with the same input passed it.
+    Hit,
+    /// A hit whose check ran anyway, and passed as the earlier state's did.
+    Audited,
+    /// A hit whose check ran anyway and did not agree: its own verdict stands, and
+    /// the cache is off for the rest of the trial.
+    Disagreed,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrashRecord {
     pub schema: u32,
@@ -337,6 +350,11 @@ pub struct CrashRecord {
     /// Of those, how many the workload's check listed missing (`$JBENCH_MISSING_KEYS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records_lost: Option<u64>,
+    /// Whether the application's verdict was reused from an earlier state with the
+    /// same recovered content and promises (`hit`), or reused and checked anyway
+    /// (`audited`, `disagreed`); absent: the check ran as usual.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_cache: Option<CacheUse>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -755,6 +773,7 @@ mod tests {
             hung: false,
             records_promised: 0,
             records_lost: None,
+            check_cache: None,
         }
     }
 

@@ -54,6 +54,7 @@ pub(super) fn state(
         hung: false,
         records_promised: 0,
         records_lost: None,
+        check_cache: None,
     }
 }
 

@@ -170,7 +170,7 @@ fn blocks_swapped_between_two_fsynced_files_are_lost_fsynced() {
     let mut rig = rig_for(&spec, &log, &log_path, Duration::from_secs(60));
     rig.load(&log.recs, &plan).unwrap();
     assert_eq!(
-        oracle::judge(&rig, &promises).unwrap().verdict,
+        oracle::judge(&rig, &promises, None).unwrap().verdict,
         Verdict::Ok,
         "the untouched state"
     );
@@ -190,7 +190,7 @@ fn blocks_swapped_between_two_fsynced_files_are_lost_fsynced() {
     std::fs::write(&b, &db).unwrap();
     rig.unmount().unwrap();
     att.release().unwrap();
-    let judged = oracle::judge(&rig, &promises).unwrap();
+    let judged = oracle::judge(&rig, &promises, None).unwrap();
     assert_eq!(
         judged.verdict,
         Verdict::LostFsynced,

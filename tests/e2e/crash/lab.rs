@@ -357,7 +357,7 @@ fn a_state_with_a_dropped_commit_block_is_judged_and_the_base_stays_untouched() 
     };
     let mut rig = rig_for(&spec, &log, &log_path, Duration::from_secs(60));
     rig.load(&log.recs, &plan).unwrap();
-    let judged = oracle::judge(&rig, &Promises::default()).unwrap();
+    let judged = oracle::judge(&rig, &Promises::default(), None).unwrap();
     assert!(!judged.evidence.is_empty());
     // Whatever the verdict, recovery wrote only the overlay: the base is the log
     // replayed up to the plan's base.
@@ -411,7 +411,7 @@ fn a_recovery_step_that_hangs_gives_no_verdict_and_leaves_nothing_behind() {
     let mut rig = rig_for(&spec, &log, &log_path, Duration::from_millis(1));
     rig.load(&log.recs, &plans[0]).unwrap();
     rig.daemon().set_timing(true).unwrap();
-    let judged = oracle::judge(&rig, &Promises::default()).unwrap();
+    let judged = oracle::judge(&rig, &Promises::default(), None).unwrap();
     assert_eq!(judged.verdict, Verdict::NoVerdict, "{:?}", judged.evidence);
     assert!(judged.hung);
     assert!(judged.evidence[0].contains("hung"), "{:?}", judged.evidence);
@@ -419,7 +419,7 @@ fn a_recovery_step_that_hangs_gives_no_verdict_and_leaves_nothing_behind() {
     rig.restart_daemon().unwrap();
     rig.timeout = Duration::from_secs(60);
     rig.load(&log.recs, &plans[1]).unwrap();
-    let judged = oracle::judge(&rig, &Promises::default()).unwrap();
+    let judged = oracle::judge(&rig, &Promises::default(), None).unwrap();
     assert_eq!(judged.verdict, Verdict::Ok, "{:?}", judged.evidence);
     rig.release().unwrap();
     assert_no_leaks(tmp.path());

@@ -7,3 +7,4 @@ mod lab;
 mod run_crash;
 mod second_fs;
 mod torn_pages;
+mod verdict_cache;

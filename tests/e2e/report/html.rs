@@ -288,6 +288,7 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
                     hung: false,
                     records_promised: 0,
                     records_lost: None,
+                    check_cache: None,
                 };
                 lines.push_str(&serde_json::to_string(&r).unwrap());
                 lines.push('\n');

@@ -692,23 +692,6 @@ fn lose_xfs_log(
 /// and what fsck put in lost+found; then the unmount.
 fn count_losses(rig: &RecoveryRig, p: &Promises, lj: &mut LostJournal) -> Result<()> {
     lj.recovered = true;
-    {
-        let t = std::time::Instant::now();
-        let mut roots = vec![rig.mount_point.as_path()];
-        roots.extend(rig.second_mount());
-        let k = super::content_key::of(&roots)?;
-        eprintln!(
-            "TIMING key {:.3} {:02x}{:02x}{:02x}{:02x}{:02x}{:02x} keys={}",
-            t.elapsed().as_secs_f64(),
-            k[0],
-            k[1],
-            k[2],
-            k[3],
-            k[4],
-            k[5],
-            p.keys.len()
-        );
-    }
     let (missing, different) = check_files(&rig.mount_point, p);
     lj.fsynced_missing = missing.len() as u64;
     lj.fsynced_different = different.len() as u64;

@@ -226,20 +226,7 @@ pub fn test_trial(
     )?];
     // The unit a power cut cannot split is the device's logical block: ask it.
     let traits = with_blocks(disk_traits(&log.header), &rigs[0].logical_blocks()?);
-    // Only a jbd2 journal is read: XFS's log has its own format, and no record of an
-    // XFS state gets `journal_live`.
-    let journal = if config.fs_type.is_ext() {
-        Some(
-            scan_log(t.log, log.recs.iter().map(|r| &r.meta)).with_context(|| {
-                format!(
-                    "reading the journal blocks of configuration `{}`",
-                    config.label
-                )
-            })?,
-        )
-    } else {
-        None
-    };
+    let journal = journal_notes(t, &log)?;
     let files = if opts.strategies.contains(&Strategy::TornData) {
         file_writes(work_dir, t, &log, &traits, marks.timing_on)
     } else {
@@ -253,17 +240,7 @@ pub fn test_trial(
         journal.as_ref().unwrap_or(&JournalNotes::default()),
         &files,
     )?;
-    let fill: Vec<bool> = plans.iter().map(|p| p.strategy == Strategy::Fill).collect();
-    let timed = match &journal {
-        Some(notes) => {
-            let live: Vec<u64> = plans
-                .iter()
-                .map(|p| journal_live(notes, p).blocks)
-                .collect();
-            timed_states_spread(&live, opts.recovery_timing)
-        }
-        None => timed_states_preferring(&fill, opts.recovery_timing),
-    };
+    let timed = timed_of(&plans, journal.as_ref(), opts.recovery_timing);
     // Each strategy's count once: its part of the plan and of its space.
     step(
         Activity::CrashLab,
@@ -372,6 +349,39 @@ pub fn test_trial(
         );
     }
     Ok(tally)
+}
+
+/// The log's jbd2 blocks: only a jbd2 journal is read (XFS's log has its own
+/// format, and no record of an XFS state gets `journal_live`).
+fn journal_notes(t: &Recorded<'_>, log: &LoadedLog) -> Result<Option<JournalNotes>> {
+    if !t.config.fs_type.is_ext() {
+        return Ok(None);
+    }
+    let notes = scan_log(t.log, log.recs.iter().map(|r| &r.meta)).with_context(|| {
+        format!(
+            "reading the journal blocks of configuration `{}`",
+            t.config.label
+        )
+    })?;
+    Ok(Some(notes))
+}
+
+/// The states whose recovery is timed: spread over the live journal where it is
+/// known, else `fill` states first.
+fn timed_of(plans: &[StatePlan], journal: Option<&JournalNotes>, n: u32) -> BTreeSet<usize> {
+    match journal {
+        Some(notes) => {
+            let live: Vec<u64> = plans
+                .iter()
+                .map(|p| journal_live(notes, p).blocks)
+                .collect();
+            timed_states_spread(&live, n)
+        }
+        None => {
+            let fill: Vec<bool> = plans.iter().map(|p| p.strategy == Strategy::Fill).collect();
+            timed_states_preferring(&fill, n)
+        }
+    }
 }
 
 /// What each logged block of the recording is, for `torn-data` (labels kept beside the

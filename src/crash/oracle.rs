@@ -11,9 +11,8 @@ use std::sync::Arc;
 use anyhow::Result;
 
 use super::recover::{Attached, RecoveryRig};
-use super::user_check;
 pub use super::user_check::UserCheck;
-use super::verdict_cache::{CacheUse, Lookup, VerdictCache};
+use super::verdict_cache::{self, CacheUse, VerdictCache};
 use crate::experiment::config::FsType;
 use crate::results::crash::{LostJournal, RecoveryTimes, Verdict};
 use crate::rig::cmd::Ran;
@@ -388,7 +387,7 @@ fn judge_attached(
     let (check_failed, records_lost, cache_use) = match &p.check {
         Some(c) => {
             let paths: Vec<&str> = p.items.iter().map(|i| i.path.as_str()).collect();
-            checked_or_cached(rig, c, &paths, &p.keys, cache)?
+            verdict_cache::checked_or_cached(rig, c, &paths, &p.keys, EVIDENCE_LINES, cache)?
         }
         None => (None, None, None),
     };
@@ -452,65 +451,6 @@ fn judge_attached(
         records_lost,
         cache: cache_use,
     })
-}
-
-/// The workload's check on the mounted state, or the verdict of an earlier state that
-/// handed it the same input (`verdict_cache`, used only where the workload starts an
-/// application): its failure, the records it listed lost, and how the cache took part.
-fn checked_or_cached(
-    rig: &RecoveryRig,
-    check: &UserCheck,
-    paths: &[&str],
-    keys: &[String],
-    cache: Option<&VerdictCache>,
-) -> Result<(
-    Option<user_check::CheckFailure>,
-    Option<u64>,
-    Option<CacheUse>,
-)> {
-    let cache = cache.filter(|_| check.recover.is_some());
-    let key = match cache {
-        Some(_) => {
-            let mut roots = vec![rig.mount_point.as_path()];
-            roots.extend(rig.second_mount());
-            Some(VerdictCache::key(&roots, paths, keys)?)
-        }
-        None => None,
-    };
-    let lookup = match (cache, &key) {
-        (Some(c), Some(k)) => c.lookup(k),
-        _ => Lookup::Miss,
-    };
-    if let Lookup::Hit(lost) = lookup {
-        return Ok((None, lost, Some(CacheUse::Hit)));
-    }
-    let mut o = user_check::run(rig, check, paths, keys, EVIDENCE_LINES)?;
-    let passed = o.failure.is_none();
-    let used = match lookup {
-        Lookup::Audit(lost) if passed && lost == o.records_lost => Some(CacheUse::Audited),
-        Lookup::Audit(lost) => {
-            if let Some(c) = cache {
-                c.disagreed();
-            }
-            let said = format!(
-                "the verdict cache was wrong here: an earlier state with the same recovered content and promises passed the check (records lost {lost:?}); this one ran it and got {} (records lost {:?}); the cache is off for the rest of the trial",
-                if passed { "a pass" } else { "a failure" },
-                o.records_lost
-            );
-            match &mut o.failure {
-                Some(f) => f.evidence.insert(0, said),
-                None => crate::events::step(crate::events::Activity::CrashLab, said),
-            }
-            Some(CacheUse::Disagreed)
-        }
-        _ => None,
-    };
-    if let (true, Some(c), Some(k)) = (passed, cache, key) {
-        if used.is_none() {
-            c.passed(k, o.records_lost);
-        }
-    }
-    Ok((o.failure, o.records_lost, used))
 }
 
 /// Recovery timed with the model on: the mount's replay; for ext3/ext4 also

@@ -24,6 +24,9 @@ use sha2::{Digest, Sha256};
 
 pub use crate::results::crash::CacheUse;
 
+use super::recover::RecoveryRig;
+use super::user_check::{self, UserCheck};
+
 /// One hit in this many runs the check anyway (the first hit always does).
 pub const AUDIT_EVERY: u64 = 5;
 
@@ -126,6 +129,67 @@ impl VerdictCache {
             }
         ))
     }
+}
+
+/// The workload's check on the mounted state, or the verdict of an earlier state that
+/// handed it the same input (`verdict_cache`, used only where the workload starts an
+/// application): its failure (with at most `tail` lines of each output), the records it
+/// listed lost, and how the cache took part.
+pub(crate) fn checked_or_cached(
+    rig: &RecoveryRig,
+    check: &UserCheck,
+    paths: &[&str],
+    keys: &[String],
+    tail: usize,
+    cache: Option<&VerdictCache>,
+) -> Result<(
+    Option<user_check::CheckFailure>,
+    Option<u64>,
+    Option<CacheUse>,
+)> {
+    let cache = cache.filter(|_| check.recover.is_some());
+    let key = match cache {
+        Some(_) => {
+            let mut roots = vec![rig.mount_point.as_path()];
+            roots.extend(rig.second_mount());
+            Some(VerdictCache::key(&roots, paths, keys)?)
+        }
+        None => None,
+    };
+    let lookup = match (cache, &key) {
+        (Some(c), Some(k)) => c.lookup(k),
+        _ => Lookup::Miss,
+    };
+    if let Lookup::Hit(lost) = lookup {
+        return Ok((None, lost, Some(CacheUse::Hit)));
+    }
+    let mut o = user_check::run(rig, check, paths, keys, tail)?;
+    let passed = o.failure.is_none();
+    let used = match lookup {
+        Lookup::Audit(lost) if passed && lost == o.records_lost => Some(CacheUse::Audited),
+        Lookup::Audit(lost) => {
+            if let Some(c) = cache {
+                c.disagreed();
+            }
+            let said = format!(
+                "the verdict cache was wrong here: an earlier state with the same recovered content and promises passed the check (records lost {lost:?}); this one ran it and got {} (records lost {:?}); the cache is off for the rest of the trial",
+                if passed { "a pass" } else { "a failure" },
+                o.records_lost
+            );
+            match &mut o.failure {
+                Some(f) => f.evidence.insert(0, said),
+                None => crate::events::step(crate::events::Activity::CrashLab, said),
+            }
+            Some(CacheUse::Disagreed)
+        }
+        _ => None,
+    };
+    if let (true, Some(c), Some(k)) = (passed, cache, key) {
+        if used.is_none() {
+            c.passed(k, o.records_lost);
+        }
+    }
+    Ok((o.failure, o.records_lost, used))
 }
 
 #[cfg(test)]

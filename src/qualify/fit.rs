@@ -205,6 +205,34 @@ fn fit_flash(q: &Qualification, name: &str) -> Fit {
             "not measurable: a flush this cheap is power-loss protection or a drive that ignores flushes; set true only if its data sheet says it has protection (the crash lab then keeps its acknowledged writes)".into(),
         ));
     }
+    basis.extend(at_path_limits(q, w_small.p50_us, w_big.p50_us, f_small));
+    let mut params = toml::Table::new();
+    params.insert("read_latency_us".into(), round3(read_lat).into());
+    params.insert("write_latency_us".into(), round3(write_lat).into());
+    params.insert("flush_latency_us".into(), round3(flush).into());
+    params.insert("read_mb_per_s".into(), round3(read_rate).into());
+    params.insert("write_mb_per_s".into(), round3(write_rate).into());
+    if grows {
+        params.insert("flush_mb_per_s".into(), round3(flush_rate).into());
+    }
+    Fit {
+        name: name.into(),
+        model: "ssd-sata".into(),
+        params,
+        basis,
+    }
+}
+
+/// The figures of an emulated disk that are the emulation path's, not the model's:
+/// a latency at the path's floor, a transfer rate at its ceiling. `write_small` and
+/// `write_big` are the 4 KiB and 1 MiB writes' medians, `flush` the small flush's.
+fn at_path_limits(
+    q: &Qualification,
+    write_small: f64,
+    write_big: f64,
+    flush: f64,
+) -> Vec<(String, String)> {
+    let mut limits = Vec::new();
     // An emulated disk answers no faster than the path to it: a figure at that floor
     // is the path's, and the model's own may be lower.
     if let Some(floor) = q
@@ -215,11 +243,11 @@ fn fit_flash(q: &Qualification, name: &str) -> Fit {
     {
         for (key, p50) in [
             ("read_latency_us", q.random_read_4k.latency.p50_us),
-            ("write_latency_us", w_small.p50_us),
-            ("flush_latency_us", f_small),
+            ("write_latency_us", write_small),
+            ("flush_latency_us", flush),
         ] {
             if p50 < floor * 1.3 {
-                basis.push((
+                limits.push((
                     key.into(),
                     format!("at the emulation path's floor ({floor:.0} µs per 4 KiB request, p50 {p50:.0} µs): the path's figure; the model's own may be lower"),
                 ));
@@ -236,31 +264,17 @@ fn fit_flash(q: &Qualification, name: &str) -> Fit {
                 q.sequential_read_1m.latency.p50_us,
                 m.path_floor_1m_read_us,
             ),
-            ("write_mb_per_s", w_big.p50_us, m.path_floor_1m_write_us),
+            ("write_mb_per_s", write_big, m.path_floor_1m_write_us),
         ] {
             if floor > 0.0 && p50 < floor * 1.3 {
-                basis.push((
+                limits.push((
                     key.into(),
                     format!("at the emulation path's ceiling (1 MiB requests p50 {floor:.0} µs with the model answering at once, {p50:.0} µs timed): the path's figure; the model's own may be higher"),
                 ));
             }
         }
     }
-    let mut params = toml::Table::new();
-    params.insert("read_latency_us".into(), round3(read_lat).into());
-    params.insert("write_latency_us".into(), round3(write_lat).into());
-    params.insert("flush_latency_us".into(), round3(flush).into());
-    params.insert("read_mb_per_s".into(), round3(read_rate).into());
-    params.insert("write_mb_per_s".into(), round3(write_rate).into());
-    if grows {
-        params.insert("flush_mb_per_s".into(), round3(flush_rate).into());
-    }
-    Fit {
-        name: name.into(),
-        model: "ssd-sata".into(),
-        params,
-        basis,
-    }
+    limits
 }
 
 fn round3(v: f64) -> f64 {

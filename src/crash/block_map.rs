@@ -25,10 +25,14 @@ use crate::rig::image::ImageFile;
 use crate::rig::session::SessionDir;
 
 /// Bumped when the labels' meaning changes: an older map is read again, not trusted.
-pub const BLOCK_MAP_VERSION: u32 = 1;
+pub const BLOCK_MAP_VERSION: u32 = 2;
 
 /// The block size jbench makes every ext3/ext4 with, and the unit of the map.
 pub const MAP_BLOCK: u64 = 4096;
+
+/// Phase boundaries at which blocks no file owns at the end are looked up again, at
+/// most (each is a rebuild of the disk and a journal replay).
+const MAX_EARLIER_CUTS: usize = 4;
 
 /// The ext2/3/4 inode that holds an internal journal.
 const JOURNAL_INODE: u64 = 8;
@@ -138,8 +142,8 @@ impl BlockMap {
     }
 }
 
-/// The multi-block writes from record `from` on that hold file data, each logical
-/// block with its file and offset, for the planner.
+/// The writes from record `from` on that hold file data, each logical block with its
+/// file and offset, for the planner.
 pub fn file_writes(map: &BlockMap, recs: &[LogRec], disks: &[DiskTraits], from: u64) -> FileWrites {
     let mut writes = HashMap::new();
     for r in recs.iter().skip(from as usize) {
@@ -150,9 +154,6 @@ pub fn file_writes(map: &BlockMap, recs: &[LogRec], disks: &[DiskTraits], from: 
             .get(r.disk as usize)
             .map_or(DEFAULT_BLOCK, |d| d.block);
         let units = blocks_of(&r.meta, block);
-        if units.len() < 2 {
-            continue;
-        }
         let labels: Vec<BlockOfFile> = units
             .iter()
             .map(|&(start, _)| {
@@ -172,6 +173,7 @@ pub fn file_writes(map: &BlockMap, recs: &[LogRec], disks: &[DiskTraits], from: 
     FileWrites {
         files: map.files.clone(),
         writes,
+        ..FileWrites::default()
     }
 }
 
@@ -204,10 +206,26 @@ fn label(
 ) -> Result<BlockMap> {
     let mut map = BlockMap {
         version: BLOCK_MAP_VERSION,
-        source: "debugfs (icheck, ncheck, stat) on each file system as the log leaves it".into(),
+        source: "debugfs (icheck, ncheck, stat) on each file system as the log leaves it, and at the last phase boundaries for blocks no file owns at the end (journal replayed by e2fsck -E journal_only)".into(),
         ..BlockMap::default()
     };
     let written = written_blocks(recs, from);
+    // Phase starts and ends after the workload's start, latest first: a file removed
+    // in a later phase, or closed and removed once its phase ended (SQLite's -wal),
+    // still exists at an earlier one's boundary.
+    let mut earlier: Vec<u64> = super::states::Marks::of(recs)
+        .map(|m| {
+            m.phases
+                .iter()
+                .chain(&m.ends)
+                .map(|(s, _)| *s)
+                .filter(|&s| s > from)
+                .collect()
+        })
+        .unwrap_or_default();
+    earlier.sort_unstable_by(|a, b| b.cmp(a));
+    earlier.dedup();
+    earlier.truncate(MAX_EARLIER_CUTS);
     for d in &header.disks {
         let Some(blocks) = written.get(&d.index) else {
             continue;
@@ -240,8 +258,15 @@ fn label(
             .partition(|&&b| b * MAP_BLOCK < fs_end || !same_disk_journal);
         push_runs(&mut map.runs, d.index, &journal, |_| BlockUse::Journal);
         let prefix = if d.name == "second" { "second:" } else { "" };
+        // Removed files are looked for again only where the journal can be replayed
+        // in the image alone.
+        let earlier = if config.placement == Placement::Internal {
+            earlier.as_slice()
+        } else {
+            &[]
+        };
         match label_ext(
-            work_dir, d.index, d.size, log, recs, &inside, prefix, &mut map,
+            work_dir, d.index, d.size, log, recs, &inside, prefix, earlier, &mut map,
         ) {
             Ok(()) => {}
             Err(e) => map
@@ -312,7 +337,9 @@ fn follows(first: &BlockUse, count: u64, next: &BlockUse) -> bool {
 }
 
 /// Rebuilds the disk as the log leaves it in a sparse image and labels `blocks` with
-/// debugfs.
+/// debugfs; with `earlier` cuts (phase boundaries, latest first), the blocks no file owns
+/// at the end are looked up again in the file system as the log leaves it at each cut,
+/// its internal journal replayed first: a file the workload removed is known there.
 #[allow(clippy::too_many_arguments)]
 fn label_ext(
     work_dir: &Path,
@@ -322,30 +349,125 @@ fn label_ext(
     recs: &[LogRec],
     blocks: &BTreeSet<u64>,
     prefix: &str,
+    earlier: &[u64],
     map: &mut BlockMap,
 ) -> Result<()> {
     if blocks.is_empty() {
         return Ok(());
     }
     let session = SessionDir::create(work_dir)?;
-    let image = ImageFile::create(&session, "labels.img", size)?;
-    let log_file = std::fs::File::open(log)
-        .with_context(|| format!("cannot open the write log {}", log.display()))?;
-    let zeros = vec![0u8; 1 << 20];
-    {
-        use std::os::unix::fs::FileExt;
-        let f = image.file();
-        for m in recs.iter().filter(|m| m.disk == disk) {
-            match m.kind {
-                RecordKind::Write => f.write_all_at(&read_payload(&log_file, m)?, m.offset)?,
-                RecordKind::Zero | RecordKind::Discard => write_zeros(f, &zeros, m.offset, m.len)?,
-                RecordKind::Flush | RecordKind::Marker => {}
+    let at = |cut: u64| -> Result<ImageFile> {
+        let image = ImageFile::create(&session, &format!("labels-{cut}.img"), size)?;
+        rebuild(&image, log, recs, disk, cut)?;
+        Ok(image)
+    };
+    let end = at(recs.len() as u64)?;
+    let mut uses = owners_of(&session, end.path(), blocks, prefix, &mut map.files)?;
+    drop(end);
+    let first_write = first_writes(recs, disk, blocks);
+    for &cut in earlier {
+        let left: BTreeSet<u64> = uses
+            .iter()
+            .filter(|(b, u)| {
+                **u == BlockUse::Unowned && first_write.get(b).is_some_and(|&w| w < cut)
+            })
+            .map(|(&b, _)| b)
+            .collect();
+        if left.is_empty() {
+            continue;
+        }
+        let then = at(cut).and_then(|image| {
+            replay_journal(image.path())?;
+            owners_of(&session, image.path(), &left, prefix, &mut map.files)
+        });
+        // The end's labels stand without the earlier look.
+        let then = match then {
+            Ok(t) => t,
+            Err(e) => {
+                map.notes.push(format!(
+                    "blocks no file owns at the end were not looked up at record {cut}: {e:#}"
+                ));
+                break;
+            }
+        };
+        for (b, u) in then {
+            if u != BlockUse::Unowned {
+                uses.insert(b, u);
             }
         }
     }
-    let img = image.path().to_path_buf();
+    push_runs(&mut map.runs, disk, blocks, |b| {
+        uses.get(&b).cloned().unwrap_or(BlockUse::Unowned)
+    });
+    Ok(())
+}
+
+/// Applies every write of `disk` before record `cut` to `image`.
+fn rebuild(image: &ImageFile, log: &Path, recs: &[LogRec], disk: u8, cut: u64) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let log_file = std::fs::File::open(log)
+        .with_context(|| format!("cannot open the write log {}", log.display()))?;
+    let zeros = vec![0u8; 1 << 20];
+    let f = image.file();
+    for m in recs.iter().take(cut as usize).filter(|m| m.disk == disk) {
+        match m.kind {
+            RecordKind::Write => f.write_all_at(&read_payload(&log_file, m)?, m.offset)?,
+            RecordKind::Zero | RecordKind::Discard => write_zeros(f, &zeros, m.offset, m.len)?,
+            RecordKind::Flush | RecordKind::Marker => {}
+        }
+    }
+    Ok(())
+}
+
+/// The record that first wrote each of `blocks` on `disk`.
+fn first_writes(recs: &[LogRec], disk: u8, blocks: &BTreeSet<u64>) -> HashMap<u64, u64> {
+    let mut out = HashMap::new();
+    for r in recs
+        .iter()
+        .filter(|r| r.disk == disk && r.kind == RecordKind::Write && r.len > 0)
+    {
+        for b in r.offset / MAP_BLOCK..=(r.offset + r.len - 1) / MAP_BLOCK {
+            if blocks.contains(&b) {
+                out.entry(b).or_insert(r.seq);
+            }
+        }
+    }
+    out
+}
+
+/// Replays the internal journal of the file system in `img` (e2fsck's own replay,
+/// nothing else checked or repaired), so debugfs reads what a mount would see.
+fn replay_journal(img: &Path) -> Result<()> {
+    let out = Command::new("e2fsck")
+        .args(["-E", "journal_only", "-y"])
+        .arg(img)
+        .output()
+        .context("cannot run e2fsck (e2fsprogs): install e2fsprogs")?;
+    // 0: nothing to do; 1: the journal was replayed.
+    match out.status.code() {
+        Some(0 | 1) => Ok(()),
+        _ => bail!(
+            "e2fsck -E journal_only exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ),
+    }
+}
+
+/// What each of `blocks` is in the file system image `img`, with debugfs; files it
+/// names are added to `files` (prefixed with `prefix`).
+fn owners_of(
+    session: &SessionDir,
+    img: &Path,
+    blocks: &BTreeSet<u64>,
+    prefix: &str,
+    files: &mut Vec<String>,
+) -> Result<HashMap<u64, BlockUse>> {
     // Who owns each block.
-    let owners = parse_icheck(&debugfs(&session, &img, &batched("icheck", blocks))?);
+    let owners = parse_icheck(&debugfs(session, img, &batched("icheck", blocks))?);
     let inodes: BTreeSet<u64> = owners
         .values()
         .copied()
@@ -359,12 +481,11 @@ fn label_ext(
         for i in inodes.iter().take(MAX_STAT_INODES) {
             cmds.push_str(&format!("stat <{i}>\n"));
         }
-        let out = debugfs(&session, &img, &cmds)?;
+        let out = debugfs(session, img, &cmds)?;
         paths = parse_ncheck(&out);
         layout = parse_stats(&out);
     }
     let mut file_ids: HashMap<u64, u32> = HashMap::new();
-    let files = &mut map.files;
     let mut file_of = |ino: u64| -> u32 {
         *file_ids.entry(ino).or_insert_with(|| {
             let p = paths
@@ -375,7 +496,7 @@ fn label_ext(
             (files.len() - 1) as u32
         })
     };
-    push_runs(&mut map.runs, disk, blocks, |b| match owners.get(&b) {
+    let use_of = |b: u64, file_of: &mut dyn FnMut(u64) -> u32| match owners.get(&b) {
         None => BlockUse::Unowned,
         Some(&JOURNAL_INODE) => BlockUse::Journal,
         Some(&ino) => {
@@ -394,9 +515,11 @@ fn label_ext(
                 None => BlockUse::Data { file, offset: None },
             }
         }
-    });
-    drop(image);
-    Ok(())
+    };
+    Ok(blocks
+        .iter()
+        .map(|&b| (b, use_of(b, &mut file_of)))
+        .collect())
 }
 
 /// `command` over `args`, 500 to a line (debugfs reads one command a line).

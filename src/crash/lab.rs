@@ -227,11 +227,12 @@ pub fn test_trial(
     // The unit a power cut cannot split is the device's logical block: ask it.
     let traits = with_blocks(disk_traits(&log.header), &rigs[0].logical_blocks()?);
     let journal = journal_notes(t, &log)?;
-    let files = if opts.strategies.contains(&Strategy::TornData) {
+    let mut files = if opts.strategies.iter().any(|s| s.reads_block_labels()) {
         file_writes(work_dir, t, &log, &traits, marks.timing_on)
     } else {
         FileWrites::default()
     };
+    files.mount = trial_mount.clone();
     let (plans, coverage) = plan_knowing(
         &log.recs,
         &traits,
@@ -409,7 +410,7 @@ fn file_writes(
         }
         Err(e) => {
             say(format!(
-                "the logged blocks could not be labelled ({e:#}); torn-data plans no state"
+                "the logged blocks could not be labelled ({e:#}); torn-data plans no state, and flush-subset and last-writes know files by the promises alone"
             ));
             FileWrites::default()
         }

@@ -129,7 +129,8 @@ impl Piece {
 pub type BlockOfFile = Option<(u32, Option<u64>)>;
 
 /// What the application's files hold of each multi-block write, from the recording's
-/// block labels ([`crate::crash::block_map`]): the writes `torn-data` tears.
+/// block labels ([`crate::crash::block_map`]): the writes `torn-data` tears, and the
+/// files `flush-subset` and `last-writes` name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileWrites {
     /// File paths, as the labels name them.
@@ -139,6 +140,20 @@ pub struct FileWrites {
     /// (the offset `None` where it was not looked up), `None` for a block that is not
     /// file data.
     pub writes: std::collections::HashMap<u64, Vec<BlockOfFile>>,
+    /// Where the recording's file system was mounted: a promise's path under it is
+    /// named relative to it, as the labels name files.
+    pub mount: String,
+}
+
+impl FileWrites {
+    /// A promise's path as the labels would name the file.
+    pub fn name_of(&self, path: &str) -> String {
+        let mount = self.mount.trim_end_matches('/');
+        match path.strip_prefix(mount).and_then(|p| p.strip_prefix('/')) {
+            Some(rel) if !mount.is_empty() => rel.to_string(),
+            _ => path.to_string(),
+        }
+    }
 }
 
 impl FileWrites {
@@ -399,12 +414,17 @@ pub fn plan_knowing(
     // The cuts fill takes, fullest journal first, one per distinct state.
     let fill_ranked = fill::ranked(&ctx, journal, &prefix_cuts);
     let tears = strategy::file_tears(&ctx, files, n);
+    let volatile_cuts: Vec<u64> = subset_cuts.iter().map(|c| c.0).collect();
+    let synced = strategy::synced_flushes(&ctx, files, &volatile_cuts);
+    let promised = strategy::promise_cuts(&ctx, files);
     let space = Space {
         ctx: &ctx,
         prefix_cuts: &prefix_cuts,
         subset_cuts: &subset_cuts,
         fill_ranked: &fill_ranked,
         tears: &tears,
+        synced: &synced,
+        promised: &promised,
     };
     // Every strategy's space is measured, asked for or not (and a test build's own
     // when asked for).
@@ -418,6 +438,12 @@ pub fn plan_knowing(
     let mut plans = Vec::new();
     cov.exhaustive = spend_budget(opts, &space, &mut cov, &mut plans, &mut rng);
     cov.torn_files = strategy::torn_files(&plans, files, &units_of);
+    if opts.strategies.contains(&Strategy::FlushSubset) {
+        (cov.synced_flushes, cov.flush_files) = strategy::flush_coverage(&plans, &synced);
+    }
+    if opts.strategies.contains(&Strategy::LastWrites) {
+        cov.promises_cut = strategy::promise_coverage(&plans, &promised);
+    }
     let mut covered: Vec<String> = plans.iter().map(|p| p.stratum.clone()).collect();
     covered.sort();
     covered.dedup();

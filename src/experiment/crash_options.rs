@@ -64,6 +64,25 @@ strategies! {
         when_empty: Some("no multi-block write of file data"),
         first_share: Some(50),
     },
+    /// A subset of the volatile blocks right before (and right after) each flush that
+    /// makes a synced file's data durable (a checkpoint, a WAL segment, an fsync'ed
+    /// file), at least one of that file's blocks left out: every such flush once
+    /// before any twice.
+    FlushSubset = "flush-subset" {
+        noun: "subsets around flushes of synced files",
+        states_of: None,
+        when_empty: Some("no flush of a synced file"),
+        first_share: Some(15),
+    },
+    /// A power cut among the last writes before each promise (a commit acknowledged,
+    /// an fsync returned): every write before the cut, none from it on, at each of the
+    /// promised file's last writes, newest first.
+    LastWrites = "last-writes" {
+        noun: "cuts among the last writes before a promise",
+        states_of: None,
+        when_empty: Some("no write before a promise"),
+        first_share: Some(10),
+    },
     /// A prefix state at the persistence points where the ext3/ext4 journal holds the
     /// most committed transactions the replay would walk: recovery at its slowest.
     Fill = "fill" {
@@ -80,6 +99,14 @@ strategies! {
 impl Strategy {
     pub fn as_str(self) -> &'static str {
         self.info().name
+    }
+
+    /// Its plan reads the recording's block labels (which file each write's data is).
+    pub fn reads_block_labels(self) -> bool {
+        matches!(
+            self,
+            Strategy::TornData | Strategy::FlushSubset | Strategy::LastWrites
+        )
     }
 
     /// Every strategy's name, joined as a sentence ends them: "prefix, subset, torn or
@@ -182,7 +209,13 @@ impl Default for CrashOptions {
         Self {
             requested: false,
             states: DEFAULT_STATES,
-            strategies: vec![Strategy::TornData, Strategy::Prefix, Strategy::Subset],
+            strategies: vec![
+                Strategy::TornData,
+                Strategy::FlushSubset,
+                Strategy::LastWrites,
+                Strategy::Prefix,
+                Strategy::Subset,
+            ],
             seed: None,
             recovery_timing: DEFAULT_RECOVERY_TIMING,
             lose_journal: None,

@@ -379,6 +379,15 @@ pub struct Coverage {
     /// its count of states ("base/5/16403 (12)"), the last entry "N more files" when
     /// there are more.
     pub torn_files: Vec<String>,
+    /// `flush-subset`: flushes of synced files with a state right before them, and
+    /// how many there were.
+    pub synced_flushes: [u64; 2],
+    /// The same per file, most flushes first: "pg_wal/…01 (12 of 12)", the last entry
+    /// "N more files (a of b)" when there are more.
+    pub flush_files: Vec<String>,
+    /// `last-writes`: promises with a cut among their last writes, and how many
+    /// promises had writes before them.
+    pub promises_cut: [u64; 2],
 }
 
 /// One strategy's part of a [`Coverage`].
@@ -430,31 +439,81 @@ impl Coverage {
     }
 
     /// What `checked` states covered, short enough for a claim about them: "all 811
-    /// states" when every state was built; otherwise the tears of file data (all, or
-    /// how many of how many) and how many of the other states were sampled.
+    /// states" when every state was built; otherwise what the rules that look where the
+    /// danger is reached (the tears of file data, the flushes of synced files, the
+    /// promises) and how many of the other states were sampled.
     pub fn scope(&self, checked: u64) -> String {
         let (total, _) = self.parts();
         if self.exhaustive {
             return format!("all {} states", count(total));
         }
         let asked = |s: Strategy| self.strategies.iter().any(|n| n == s.as_str());
-        let data = Strategy::TornData;
-        if !asked(data) {
+        let mut said = Vec::new();
+        let (mut space, mut planned) = (0f64, 0u64);
+        for rule in [
+            Strategy::TornData,
+            Strategy::FlushSubset,
+            Strategy::LastWrites,
+        ] {
+            if !asked(rule) {
+                continue;
+            }
+            space += self.space(rule);
+            planned += self.planned(rule);
+            said.push(self.reached(rule));
+        }
+        if said.is_empty() {
             return format!("{checked} of {} states sampled", count(total));
         }
-        let (space, planned) = (self.space(data), self.planned(data));
-        let tears = if space == 0.0 {
-            "no multi-block write of file data to tear".to_string()
-        } else if planned as f64 >= space {
-            format!("all {} tears of file data", count(space))
-        } else {
-            format!("{planned} of {} tears of file data", count(space))
-        };
-        format!(
-            "{tears}; {} of {} other states sampled",
+        said.push(format!(
+            "{} of {} other states sampled",
             checked.saturating_sub(planned),
             count((total - space).max(0.0))
-        )
+        ));
+        said.join("; ")
+    }
+
+    /// What one of the rules that come first reached, in its own units.
+    fn reached(&self, rule: Strategy) -> String {
+        let (space, planned) = (self.space(rule), self.planned(rule));
+        let [a, b] = match rule {
+            Strategy::FlushSubset => self.synced_flushes,
+            Strategy::LastWrites => self.promises_cut,
+            _ => [planned, space as u64],
+        };
+        let unit = match rule {
+            Strategy::TornData => "tears of file data",
+            Strategy::FlushSubset => "flushes of synced files had a subset right before them",
+            _ => "promises had a cut among their last writes",
+        };
+        if space == 0.0 || b == 0 {
+            return rule.info().when_empty.unwrap_or("none").to_string();
+        }
+        if a >= b && rule == Strategy::TornData {
+            return format!("all {} {unit}", count(space));
+        }
+        format!("{a} of {b} {unit}")
+    }
+
+    /// What a strategy's part adds to its count: the files torn, the flushes and
+    /// promises reached.
+    fn detail(&self, s: Strategy) -> String {
+        match s {
+            Strategy::TornData if !self.torn_files.is_empty() => {
+                format!(", in {}", self.torn_files.join(", "))
+            }
+            Strategy::FlushSubset if self.synced_flushes[1] > 0 => format!(
+                ", right before {} of {} flushes: {}",
+                self.synced_flushes[0],
+                self.synced_flushes[1],
+                self.flush_files.join(", ")
+            ),
+            Strategy::LastWrites if self.promises_cut[1] > 0 => format!(
+                ", before {} of {} promises",
+                self.promises_cut[0], self.promises_cut[1]
+            ),
+            _ => String::new(),
+        }
     }
 
     /// The whole space, and each strategy's part of it and of the plan.
@@ -485,9 +544,7 @@ impl Coverage {
                 _ if planned as f64 >= space => format!("all {} {}", count(space), info.noun),
                 _ => format!("{planned} of {} {}", count(space), info.noun),
             };
-            if s == Strategy::TornData && !self.torn_files.is_empty() {
-                part.push_str(&format!(", in {}", self.torn_files.join(", ")));
-            }
+            part.push_str(&self.detail(s));
             parts.push(part);
         }
         (total, parts.join("; "))
@@ -523,6 +580,16 @@ struct CoverageWire {
     more: BTreeMap<String, StrategyCoverage>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     torn_files: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_zero_pair")]
+    synced_flushes: [u64; 2],
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    flush_files: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_zero_pair")]
+    promises_cut: [u64; 2],
+}
+
+fn is_zero_pair(p: &[u64; 2]) -> bool {
+    *p == [0, 0]
 }
 
 /// The strategies schema 1 gave a pair of fields each.
@@ -552,6 +619,9 @@ impl From<CoverageWire> for Coverage {
             strata: w.strata,
             strata_covered: w.strata_covered,
             torn_files: w.torn_files,
+            synced_flushes: w.synced_flushes,
+            flush_files: w.flush_files,
+            promises_cut: w.promises_cut,
         }
     }
 }
@@ -579,6 +649,9 @@ impl From<Coverage> for CoverageWire {
             strata_covered: c.strata_covered,
             more,
             torn_files: c.torn_files,
+            synced_flushes: c.synced_flushes,
+            flush_files: c.flush_files,
+            promises_cut: c.promises_cut,
         }
     }
 }

@@ -4,6 +4,7 @@ mod apps;
 mod crash_bugs;
 mod crash_fio;
 mod lab;
+mod removed_files;
 mod run_crash;
 mod second_fs;
 mod torn_pages;

@@ -100,7 +100,7 @@ strategies = ["prefix", "made-up"]
             "\"made-up\""
         );
         let line = serde_json::to_string(&cov).unwrap();
-        assert!(line.contains(r#""more":{"made-up""#), "{line}");
+        assert!(line.contains(r#""made-up":{"space":1.0,"planned":1}"#), "{line}");
         let back: Coverage = serde_json::from_str(&line).unwrap();
         assert_eq!(back.planned(Strategy::MadeUp), 1);
     }

@@ -14,6 +14,8 @@ use rand_chacha::ChaCha8Rng;
 use super::choose::{Ctx, Key};
 use super::StatePlan;
 use crate::crash::options::Strategy;
+pub(in crate::crash::states) use flush_subset::{flush_coverage, synced_flushes, SyncedFlush};
+pub(in crate::crash::states) use last_writes::{promise_coverage, promise_cuts, PromiseCuts};
 pub(in crate::crash::states) use torn_data::{file_tears, torn_files, Tear};
 
 /// What the strategies plan from: the log's cuts, as the planner found them.
@@ -27,6 +29,10 @@ pub(in crate::crash::states) struct Space<'a> {
     pub(in crate::crash::states) fill_ranked: &'a [u64],
     /// Every tear of a multi-block write of file data, at its last volatile cut.
     pub(in crate::crash::states) tears: &'a [Tear],
+    /// Every flush that makes a synced file's data durable.
+    pub(in crate::crash::states) synced: &'a [SyncedFlush],
+    /// Every promise's last writes.
+    pub(in crate::crash::states) promised: &'a [PromiseCuts],
 }
 
 impl Space<'_> {
@@ -89,6 +95,8 @@ planners! {
     Torn => torn::Torn,
     Fill => fill::Fill,
     TornData => torn_data::TornData,
+    FlushSubset => flush_subset::FlushSubset,
+    LastWrites => last_writes::LastWrites,
     #[cfg(test)]
     MadeUp => made_up::MadeUp,
 }

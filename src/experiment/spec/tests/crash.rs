@@ -21,7 +21,13 @@ fn without_a_crash_table_the_defaults_apply_with_the_experiments_seed() {
     assert_eq!(s.crash.states, 200);
     assert_eq!(
         s.crash.strategies,
-        [Strategy::TornData, Strategy::Prefix, Strategy::Subset]
+        [
+            Strategy::TornData,
+            Strategy::FlushSubset,
+            Strategy::LastWrites,
+            Strategy::Prefix,
+            Strategy::Subset
+        ]
     );
     assert_eq!(s.crash.recovery_timing, 10);
     assert_eq!(s.crash.lose_journal, None);

@@ -206,13 +206,7 @@ pub fn test_trial(
         .with_context(|| format!("configuration `{}`, workload `{}`", config.label, wl.name))?;
     let marks = Marks::of(&log.recs)?;
     let negative = is_negative_control(config, &log.header);
-    let trial_mount = t
-        .record
-        .layout
-        .get("mount_point")
-        .and_then(|v| v.as_str())
-        .unwrap_or("")
-        .to_string();
+    let trial_mount = mount_point(t);
     let book = PromiseBook::new(&wl.kind, &wl.params, &trial_mount, &config.env);
     let checks_promises = book.checks_promises(&marks);
     let lose = journal_can_be_lost(config, opts);
@@ -227,12 +221,7 @@ pub fn test_trial(
     // The unit a power cut cannot split is the device's logical block: ask it.
     let traits = with_blocks(disk_traits(&log.header), &rigs[0].logical_blocks()?);
     let journal = journal_notes(t, &log)?;
-    let mut files = if opts.strategies.iter().any(|s| s.reads_block_labels()) {
-        file_writes(work_dir, t, &log, &traits, marks.timing_on)
-    } else {
-        FileWrites::default()
-    };
-    files.mount = trial_mount.clone();
+    let files = file_writes(work_dir, t, &log, &traits, &marks, opts);
     let (plans, coverage) = plan_knowing(
         &log.recs,
         &traits,
@@ -385,16 +374,26 @@ fn timed_of(plans: &[StatePlan], journal: Option<&JournalNotes>, n: u32) -> BTre
     }
 }
 
-/// What each logged block of the recording is, for `torn-data` (labels kept beside the
-/// log). Without labels torn-data has no state and its share goes to the others: a run
-/// is not lost to a debugfs that cannot read one image.
+/// Which file each logged write's blocks hold, for the strategies that read the labels
+/// (kept beside the log), and where the file system was mounted. Without labels
+/// torn-data has no state and its share goes to the others: a run is not lost to a
+/// debugfs that cannot read one image.
 fn file_writes(
     work_dir: &Path,
     t: &Recorded<'_>,
     log: &LoadedLog,
     traits: &[DiskTraits],
-    from: u64,
+    marks: &Marks,
+    opts: &CrashOptions,
 ) -> FileWrites {
+    let mount = mount_point(t);
+    if !opts.strategies.iter().any(|s| s.reads_block_labels()) {
+        return FileWrites {
+            mount,
+            ..FileWrites::default()
+        };
+    }
+    let from = marks.timing_on;
     let say = |what: String| {
         step(
             Activity::CrashLab,
@@ -406,15 +405,31 @@ fn file_writes(
             for note in &map.notes {
                 say(note.clone());
             }
-            block_map::file_writes(&map, &log.recs, traits, from)
+            FileWrites {
+                mount,
+                ..block_map::file_writes(&map, &log.recs, traits, from)
+            }
         }
         Err(e) => {
             say(format!(
                 "the logged blocks could not be labelled ({e:#}); torn-data plans no state, and flush-subset and last-writes know files by the promises alone"
             ));
-            FileWrites::default()
+            FileWrites {
+                mount,
+                ..FileWrites::default()
+            }
         }
     }
+}
+
+/// Where the recording's file system was mounted (its markers name absolute paths).
+fn mount_point(t: &Recorded<'_>) -> String {
+    t.record
+        .layout
+        .get("mount_point")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// What every state of one trial shares, for [`check_state`].

@@ -317,7 +317,6 @@ pub fn plan_knowing(
     let durable = durability(recs, disks, marks.timing_on)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = recs.len() as u64;
-    let in_window = |s: u64| s > marks.timing_on;
     let block_of = |r: &LogRec| {
         disks
             .get(r.disk as usize)
@@ -334,53 +333,7 @@ pub fn plan_knowing(
             }
         })
         .collect();
-    let flushes: Vec<u64> = recs
-        .iter()
-        .filter(|r| r.kind == RecordKind::Flush && in_window(r.seq))
-        .map(|r| r.seq)
-        .collect();
-    let promise_ends: Vec<u64> = marks
-        .promises
-        .iter()
-        .map(|(s, _)| s + 1)
-        .filter(|&s| in_window(s))
-        .collect();
-    // A write to a disk without a volatile cache is durable once acknowledged: every
-    // one is a persistence point.
-    let write_through: Vec<u64> = recs
-        .iter()
-        .filter(|r| r.is_write() && in_window(r.seq + 1) && durable[r.seq as usize] == Some(r.seq))
-        .map(|r| r.seq + 1)
-        .collect();
-    let mut prefix_cuts: Vec<u64> = flushes
-        .iter()
-        .map(|s| s + 1)
-        .chain(promise_ends.iter().copied())
-        .chain(write_through.iter().copied())
-        .collect();
-    prefix_cuts.push(n);
-    prefix_cuts.sort_unstable();
-    prefix_cuts.dedup();
-    // Right before a flush is acknowledged its cache holds the most.
-    let mut subset_cuts: Vec<u64> = flushes
-        .iter()
-        .copied()
-        .chain(promise_ends.iter().copied())
-        .chain(write_through.iter().copied())
-        .filter(|&s| in_window(s))
-        .collect();
-    subset_cuts.push(n);
-    subset_cuts.sort_unstable();
-    subset_cuts.dedup();
-    let sizes = volatile_sizes(recs, &durable, &units_of, &subset_cuts);
-    // Cuts where nothing is volatile have no subset state.
-    let subset_cuts: Vec<(u64, u64, u64)> = subset_cuts
-        .iter()
-        .zip(&sizes)
-        .filter(|(_, (u, _))| *u > 0)
-        .map(|(&c, &(u, t))| (c, u, t))
-        .collect();
-
+    let (prefix_cuts, subset_cuts) = cuts_of(recs, &marks, &durable, &units_of);
     let writes_before = {
         let mut acc = Vec::with_capacity(recs.len() + 1);
         let mut c = 0u64;
@@ -450,6 +403,66 @@ pub fn plan_knowing(
     cov.strata_covered = covered;
     plans.sort_by_key(|p| (p.base, p.cut));
     Ok((plans, cov))
+}
+
+/// The persistence points in the workload's window (prefix cuts, the final one
+/// last), and the cuts with volatile blocks: (cut, volatile blocks, torn states there).
+fn cuts_of(
+    recs: &[LogRec],
+    marks: &Marks,
+    durable: &[Option<u64>],
+    units_of: &[Vec<(u64, u64)>],
+) -> (Vec<u64>, Vec<(u64, u64, u64)>) {
+    let n = recs.len() as u64;
+    let in_window = |s: u64| s > marks.timing_on;
+    let flushes: Vec<u64> = recs
+        .iter()
+        .filter(|r| r.kind == RecordKind::Flush && in_window(r.seq))
+        .map(|r| r.seq)
+        .collect();
+    let promise_ends: Vec<u64> = marks
+        .promises
+        .iter()
+        .map(|(s, _)| s + 1)
+        .filter(|&s| in_window(s))
+        .collect();
+    // A write to a disk without a volatile cache is durable once acknowledged: every
+    // one is a persistence point.
+    let write_through: Vec<u64> = recs
+        .iter()
+        .filter(|r| r.is_write() && in_window(r.seq + 1) && durable[r.seq as usize] == Some(r.seq))
+        .map(|r| r.seq + 1)
+        .collect();
+    let mut prefix_cuts: Vec<u64> = flushes
+        .iter()
+        .map(|s| s + 1)
+        .chain(promise_ends.iter().copied())
+        .chain(write_through.iter().copied())
+        .collect();
+    prefix_cuts.push(n);
+    prefix_cuts.sort_unstable();
+    prefix_cuts.dedup();
+    // Right before a flush is acknowledged its cache holds the most.
+    let mut subset_cuts: Vec<u64> = flushes
+        .iter()
+        .copied()
+        .chain(promise_ends.iter().copied())
+        .chain(write_through.iter().copied())
+        .filter(|&s| in_window(s))
+        .collect();
+    subset_cuts.push(n);
+    subset_cuts.sort_unstable();
+    subset_cuts.dedup();
+    let sizes = volatile_sizes(recs, durable, units_of, &subset_cuts);
+    // Cuts where nothing is volatile have no subset state.
+    let subset_cuts: Vec<(u64, u64, u64)> = subset_cuts
+        .iter()
+        .zip(&sizes)
+        .filter(|(_, (u, _))| *u > 0)
+        .map(|(&c, &(u, t))| (c, u, t))
+        .collect();
+
+    (prefix_cuts, subset_cuts)
 }
 
 /// Plans each strategy asked for with its part of `states`, recording its space and

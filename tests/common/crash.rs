@@ -40,6 +40,17 @@ pub fn by_config(records: &[CrashRecord]) -> BTreeMap<String, Vec<&CrashRecord>>
     m
 }
 
+/// The block labels kept beside the first write log of a crash run's results.
+pub fn block_map_of(results: &Path) -> jbench::crash::block_map::BlockMap {
+    let map = std::fs::read_dir(results.join("write-logs"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".blocks.json"))
+        .expect("a block map beside the write log");
+    serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap()
+}
+
 /// A recovery rig for the recorded trial of the experiment's first configuration.
 pub fn rig_for(
     spec: &Spec,

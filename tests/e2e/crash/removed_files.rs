@@ -7,7 +7,7 @@ use crate::common;
 use std::path::Path;
 
 use common::*;
-use jbench::crash::block_map::{BlockMap, BlockUse};
+use jbench::crash::block_map::BlockUse;
 use jbench::crash::options::Strategy;
 
 fn spec(work: &Path) -> String {
@@ -52,13 +52,7 @@ fn a_removed_files_blocks_are_its_data_and_get_torn_flushed_and_cut_states() {
     let results = tmp.path().join("results");
     let records = crash_ok(&path, &results);
     // Every file was removed in the `remove` phase, yet the map knows their data.
-    let map = std::fs::read_dir(results.join("write-logs"))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".blocks.json"))
-        .expect("a block map beside the write log");
-    let map: BlockMap = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
+    let map = block_map_of(&results);
     let data_files: Vec<&String> = map
         .runs
         .iter()

@@ -7,7 +7,7 @@ use crate::common;
 use std::path::Path;
 
 use common::*;
-use jbench::crash::block_map::{BlockMap, BlockUse};
+use jbench::crash::block_map::BlockUse;
 use jbench::results::crash::{CrashRecord, Verdict};
 
 fn spec(work: &Path) -> String {
@@ -122,14 +122,7 @@ fn a_torn_page_is_found_in_every_seed_and_a_doublewrite_file_prevents_it() {
         assert_eq!(out.status.code(), Some(5), "{stderr}");
         if seed == 1 {
             // The labels were kept beside the log: pages.db's blocks are its data.
-            let logs = results.join("write-logs");
-            let map = std::fs::read_dir(&logs)
-                .unwrap()
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .find(|p| p.to_string_lossy().ends_with(".blocks.json"))
-                .expect("a block map beside the write log");
-            let map: BlockMap = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
+            let map = block_map_of(&results);
             let db = map
                 .files
                 .iter()

@@ -14,16 +14,16 @@
 //! within each, the files in turn, each one's flushes in a seeded order, so every file
 //! gets some before any gets many.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Planner, Plans, Space};
+use super::{visit_in_chunks, Planner, Plans, Space};
 use crate::crash::options::Strategy;
 use crate::crash::states::choose::Ctx;
-use crate::crash::states::sweep::{volatile_at, Unit};
+use crate::crash::states::sweep::Unit;
 use crate::crash::states::{FileWrites, StatePlan};
 use crate::emu::writelog::RecordKind;
 
@@ -202,33 +202,17 @@ impl Planner for FlushSubset {
     fn plan(&self, s: &Space, quota: usize, all: bool, out: &mut Plans) {
         let order = visits(s.synced, out.rng);
         let ctx = s.ctx;
-        let before = out.plans.len();
-        let chunk = quota.clamp(64, 1024);
-        for part in order.chunks(chunk) {
-            if !all && out.plans.len() - before >= quota {
-                break;
-            }
-            let mut cuts: Vec<u64> = part.iter().map(|v| v.cut).collect();
-            cuts.sort_unstable();
-            cuts.dedup();
-            let vol = volatile_at(ctx.recs, ctx.durable, ctx.units_of, &cuts);
-            let at: HashMap<u64, &Vec<Unit>> = cuts.iter().copied().zip(vol.iter()).collect();
-            for v in part {
-                if !all && out.plans.len() - before >= quota {
+        visit_in_chunks(ctx, &order, |v| v.cut, quota, all, out, |v, units, out| {
+            for _ in 0..TRIES {
+                let Some(plan) = draw(ctx, v.cut, units, v.own, out.rng) else {
+                    break;
+                };
+                if out.seen.insert(ctx.key(&plan)) {
+                    out.plans.push(plan);
                     break;
                 }
-                let units = at[&v.cut];
-                for _ in 0..TRIES {
-                    let Some(plan) = draw(ctx, v.cut, units, v.own, out.rng) else {
-                        break;
-                    };
-                    if out.seen.insert(ctx.key(&plan)) {
-                        out.plans.push(plan);
-                        break;
-                    }
-                }
             }
-        }
+        });
     }
 
     fn enumerated(&self, _s: &Space, made: u64) -> Option<f64> {

@@ -7,11 +7,12 @@
 //! crash lab. [`planner`]'s match is exhaustive, so the compiler names a strategy
 //! without a planner. `made_up.rs` (test builds) is one.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rand_chacha::ChaCha8Rng;
 
 use super::choose::{Ctx, Key};
+use super::sweep::{volatile_at, Unit};
 use super::StatePlan;
 use crate::crash::options::Strategy;
 pub(in crate::crash::states) use flush_subset::{flush_coverage, synced_flushes, SyncedFlush};
@@ -55,6 +56,38 @@ impl Plans<'_> {
     fn add(&mut self, ctx: &Ctx, plan: StatePlan) {
         if self.seen.insert(ctx.key(&plan)) {
             self.plans.push(plan);
+        }
+    }
+}
+
+/// Visits `items` in order with the volatile units at each one's cut (`cut_of`), until
+/// `quota` states were added (every item when `all`). The volatile sets are computed
+/// one chunk of items at a time: all cuts at once could hold millions of units.
+pub(in crate::crash::states) fn visit_in_chunks<T>(
+    ctx: &Ctx,
+    items: &[T],
+    cut_of: impl Fn(&T) -> u64,
+    quota: usize,
+    all: bool,
+    out: &mut Plans,
+    mut visit: impl FnMut(&T, &[Unit], &mut Plans),
+) {
+    let before = out.plans.len();
+    let full = |out: &Plans| !all && out.plans.len() - before >= quota;
+    for part in items.chunks(quota.clamp(64, 1024)) {
+        if full(out) {
+            return;
+        }
+        let mut cuts: Vec<u64> = part.iter().map(&cut_of).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let vol = volatile_at(ctx.recs, ctx.durable, ctx.units_of, &cuts);
+        let at: HashMap<u64, &Vec<Unit>> = cuts.iter().copied().zip(vol.iter()).collect();
+        for item in part {
+            if full(out) {
+                return;
+            }
+            visit(item, at[&cut_of(item)], out);
         }
     }
 }

@@ -18,10 +18,9 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::torn::torn_state;
-use super::{Planner, Plans, Space};
+use super::{visit_in_chunks, Planner, Plans, Space};
 use crate::crash::options::Strategy;
 use crate::crash::states::choose::Ctx;
-use crate::crash::states::sweep::volatile_at;
 use crate::crash::states::{FileWrites, StatePlan};
 
 /// A boundary that splits no page of a file: between two files, or beside a block that
@@ -127,30 +126,11 @@ impl Planner for TornData {
             priority(s.tears, out.rng)
         };
         let ctx = s.ctx;
-        let before = out.plans.len();
-        // The volatile sets a chunk of tears needs, one sweep per chunk: all cuts at
-        // once could hold millions of units.
-        let chunk = quota.clamp(64, 1024);
-        for part in order.chunks(chunk) {
-            if !all && out.plans.len() - before >= quota {
-                break;
-            }
-            let mut cuts: Vec<u64> = part.iter().map(|&i| s.tears[i].cut).collect();
-            cuts.sort_unstable();
-            cuts.dedup();
-            let vol = volatile_at(ctx.recs, ctx.durable, ctx.units_of, &cuts);
-            let at: HashMap<u64, &Vec<_>> = cuts.iter().copied().zip(vol.iter()).collect();
-            for &i in part {
-                if !all && out.plans.len() - before >= quota {
-                    break;
-                }
-                let t = s.tears[i];
-                out.add(
-                    ctx,
-                    torn_state(ctx, t.cut, at[&t.cut], t.w, t.k, Strategy::TornData),
-                );
-            }
-        }
+        let cut_of = |&i: &usize| s.tears[i].cut;
+        visit_in_chunks(ctx, &order, cut_of, quota, all, out, |&i, units, out| {
+            let t = s.tears[i];
+            out.add(ctx, torn_state(ctx, t.cut, units, t.w, t.k, Strategy::TornData));
+        });
     }
 
     fn enumerated(&self, _s: &Space, made: u64) -> Option<f64> {

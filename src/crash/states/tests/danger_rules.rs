@@ -18,6 +18,21 @@ struct TwoPromises {
     f3: u64,
 }
 
+impl TwoPromises {
+    /// The plan of `states` states with `strategies`, seed `seed`, on one cached disk.
+    fn plan(&self, states: u32, strategies: &[Strategy], seed: u64) -> (Vec<StatePlan>, Coverage) {
+        plan_knowing(
+            &self.l.recs,
+            &[CACHED],
+            &opts(states, strategies),
+            seed,
+            &JournalNotes::default(),
+            &self.files,
+        )
+        .unwrap()
+    }
+}
+
 fn two_promises() -> TwoPromises {
     let mut l = Log::new();
     let a1 = l.wn(0, 2);
@@ -58,29 +73,10 @@ fn two_promises() -> TwoPromises {
 #[test]
 fn flush_subset_cuts_right_before_each_synced_flush_leaving_out_the_files_blocks() {
     let t = two_promises();
-    let disks = [CACHED];
-    let plan = |states: u32| {
-        plan_knowing(
-            &t.l.recs,
-            &disks,
-            &opts(states, &[Strategy::FlushSubset, Strategy::Prefix]),
-            5,
-            &JournalNotes::default(),
-            &t.files,
-        )
-        .unwrap()
-    };
+    let plan = |states: u32| t.plan(states, &[Strategy::FlushSubset, Strategy::Prefix], 5);
     // Whatever the seed, the state before f1 leaves out one of db/a's blocks.
     for seed in 0..32 {
-        let (plans, _) = plan_knowing(
-            &t.l.recs,
-            &disks,
-            &opts(1000, &[Strategy::FlushSubset]),
-            seed,
-            &JournalNotes::default(),
-            &t.files,
-        )
-        .unwrap();
+        let (plans, _) = t.plan(1000, &[Strategy::FlushSubset], seed);
         let p = plans.iter().find(|p| p.cut == t.f1).unwrap();
         let whole =
             |w: u64| w < p.base || p.overlay.iter().any(|q| q.seq == w && q.ranges.is_none());
@@ -139,18 +135,7 @@ fn flush_subset_cuts_right_before_each_synced_flush_leaving_out_the_files_blocks
 #[test]
 fn last_writes_cut_before_each_promises_last_writes_newest_first() {
     let t = two_promises();
-    let disks = [CACHED];
-    let plan = |states: u32| {
-        plan_knowing(
-            &t.l.recs,
-            &disks,
-            &opts(states, &[Strategy::LastWrites, Strategy::Prefix]),
-            5,
-            &JournalNotes::default(),
-            &t.files,
-        )
-        .unwrap()
-    };
+    let plan = |states: u32| t.plan(states, &[Strategy::LastWrites, Strategy::Prefix], 5);
     let (plans, cov) = plan(1000);
     let mut cuts: Vec<u64> = plans
         .iter()

@@ -12,6 +12,7 @@ use super::crash::{CrashAnalysis, LostJournalStats, VerdictCounts};
 use super::model::{Analysis, WorkloadAnalysis};
 use super::recovery_model::RecoveryModel;
 use super::summary::Ratio;
+use crate::emu::PowerCut;
 
 /// One workload's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,6 +22,9 @@ pub struct WorkloadAnswer {
     /// configuration has a timed trial of this workload.
     pub main_phase: Option<String>,
     pub rate_unit: Option<String>,
+    /// The configuration the others are compared with ([`ConfigAnswer::vs_baseline`]).
+    #[serde(default)]
+    pub baseline: Option<String>,
     /// The summary's order (fastest first), then configurations with crash states only.
     pub configs: Vec<ConfigAnswer>,
 }
@@ -36,6 +40,14 @@ pub struct ConfigAnswer {
     /// Against the next slower configuration (the summary's ratio, interval and p);
     /// `None` for the slowest.
     pub versus: Option<Ratio>,
+    /// Against the workload's baseline, as the primary family decided it; `None` for
+    /// the baseline itself and without a test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_baseline: Option<super::takeaway::VersusBaseline>,
+    /// What a power cut does to the journal's device: a RAM disk's is emptied, and
+    /// every word about this configuration's power cuts follows that.
+    #[serde(default)]
+    pub journal_power_cut: PowerCut,
     /// The summary's marks: the main phase is suspect here or in the configuration
     /// compared with, and the emulated disk whose service time was mostly the path's.
     #[serde(default)]
@@ -127,10 +139,9 @@ pub fn answers(workloads: &[WorkloadAnalysis], crash: &[CrashAnalysis]) -> Vec<W
     names
         .into_iter()
         .map(|name| {
-            let summary = workloads
-                .iter()
-                .find(|w| w.name == name)
-                .and_then(|w| w.summary.as_ref());
+            let analysed = workloads.iter().find(|w| w.name == name);
+            let summary = analysed.and_then(|w| w.summary.as_ref());
+            let baseline = analysed.and_then(|w| w.baseline.clone());
             let mut configs: Vec<ConfigAnswer> = summary
                 .map(|s| {
                     s.ranking
@@ -142,6 +153,19 @@ pub fn answers(workloads: &[WorkloadAnalysis], crash: &[CrashAnalysis]) -> Vec<W
                             a.versus = r.versus.clone();
                             a.suspect = r.suspect;
                             a.path_bound = r.path_bound.clone();
+                            if let (Some(w), Some(b)) = (analysed, &baseline) {
+                                a.vs_baseline = super::takeaway::versus_baseline(
+                                    &w.pairs,
+                                    &s.main_phase,
+                                    &r.config,
+                                    b,
+                                );
+                            }
+                            if let Some(c) = analysed
+                                .and_then(|w| w.configs.iter().find(|c| c.label == r.config))
+                            {
+                                a.journal_power_cut = journal_power_cut(&c.config);
+                            }
                             a
                         })
                         .collect()
@@ -161,10 +185,29 @@ pub fn answers(workloads: &[WorkloadAnalysis], crash: &[CrashAnalysis]) -> Vec<W
                 workload: name.to_string(),
                 main_phase: summary.map(|s| s.main_phase.clone()),
                 rate_unit: summary.map(|s| s.rate_unit.clone()),
+                baseline: summary.and(baseline),
                 configs,
             }
         })
         .collect()
+}
+
+/// What a power cut does to the journal of `c`: its own disk's model for a journal
+/// apart (a `ramdisk` placement without a model is a RAM disk in tmpfs, `zram` is RAM), the file
+/// system's for one beside it.
+pub fn journal_power_cut(c: &crate::results::record::ConfigRecord) -> PowerCut {
+    let in_ram = matches!(c.placement.as_str(), "ramdisk" | "zram");
+    let apart = in_ram || matches!(c.placement.as_str(), "second-disk" | "device");
+    let model = if apart {
+        c.journal_device_model.as_deref()
+    } else {
+        c.fs_device_model.as_deref()
+    };
+    match model {
+        Some(m) => crate::emu::power_cut(m),
+        None if in_ram => PowerCut::Empties,
+        None => PowerCut::Keeps,
+    }
 }
 
 fn empty(config: &str) -> ConfigAnswer {
@@ -173,6 +216,8 @@ fn empty(config: &str) -> ConfigAnswer {
         rate_mean: None,
         trials: 0,
         versus: None,
+        vs_baseline: None,
+        journal_power_cut: PowerCut::Keeps,
         suspect: false,
         path_bound: None,
         crash_states: 0,
@@ -225,6 +270,32 @@ fn with_crash(a: &mut ConfigAnswer, c: &CrashAnalysis) {
     a.records_promised_max = c.records_promised_max;
     a.records_lost_max = c.records_lost_max;
     a.lost_journal = c.lost_journal.clone();
+    // A lost journal is tried only on a disk that forgets: without the trial records
+    // (`jbench crash`), that says what a power cut does (a `ramdisk` placement alone
+    // does not: an `nvram` journal has it too).
+    if a.lost_journal.is_some() {
+        a.journal_power_cut = PowerCut::Empties;
+    }
+}
+
+/// An answer's configuration with a rate, `states` crash states and `failures` of
+/// them failed, for the tests of what is made of an answer.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) fn config(
+        name: &str,
+        rate: f64,
+        states: usize,
+        failures: usize,
+    ) -> super::ConfigAnswer {
+        let mut c = super::empty(name);
+        c.rate_mean = Some(rate);
+        c.trials = 4;
+        c.crash_states = states;
+        c.crash_failures = failures;
+        c.checks_promises = true;
+        c
+    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod recovery_model;
 mod significance;
 pub mod stats;
 pub mod summary;
+pub mod takeaway;
 pub(crate) mod warnings;
 
 pub use build::analyse;

@@ -187,6 +187,11 @@ pub struct SpecSource {
     /// asks and how long it ran; `jbench preset show NAME` prints its file).
     #[arg(long, conflicts_with = "spec", value_name = "NAME", value_parser = PresetName, hide_possible_values = true)]
     pub preset: Option<String>,
+    /// Create the experiment's work_dir with every missing parent. Without it, a
+    /// work_dir whose parent does not exist is refused: a mistyped path (a disk not
+    /// mounted) would put the images on whatever disk holds the nearest parent.
+    #[arg(long)]
+    pub create_work_dir: bool,
 }
 
 impl SpecSource {
@@ -217,7 +222,14 @@ impl SpecSource {
 
     pub fn load(&self) -> Result<spec::Spec> {
         let (text, origin) = self.read()?;
-        Ok(spec::parse(&text, &origin)?)
+        let spec = spec::parse(&text, &origin)?;
+        Ok(self.applied(spec))
+    }
+
+    /// `spec` with what this command line adds to it (`--create-work-dir`).
+    pub fn applied(&self, mut spec: spec::Spec) -> spec::Spec {
+        spec.create_work_dir |= self.create_work_dir;
+        spec
     }
 }
 

@@ -16,7 +16,7 @@ use crate::run::session::{self, LabAfter, Session};
 
 pub fn crash(args: CrashArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
-    let spec = spec::parse(&original, &origin)?;
+    let spec = args.source.applied(spec::parse(&original, &origin)?);
     if let Some(refused) = campaign::refusals(&spec) {
         bail!("{refused}");
     }
@@ -55,6 +55,7 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
             dir.display()
         ),
     );
+    say(args.quiet, &crate::run::preflight::work_dir_line(&spec));
     let outcome = {
         let mut exec = session.rig_executor(Vec::new(), args.verbose)?;
         let lab = LabAfter {
@@ -65,7 +66,7 @@ pub fn crash(args: CrashArgs) -> Result<ExitCode> {
         session.run(&mut exec, &trials, None, Some(lab))?
     };
     let done = session.conclude(&outcome)?;
-    let printed = print_run_report(&done.results, &done.opts);
+    let printed = print_run_report(&done.results, &done.opts, args.verbose);
     say_ending(
         &done.ending,
         "crash",

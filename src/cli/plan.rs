@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::args::PlanArgs;
 use crate::experiment::estimate::{
-    Estimator, History, RunEstimate, UNPRICED_LIKELY, UNPRICED_MOST,
+    Estimator, History, RunEstimate, APP_LIKELY, APP_MOST, UNPRICED_LIKELY, UNPRICED_MOST,
 };
 use crate::experiment::footprint::Footprint;
 use crate::experiment::plan::{self, Trial};
@@ -62,9 +62,11 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
         jobs: args.jobs.map_or(1, usize::from),
         cgroup_v1: v1,
         command: args.crash.then_some(command),
+        measured: preset_measured(&args),
     };
     out!("{}", time.describe());
     out!("{}", describe_space(&spec, &trials));
+    out!("\n{}\n", preflight::work_dir_line(&spec));
     out!("\n{}\n", describe_writeback(&spec.writeback));
     if let Some(n) = args.shards {
         if spec.adaptive.is_some() {
@@ -197,6 +199,28 @@ struct Time<'a> {
     cgroup_v1: bool,
     /// The command planned when it is not `jbench run`.
     command: Option<&'a str>,
+    /// An unmodified built-in preset's own measured run: its seconds and its
+    /// `# Run time:` words.
+    measured: Option<(f64, &'a str)>,
+}
+
+/// What the preset planned measured when it ran as it is built in: only for `jbench
+/// run --preset NAME` itself, one trial at a time, with no history to price it.
+fn preset_measured(args: &PlanArgs) -> Option<(f64, &'static str)> {
+    if args.crash || args.states.is_some() || !args.history.is_empty() || args.jobs.unwrap_or(1) > 1
+    {
+        return None;
+    }
+    let name = match (&args.source.spec, &args.source.preset) {
+        (None, Some(n)) => n.as_str(),
+        (None, None) => "quick",
+        (Some(_), _) => return None,
+    };
+    let text = crate::experiment::presets::find(name)?;
+    Some((
+        crate::experiment::presets::measured_run_seconds(text)?,
+        crate::experiment::presets::measured_run_time(text)?,
+    ))
 }
 
 /// `~1 h 03 min`, or where the model cannot price some trials, the floor it gives,
@@ -250,11 +274,23 @@ impl Time<'_> {
         } else {
             span(&serial)
         };
-        let _ = writeln!(
-            out,
-            "\nexpected wall time{}: {figure} ({source}; docs/experiment.md, \"How long a run takes\", gives the model's measured error)",
-            self.command.map(|c| format!(" of `{c}`")).unwrap_or_default()
-        );
+        match self.measured {
+            // The preset's own run is the better price: the model is shown beside it.
+            Some((secs, words)) => {
+                let _ = writeln!(
+                    out,
+                    "\nexpected wall time: ~{}, as this preset's own run measured it (\"{words}\"; a slower or busier machine takes longer); the model alone gives {figure} ({source})",
+                    human_seconds(secs)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "\nexpected wall time{}: {figure} ({source}; docs/experiment.md, \"How long a run takes\", gives the model's measured error)",
+                    self.command.map(|c| format!(" of `{c}`")).unwrap_or_default()
+                );
+            }
+        }
         let width = spec
             .workloads
             .iter()
@@ -316,7 +352,9 @@ impl Time<'_> {
         if guessed {
             let _ = writeln!(
                 out,
-                "  (a `command` workload's time is a guess from its declared sizes; --history DIR of a run of it knows better)"
+                "  (a `command` workload's time is the model's guess from its declared sizes, which cannot price an application's start, checks and recovery: the built-in application presets ran {APP_LIKELY} to {APP_MOST} times the model's figure, so expect ~{} to ~{}; --history DIR of a run of it prices it)",
+                human_seconds(serial.floor * APP_LIKELY),
+                human_seconds(serial.floor * APP_MOST)
             );
         }
         if serial.unpriced > 0 {
@@ -455,6 +493,7 @@ mod tests {
             jobs,
             cgroup_v1: false,
             command: None,
+            measured: None,
         }
         .describe()
     }
@@ -563,6 +602,7 @@ mod tests {
             jobs: 1,
             cgroup_v1: false,
             command: Some("jbench crash"),
+            measured: None,
         }
         .describe();
         let first = headline(&text);

@@ -11,7 +11,7 @@ use anyhow::Result;
 use crate::cli::args::{ExecutorKind, RunArgs, SpecSource, TrialArgs};
 use crate::cli::exit::is_broken_pipe;
 use crate::experiment::spec;
-use crate::report::{self, Format, ReportOptions};
+use crate::report::{self, ReportOptions};
 use crate::results::layout;
 use crate::results::Results;
 use crate::run::child::{run_child, ChildEnd, ChildTrial};
@@ -22,7 +22,7 @@ use crate::units::count;
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (original, origin) = args.source.read()?;
-    let spec = spec::parse(&original, &origin)?;
+    let spec = args.source.applied(spec::parse(&original, &origin)?);
     let shard = match &args.shard {
         Some(arg) => Some(ShardAttempt::resolve(arg, args.shard_by, &spec)?),
         None => None,
@@ -62,6 +62,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             what_runs(&req, &planned),
             dir.display()
         );
+        eprintln!(
+            "jbench: {}",
+            crate::run::preflight::work_dir_line(&req.spec)
+        );
     }
     if req.spec.crash.requested && !req.real {
         eprintln!("jbench: the scripted executor records no writes: the crash lab does not run");
@@ -72,7 +76,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         eprintln!("jbench: {why}");
     }
     let done = concluded.done;
-    let printed = print_run_report(&done.results, &done.opts);
+    let printed = print_run_report(&done.results, &done.opts, args.verbose);
     say_ending(&done.ending, "run", &args.source, &dir, "trial(s)");
     keep_status(printed, done.ending.exit_code())
 }
@@ -159,11 +163,16 @@ pub fn trial(args: TrialArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(end.code() as u8))
 }
 
-pub(crate) fn print_run_report(results: &Results, opts: &ReportOptions) -> Result<()> {
-    outln!(
-        "{}",
-        report::environment::render_results(results, opts, Format::Table)
-    );
+/// The answer at a glance, the warnings and the answer again (`verbose`: the whole
+/// text report in the glance's place), then where the HTML report and results are.
+pub(crate) fn print_run_report(
+    results: &Results,
+    opts: &ReportOptions,
+    verbose: bool,
+) -> Result<()> {
+    let mut a = report::analyse(&results.records, opts).with_crash(&results.crash);
+    a.environment = results.environment();
+    outln!("{}", report::run_end::render(&a, &results.dir, verbose));
     let html_path = layout::report_html(&results.dir);
     match report::html::render_results(results, opts)
         .and_then(|page| Ok(std::fs::write(&html_path, page)?))

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 pub use model::{
     below_floor, default_params, keeps_contents, model_by_name, model_for_disk, params_for_disk,
-    predicted, predicted_set, spans_disk, CalibrationRun, DeviceModel, FixedParams, HddParams,
-    Kind, ModelError, Pattern, Prediction, RaidParams, RamParams, Request, Service, FUSE_FLOOR,
-    MODEL_NAMES,
+    power_cut, predicted, predicted_set, spans_disk, CalibrationRun, DeviceModel, FixedParams,
+    HddParams, Kind, ModelError, Pattern, PowerCut, Prediction, RaidParams, RamParams, Request,
+    Service, FUSE_FLOOR, MODEL_NAMES,
 };
 
 /// The `[emulation]` table of an experiment: how emulated disks are served.

@@ -126,6 +126,15 @@ const RUN_FIXED_S: f64 = 3.0;
 pub const UNPRICED_LIKELY: f64 = 15.5;
 pub const UNPRICED_MOST: f64 = 116.0;
 
+/// How many times the model's figure the built-in application presets (`command`
+/// workloads: a server started, checked and recovered per crash state) took on the
+/// development VM: sqlite, redis and postgres ran 1.49, 1.75 and 4.1 times the model's
+/// whole-run figure (7 min 3 s, 3 min 38 s and 16 min 39 s against 4 min 44 s, 2 min 4 s
+/// and 4 min 3 s; 2026-11-29; docs/experiment.md, "How long a run takes"). `plan` gives
+/// a `command` workload's run this range instead of one figure it cannot stand by.
+pub const APP_LIKELY: f64 = 1.5;
+pub const APP_MOST: f64 = 4.1;
+
 /// The crash lab on `recordings` recordings cut into up to `states` states each.
 pub fn lab_seconds(recordings: usize, states: u32) -> f64 {
     recordings as f64 * (LAB_RECORDING_S + f64::from(states) * LAB_STATE_S)

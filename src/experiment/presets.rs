@@ -88,9 +88,56 @@ pub fn measured_run_time(text: &str) -> Option<&str> {
         .map(str::trim)
 }
 
+/// The seconds a preset's `# Run time:` comment gives first ("8 min 21 s on a quiet
+/// 2-vCPU VM" is 501), for `plan` to book an unmodified preset by what it measured;
+/// `None` for a part of a run ("15 h 27 min for 68 of its 84 trials").
+pub fn measured_run_seconds(text: &str) -> Option<f64> {
+    let said = measured_run_time(text)?;
+    let mut total = 0.0;
+    let mut number: Option<f64> = None;
+    for word in said.split_whitespace() {
+        let word = word.trim_end_matches([',', ';', '.']);
+        match (number, word) {
+            (None, "for") => return None,
+            (None, w) => match w.parse::<f64>() {
+                Ok(v) => number = Some(v),
+                Err(_) => break,
+            },
+            (Some(v), "h") => {
+                total += v * 3600.0;
+                number = None;
+            }
+            (Some(v), "min") => {
+                total += v * 60.0;
+                number = None;
+            }
+            (Some(v), "s") => {
+                total += v;
+                number = None;
+            }
+            (Some(_), _) => break,
+        }
+    }
+    (total > 0.0).then_some(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_measured_run_time_reads_as_seconds_up_to_its_first_words() {
+        let secs = |t: &str| measured_run_seconds(&format!("# Run time: {t}\nname = \"a\""));
+        assert_eq!(secs("8 min 21 s on a quiet 2-vCPU VM"), Some(501.0));
+        assert_eq!(secs("1 h 31 min on a quiet VM"), Some(5460.0));
+        assert_eq!(secs("4 min 17 s and 4 min 16 s"), Some(257.0));
+        assert_eq!(secs("about an hour"), None);
+        assert_eq!(
+            secs("15 h 27 min for 68 of its 84 trials"),
+            None,
+            "a part of a run"
+        );
+    }
 
     #[test]
     fn a_mistyped_preset_gets_one_wording_and_a_guess() {

@@ -64,7 +64,8 @@ pub(crate) fn answer_block(a: &Analysis, style: Style) -> String {
     if answers.is_empty() {
         return String::new();
     }
-    let title = answer_title(a);
+    // The glance above has the title; this is every figure's basis.
+    let title = "The answer in detail";
     let mut out = match style {
         Style::Plain => format!("{title}\n\n"),
         Style::Markdown => format!("## {title}\n\n"),
@@ -156,11 +157,28 @@ pub fn answer_line(w: &WorkloadAnswer, c: &ConfigAnswer, a: &Analysis) -> String
         // Without a ranking the head says why; the line leads with safety.
         parts.push("not timed".to_string());
     }
+    if c.journal_power_cut == crate::emu::PowerCut::Empties {
+        // What a power cut does to this journal comes first; the states the lab built
+        // keep the RAM disk's contents, which only a crash that keeps the power on does.
+        let cut = lost_journal_words(c).unwrap_or_else(|| {
+            "a power cut empties the journal's RAM disk (not tried: lose_journal = false)"
+                .to_string()
+        });
+        let mut all = vec![cut];
+        all.extend(parts);
+        if c.crash_states > 0 {
+            all.push(format!(
+                "a crash that keeps RAM (kernel panic, reset): {}",
+                safety_words(c).replace("power cuts", "such crashes")
+            ));
+            all.push(recovery_words(c));
+        }
+        return format!("{}: {}", c.config, all.join("; "));
+    }
     parts.push(safety_words(c));
     if c.crash_states > 0 {
         parts.push(recovery_words(c));
     }
-    parts.extend(lost_journal_words(c));
     format!("{}: {}", c.config, parts.join("; "))
 }
 
@@ -315,7 +333,7 @@ pub fn recovery_words(c: &ConfigAnswer) -> String {
 pub fn lost_journal_words(c: &ConfigAnswer) -> Option<String> {
     let [failed, recovered, lost, repairs] = lost_journal_figures(c)?;
     Some(format!(
-        "if the journal's RAM disk is lost: the mount fails in {failed}, the file system is brought back in {recovered}, up to {lost} fsync'ed file(s) lost, up to {repairs} fsck repairs"
+        "a power cut empties the journal's RAM disk: the mount fails in {failed}, fsck brings the file system back in {recovered}, up to {lost} fsync'ed file(s) lost, up to {repairs} fsck repairs"
     ))
 }
 
@@ -445,6 +463,8 @@ mod tests {
             rate_mean: Some(10.0),
             trials: 3,
             versus: None,
+            vs_baseline: None,
+            journal_power_cut: crate::emu::PowerCut::Keeps,
             suspect: false,
             path_bound: None,
             crash_states: states,
@@ -640,6 +660,7 @@ mod tests {
             workload: "fsync-files".into(),
             main_phase: None,
             rate_unit: None,
+            baseline: None,
             configs: vec![
                 c.clone(),
                 config(
@@ -689,6 +710,7 @@ mod tests {
             workload: "w".into(),
             main_phase: Some("create_fsync".into()),
             rate_unit: Some("files/s".into()),
+            baseline: None,
             configs: vec![c.clone()],
         };
         let plain = answer_line(&w(&c), &c, &a);

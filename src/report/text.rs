@@ -58,6 +58,7 @@ pub(crate) fn render_text(a: &Analysis, style: Style) -> String {
     if a.crash.is_empty() {
         out.push_str(&super::summary::summary_block(a, style));
     } else {
+        out.push_str(&super::glance::glance_block(a, style));
         out.push_str(&super::answer::answer_block(a, style));
     }
     out.push_str(&super::environment::header_block(a, style));

@@ -101,6 +101,29 @@ fn host_settings<T>(
     );
 }
 
+/// What this machine's live jbench sessions hold now: their mounts and the loop
+/// devices over their files, named as `jbench cleanup` would release them. What a
+/// forced exit leaves is said with this.
+pub fn held_by_live_sessions() -> Vec<String> {
+    let live: Vec<PathBuf> = find_sessions(&[])
+        .into_iter()
+        .filter(|d| d.exists() && !session::is_stale(d))
+        .collect();
+    let inside = |p: &Path| live.iter().any(|d| p.starts_with(d));
+    let mut out: Vec<String> = mounts::mounts()
+        .into_iter()
+        .filter(|m| inside(&m.target))
+        .map(|m| format!("mount {}", m.target.display()))
+        .collect();
+    out.extend(
+        loopdev::attached()
+            .into_iter()
+            .filter(|(_, file)| inside(file))
+            .map(|(dev, file)| format!("loop device {} ({})", dev.display(), file.display())),
+    );
+    out
+}
+
 /// Releases leftovers of every stale session; with `dry_run`, only says what it would do.
 /// Works stage by stage across all stale sessions (mounts, then loops, then zram, then
 /// directories), because one session's mount can hold another's loop device (a journal

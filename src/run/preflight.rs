@@ -109,6 +109,7 @@ pub fn check(spec: &Spec, destroy: &[PathBuf]) -> Result<Vec<String>> {
     {
         bail!("XFS configurations need mkfs.xfs and xfs_info (Debian/Ubuntu: apt-get install xfsprogs)");
     }
+    check_work_dir_parent(&spec.work_dir, spec.create_work_dir)?;
     warnings.extend(check_work_dir(&spec.work_dir)?);
     check_work_dir_space(spec)?;
     check_memory(spec, mem_available()?)?;
@@ -339,6 +340,90 @@ pub fn check_work_dir(dir: &Path) -> Result<Option<String>> {
     }))
 }
 
+/// Refuses a `work_dir` that does not exist and whose parent does not either, unless
+/// `create`: `/mnt/fastssd/jbench` with nothing mounted at /mnt/fastssd would be made
+/// on the root file system and measure the root disk.
+pub fn check_work_dir_parent(dir: &Path, create: bool) -> Result<()> {
+    if create || dir.exists() {
+        return Ok(());
+    }
+    let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if parent.exists() {
+        return Ok(());
+    }
+    let nearest = dir
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"));
+    bail!(
+        "work_dir {} does not exist, nor does its parent {}: made now, it would land {} — is a disk not mounted, or the path mistyped? Mount the disk or fix work_dir; to create it where it lands, pass --create-work-dir",
+        dir.display(),
+        parent.display(),
+        where_it_lands(nearest)
+    )
+}
+
+/// "work_dir /var/tmp/jbench is on /dev/vda1 (ext4, mounted at /; disk vda,
+/// rotational)", and where emulated disks' images go when that is elsewhere: said
+/// before a run starts, so a run never measures a disk nobody named.
+pub fn work_dir_line(spec: &Spec) -> String {
+    let dir = &spec.work_dir;
+    let nearest = dir
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"));
+    let mut out = format!(
+        "work_dir {} {} {}",
+        dir.display(),
+        if dir.exists() { "is" } else { "will be made" },
+        where_it_lands(nearest)
+    );
+    let emulated = spec
+        .configs
+        .iter()
+        .any(|c| c.fs_model.is_some() && c.fs_device.is_none());
+    let images = &spec.emulation.image_dir;
+    if emulated && !images.starts_with(dir) {
+        let near = images
+            .ancestors()
+            .find(|p| p.exists())
+            .unwrap_or(Path::new("/"));
+        out.push_str(&format!(
+            "; emulated disks' images in {} {}",
+            images.display(),
+            where_it_lands(near)
+        ));
+    }
+    out
+}
+
+/// "on /dev/vda1 (ext4, mounted at /)": the device and file system holding `path` (or
+/// its nearest existing parent).
+pub fn where_it_lands(path: &Path) -> String {
+    let loc = crate::results::envinfo::storage::location("work_dir", path);
+    if loc.device.is_empty() {
+        return "on an unknown device".to_string();
+    }
+    let disk = loc
+        .queue
+        .as_ref()
+        .map(|q| {
+            let kind = match q.rotational {
+                Some(true) => ", rotational",
+                Some(false) => ", not rotational",
+                None => "",
+            };
+            format!("; disk {}{kind}", q.disk)
+        })
+        .unwrap_or_default();
+    format!(
+        "on {} ({}, mounted at {}{disk})",
+        loc.device, loc.filesystem, loc.mount_point
+    )
+}
+
 /// Images are sparse but fill as the workload writes: the work directory must hold
 /// the largest trial's data.
 fn check_work_dir_space(spec: &Spec) -> Result<()> {
@@ -476,6 +561,22 @@ mod tests {
             check_work_dir(&d.path().join("missing")).is_ok(),
             "created later"
         );
+    }
+
+    #[test]
+    fn a_work_dir_under_a_missing_parent_is_refused_unless_created() {
+        let d = tempfile::tempdir().unwrap();
+        let typo = d.path().join("fastssd").join("jbench");
+        let e = check_work_dir_parent(&typo, false).unwrap_err().to_string();
+        assert!(
+            e.contains("nor does its parent")
+                && e.contains("--create-work-dir")
+                && e.contains(" on "),
+            "{e}"
+        );
+        assert!(check_work_dir_parent(&typo, true).is_ok());
+        assert!(check_work_dir_parent(&d.path().join("jbench"), false).is_ok());
+        assert!(check_work_dir_parent(d.path(), false).is_ok());
     }
 
     #[test]

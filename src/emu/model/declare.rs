@@ -16,13 +16,44 @@ pub struct ModelKind {
     /// Whether it lays a geometry over its disk (`capacity_bytes`), which a trial and
     /// `jbench device calibrate` set to the emulated disk's size unless given.
     pub spans_disk: bool,
-    /// Whether the device keeps what it holds across a power cut. A `ram` disk does
-    /// not: a journal on it is gone after the cut (the crash lab's lost journal).
-    pub keeps_contents: bool,
+    /// What a power cut does to what the device holds. A `ram` disk is emptied: a
+    /// journal on it is gone after the cut (the crash lab's lost journal); `nvram`
+    /// keeps it on its battery. Every report's words about a power cut follow this.
+    pub at_power_cut: PowerCut,
     /// Its default parameters, as the TOML keys overrides name.
     pub defaults: fn() -> toml::Table,
     /// Builds it with `params` over its defaults.
     pub build: BuildFn,
+}
+
+/// What a power cut does to a device's contents: the case the crash lab's "power cut"
+/// is for a disk of that model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PowerCut {
+    /// Persistent media (a disk, flash): the contents stay.
+    #[default]
+    Keeps,
+    /// RAM on a battery or capacitor (NVRAM): the contents stay.
+    BatteryBacked,
+    /// Volatile RAM (a RAM disk, tmpfs, zram): the contents are gone. What survives RAM
+    /// is a crash that keeps the power on (a kernel panic, a reset).
+    Empties,
+}
+
+impl PowerCut {
+    pub fn keeps_contents(self) -> bool {
+        self != PowerCut::Empties
+    }
+
+    /// "a volatile RAM disk", "battery-backed RAM", "persistent".
+    pub fn words(self) -> &'static str {
+        match self {
+            PowerCut::Keeps => "persistent",
+            PowerCut::BatteryBacked => "battery-backed: keeps its contents through a power cut",
+            PowerCut::Empties => "volatile: a power cut empties it",
+        }
+    }
 }
 
 /// A model's cache and flush, in the words `env.json` records for each emulated disk.

@@ -7,18 +7,21 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::declare::{defaults_of, params_of, ModelKind};
+use super::declare::{defaults_of, params_of, ModelKind, PowerCut};
 use super::{transfer_time, us, CacheWords, DeviceModel, Kind, ModelError, Request, Service, KIB4};
 
 /// A fixed-latency model named `name` with `base` as its defaults; every one keeps
 /// its contents at a power cut (what its cache loses is `power_loss_protection`'s
-/// question).
+/// question), on persistent media or, `nvram`, on its battery.
 macro_rules! fixed_kind {
     ($name:literal, $base:expr) => {
+        fixed_kind!($name, $base, PowerCut::Keeps)
+    };
+    ($name:literal, $base:expr, $cut:expr) => {
         ModelKind {
             name: $name,
             spans_disk: false,
-            keeps_contents: true,
+            at_power_cut: $cut,
             defaults: || defaults_of($base),
             build: |p| {
                 Ok(Box::new(FixedModel::new(
@@ -32,7 +35,7 @@ macro_rules! fixed_kind {
 
 pub const SSD_SATA: ModelKind = fixed_kind!("ssd-sata", FixedParams::default());
 pub const NVME: ModelKind = fixed_kind!("nvme", FixedParams::nvme());
-pub const NVRAM: ModelKind = fixed_kind!("nvram", FixedParams::nvram());
+pub const NVRAM: ModelKind = fixed_kind!("nvram", FixedParams::nvram(), PowerCut::BatteryBacked);
 pub const SSD_SATA_PLP: ModelKind = fixed_kind!("ssd-sata-plp", FixedParams::sata_plp());
 pub const NVME_CONSUMER: ModelKind = fixed_kind!("nvme-consumer", FixedParams::nvme_consumer());
 pub const NVME_PLP: ModelKind = fixed_kind!("nvme-plp", FixedParams::nvme_plp());

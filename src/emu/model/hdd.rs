@@ -20,7 +20,7 @@ const NAME: &str = "hdd-7200";
 pub const KIND: ModelKind = ModelKind {
     name: NAME,
     spans_disk: true,
-    keeps_contents: true,
+    at_power_cut: super::declare::PowerCut::Keeps,
     defaults: || defaults_of(HddParams::default()),
     build: |p| {
         Ok(Box::new(HddModel::new(params_of(

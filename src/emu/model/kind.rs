@@ -4,7 +4,7 @@
 //! Nothing outside a model's file names it to decide one of these; adding a model is
 //! its file (with its [`ModelKind`]) and one line in [`MODELS`].
 
-pub use super::declare::{CacheWords, ModelKind};
+pub use super::declare::{CacheWords, ModelKind, PowerCut};
 use super::{DeviceModel, ModelError};
 
 /// Every built-in model, in the order `jbench device models` and errors list them.
@@ -72,7 +72,13 @@ pub fn spans_disk(name: &str) -> bool {
 /// Whether a disk of model `name` keeps its contents at a power cut (an unknown
 /// model is taken to, which can only leave a lost journal untested).
 pub fn keeps_contents(name: &str) -> bool {
-    model_kind(name).is_none_or(|k| k.keeps_contents)
+    power_cut(name).keeps_contents()
+}
+
+/// What a power cut does to a disk of model `name` (an unknown model is taken to keep
+/// its contents, as [`keeps_contents`] does).
+pub fn power_cut(name: &str) -> super::PowerCut {
+    model_kind(name).map_or(super::PowerCut::Keeps, |k| k.at_power_cut)
 }
 
 /// `params` for a disk of `disk_bytes`: a model whose geometry spans the disk gets the

@@ -13,7 +13,7 @@ use super::{CacheWords, DeviceModel, Request, Service};
 pub const KIND: ModelKind = ModelKind {
     name: "made-up-tape",
     spans_disk: true,
-    keeps_contents: false,
+    at_power_cut: super::declare::PowerCut::Empties,
     defaults: || defaults_of(TapeParams::default()),
     build: |p| {
         Ok(Box::new(Tape(params_of(

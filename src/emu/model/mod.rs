@@ -46,7 +46,7 @@ pub use fixed::{FixedModel, FixedParams};
 pub use hdd::{HddModel, HddParams};
 pub use kind::{
     default_params, keeps_contents, model_by_name, model_for_disk, model_kind, params_for_disk,
-    spans_disk, CacheWords, ModelKind, MODELS, MODEL_NAMES,
+    power_cut, spans_disk, CacheWords, ModelKind, PowerCut, MODELS, MODEL_NAMES,
 };
 pub use predict::{predicted, predicted_set, CalibrationRun, Pattern, Prediction};
 pub use raid::{RaidModel, RaidParams};

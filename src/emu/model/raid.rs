@@ -29,7 +29,7 @@ const NAME: &str = "raid6";
 pub const KIND: ModelKind = ModelKind {
     name: NAME,
     spans_disk: true,
-    keeps_contents: true,
+    at_power_cut: super::declare::PowerCut::Keeps,
     defaults: || defaults_of(RaidParams::default()),
     build: |p| {
         refuse_derived_spindle_keys(p)?;

@@ -11,7 +11,7 @@ use super::{CacheWords, DeviceModel, Request, Service};
 pub const KIND: ModelKind = ModelKind {
     name: "ram",
     spans_disk: false,
-    keeps_contents: false,
+    at_power_cut: super::declare::PowerCut::Empties,
     defaults: || defaults_of(RamParams::default()),
     build: |p| {
         params_of("ram", RamParams::default(), p)?;

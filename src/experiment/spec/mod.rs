@@ -177,6 +177,10 @@ pub struct Spec {
     /// (`monitor_interval`); `None` turns it off.
     pub monitor_interval: Option<Duration>,
     pub work_dir: PathBuf,
+    /// Create `work_dir` with its missing parents (`--create-work-dir`); without it, a
+    /// work_dir whose parent does not exist is refused, as a mistyped path would
+    /// silently move the experiment to whatever disk holds the nearest parent.
+    pub create_work_dir: bool,
     pub baseline: Option<String>,
     pub configs: Vec<Config>,
     pub workloads: Vec<WorkloadSpec>,
@@ -459,6 +463,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         suspect_below,
         monitor_interval,
         work_dir,
+        create_work_dir: false,
         baseline,
         configs,
         workloads,

@@ -76,13 +76,25 @@ pub(crate) struct Recovery {
     pub(crate) model: bool,
 }
 
+/// A journal a power cut empties (a RAM disk): the lab's lost-journal states, drawn
+/// above the crash states that keep RAM, which are the other case.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Emptied {
+    pub(crate) states: usize,
+    pub(crate) mount_failed: usize,
+}
+
 /// One configuration's row; `None`: not measured.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Row {
     pub(crate) config: String,
     pub(crate) negative_control: bool,
     pub(crate) speed: Option<Speed>,
+    /// The marks that forbid acting on the speed ("suspect", "path-bound").
+    pub(crate) marks: Vec<&'static str>,
     pub(crate) crash: Option<Crash>,
+    /// `Some` when a power cut empties the journal; `states` 0: not tried.
+    pub(crate) emptied: Option<Emptied>,
     pub(crate) recovery: Option<Recovery>,
 }
 
@@ -130,11 +142,32 @@ impl Row {
             }),
             (None, _, None) => None,
         };
+        let mut marks = Vec::new();
+        if speed.is_some() && c.suspect {
+            marks.push("suspect");
+        }
+        if speed.is_some() && c.path_bound.is_some() {
+            marks.push("path-bound");
+        }
+        let emptied = (c.journal_power_cut == crate::emu::PowerCut::Empties).then(|| {
+            c.lost_journal.as_ref().map_or(
+                Emptied {
+                    states: 0,
+                    mount_failed: 0,
+                },
+                |l| Emptied {
+                    states: l.states,
+                    mount_failed: l.mount_failed,
+                },
+            )
+        });
         Row {
             config: c.config.clone(),
             negative_control: c.negative_control,
             speed,
+            marks,
             crash,
+            emptied,
             recovery,
         }
     }
@@ -180,8 +213,13 @@ fn caption(w: &WorkloadAnswer, rows: &[Row]) -> String {
     } else {
         ""
     };
+    let emptied = if rows.iter().any(|r| r.emptied.is_some()) {
+        " A journal on a device a power cut empties (a RAM disk) has two bars: above, the power cut (\"cut\": the journal is gone, the mount fails and only fsck brings the file system back); below, the crash states, which keep RAM's contents as only a crash that keeps the power on does (a kernel panic, a reset: \"RAM kept\")."
+    } else {
+        ""
+    };
     format!(
-        "One row per configuration, in the answer's order. {speed} Middle, power cuts: the crash states checked, the bar split into passed (green) and failed (vermilion: every verdict but ok), the count in words.{control} Right, recovery after a crash (the mount that replays the journal, with model timing on): the bar is the worst timed state, the whisker reaches the figure to plan on (the upper end of the 95% prediction at the fullest journal the workload left); without a live-journal count to fit (XFS) the bar is the median and the whisker reaches the 95th percentile. \"not measured\": the configuration has no timed trial, no crash state or no timed recovery for that panel. The tables below hold the same figures."
+        "One row per configuration, in the answer's order. {speed} Middle, power cuts: the crash states checked, the bar split into passed (green) and failed (vermilion: every verdict but ok), the count in words.{emptied}{control} Right, recovery after a crash (the mount that replays the journal, with model timing on): the bar is the worst timed state, the whisker reaches the figure to plan on (the upper end of the 95% prediction at the fullest journal the workload left); without a live-journal count to fit (XFS) the bar is the median and the whisker reaches the 95th percentile. \"not measured\": the configuration has no timed trial, no crash state or no timed recovery for that panel. The tables below hold the same figures."
     )
 }
 
@@ -289,7 +327,7 @@ fn legend_entries(rows: &[Row]) -> Vec<(String, Mark)> {
     if crash().any(|c| c.failed < c.states) {
         entries.push(("passed".to_string(), Mark::Swatch(PASSED)));
     }
-    if crash().any(|c| c.failed > 0) {
+    if crash().any(|c| c.failed > 0) || rows.iter().any(|r| r.emptied.is_some()) {
         entries.push(("failed".to_string(), Mark::Swatch(FAILED)));
     }
     let rec = || rows.iter().flat_map(|r| r.recovery);
@@ -323,6 +361,73 @@ fn crash_words(c: &Crash, negative_control: bool) -> String {
         (f, false) => format!("{f} of {n} failed"),
         (f, true) => format!("{f} of {n} failed (expected)"),
     }
+}
+
+/// The crash panel of row `r`, its bar at `(cx, top)` and `w` wide: its SVG elements
+/// go into `own` and its extent into `data`; returns the words under the bar and their
+/// colour, `None` when the row has no crash states. A journal a power cut empties gets
+/// the power cut in the bar's upper half and the crash states (which keep RAM) in its
+/// lower half.
+fn crash_panel(
+    r: &Row,
+    config: &str,
+    (cx, top): (i32, i32),
+    w: i32,
+    own: &mut Vec<String>,
+    data: &mut Vec<Px>,
+) -> Option<(String, RGBColor)> {
+    let c = r.crash.as_ref()?;
+    if let Some(e) = &r.emptied {
+        let half = BAR_H / 2;
+        let failed_from = cx + (e.states - e.mount_failed) as i32 * w / e.states.max(1) as i32;
+        own.push(format!(
+            r#"<rect class="answer-power-cut" data-config="{config}" data-states="{}" data-mount-failed="{}" x="{failed_from}" y="{top}" width="{}" height="{half}" fill="{}"/>"#,
+            e.states,
+            e.mount_failed,
+            cx + w - failed_from,
+            hex(FAILED)
+        ));
+    }
+    let (sub_top, sub_h) = match r.emptied {
+        Some(_) => (top + BAR_H / 2, BAR_H - BAR_H / 2),
+        None => (top, BAR_H),
+    };
+    let split = cx + (c.states - c.failed) as i32 * w / c.states.max(1) as i32;
+    own.push(format!(
+        r#"<rect class="answer-crash" data-config="{config}" data-states="{}" data-failed="{}" data-negative-control="{}" x="{cx}" y="{top}" width="{w}" height="{BAR_H}" fill="none" stroke="{}" stroke-width="1"/>"#,
+        c.states,
+        c.failed,
+        r.negative_control,
+        hex(NOT_MEASURED)
+    ));
+    for (class, from, to, colour, n) in [
+        ("answer-passed", cx, split, PASSED, c.states - c.failed),
+        ("answer-failed", split, cx + w, FAILED, c.failed),
+    ] {
+        if n == 0 {
+            continue;
+        }
+        own.push(format!(
+            r#"<rect class="{class}" data-config="{config}" data-states="{n}" x="{from}" y="{sub_top}" width="{}" height="{sub_h}" fill="{}"/>"#,
+            to - from,
+            hex(colour)
+        ));
+    }
+    data.push(Px::span((cx, top), (cx + w, top + BAR_H)));
+    Some(match &r.emptied {
+        Some(e) => (emptied_words(e, c, r.negative_control), FAILED),
+        None => (crash_words(c, r.negative_control), BLACK),
+    })
+}
+
+/// "cut 40/40 fail · RAM kept 40/40 ok": the power cut (its mount fails) first, then
+/// the crash that keeps RAM; the caption and legend say which is which.
+fn emptied_words(e: &Emptied, c: &Crash, negative_control: bool) -> String {
+    let cut = match e.states {
+        0 => "cut empties it".to_string(),
+        n => format!("cut {}/{n} fail", e.mount_failed),
+    };
+    format!("{cut} · RAM kept {}", crash_words(c, negative_control))
 }
 
 fn speed_words(s: &Speed) -> String {
@@ -535,9 +640,10 @@ pub(crate) fn answer_chart_drawn(f: &AnswerFigure<'_>) -> Result<Drawn> {
                 Some(s) => {
                     let end = at(sx, w, speed_end, s.mean);
                     own.push(format!(
-                        r#"<rect class="answer-speed" data-config="{config}" data-mean="{}" data-n="{}" x="{sx}" y="{top}" width="{}" height="{BAR_H}" fill="{}"/>"#,
+                        r#"<rect class="answer-speed" data-config="{config}" data-mean="{}" data-n="{}" data-marks="{}" x="{sx}" y="{top}" width="{}" height="{BAR_H}" fill="{}"/>"#,
                         s.mean,
                         s.n,
+                        r.marks.join(" "),
                         end - sx,
                         hex(BAR)
                     ));
@@ -552,36 +658,19 @@ pub(crate) fn answer_chart_drawn(f: &AnswerFigure<'_>) -> Result<Drawn> {
                         ));
                         data.push(Px::span((l, top + 1), (h, top + BAR_H - 1)));
                     }
-                    draw_text(&root, &speed_words(s), (sx, words_y), words())?;
+                    let marked: String = r.marks.iter().map(|m| format!(" [{m}]")).collect();
+                    draw_text(
+                        &root,
+                        &format!("{}{marked}", speed_words(s)),
+                        (sx, words_y),
+                        words(),
+                    )?;
                 }
                 None => own.push(not_measured("speed", sx)),
             }
-            match &r.crash {
-                Some(c) => {
-                    let split = cx + (c.states - c.failed) as i32 * w / c.states.max(1) as i32;
-                    own.push(format!(
-                        r#"<rect class="answer-crash" data-config="{config}" data-states="{}" data-failed="{}" data-negative-control="{}" x="{cx}" y="{top}" width="{w}" height="{BAR_H}" fill="none" stroke="{}" stroke-width="1"/>"#,
-                        c.states,
-                        c.failed,
-                        r.negative_control,
-                        hex(NOT_MEASURED)
-                    ));
-                    for (class, from, to, colour, n) in [
-                        ("answer-passed", cx, split, PASSED, c.states - c.failed),
-                        ("answer-failed", split, cx + w, FAILED, c.failed),
-                    ] {
-                        if n == 0 {
-                            continue;
-                        }
-                        own.push(format!(
-                            r#"<rect class="{class}" data-config="{config}" data-states="{n}" x="{from}" y="{top}" width="{}" height="{BAR_H}" fill="{}"/>"#,
-                            to - from,
-                            hex(colour)
-                        ));
-                    }
-                    data.push(Px::span((cx, top), (cx + w, top + BAR_H)));
-                    let words = crash_words(c, r.negative_control);
-                    draw_text(&root, &words, (cx, words_y), text_style(TEXT_PX, BLACK))?;
+            match crash_panel(r, &config, (cx, top), w, &mut own, &mut data) {
+                Some((words, colour)) => {
+                    draw_text(&root, &words, (cx, words_y), text_style(TEXT_PX, colour))?
                 }
                 None => own.push(not_measured("crash", cx)),
             }

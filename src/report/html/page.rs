@@ -120,6 +120,7 @@ pub fn render_page(page: &Page) -> Result<String> {
         workloads,
         trials,
         crash: report::crash::crash_workloads(&analysis.crash),
+        glance: report::glance::glances(&analysis),
         answer: report::answer::answer_views(&analysis),
         levels_note: report::summary::levels_note(&analysis),
         answer_title: report::answer::answer_title(&analysis),
@@ -167,7 +168,11 @@ struct PageView {
     trials: Vec<TrialView>,
     /// The crash section per workload; empty without crash records (no section).
     crash: Vec<CrashWorkload>,
-    /// Speed, safety and recovery per workload; empty without crash records.
+    /// The answer at a glance per workload (the takeaway and short lines), what the
+    /// page opens with; empty without crash records.
+    glance: Vec<report::glance::Glance>,
+    /// Speed, safety and recovery per workload, every figure's basis; empty without
+    /// crash records.
     answer: Vec<report::answer::AnswerView>,
     /// Why the levels beside the intervals differ, and the rule of the three words:
     /// said once, under the answer or the summary.

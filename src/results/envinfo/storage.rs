@@ -160,7 +160,7 @@ pub fn mount_of(path: &Path) -> Option<MountInfo> {
 /// The file system and disk `path` lives on. A loop device is followed to the disk
 /// of its backing file (one level: a loop device on a loop device keeps the inner
 /// loop device's own queue).
-pub(crate) fn location(role: &str, path: &Path) -> ImageLocation {
+pub fn location(role: &str, path: &Path) -> ImageLocation {
     let Some(m) = mount_of(path) else {
         return ImageLocation {
             role: role.to_string(),

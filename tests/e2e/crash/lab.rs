@@ -167,6 +167,30 @@ journal.mode = "journal"
         text.to_lowercase().contains("crash"),
         "no crash section:\n{text}"
     );
+    // At a glance the RAM-disk journal leads with the power cut that empties it; the
+    // NVRAM one, kept through the cut, does not.
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{text}"))
+            .to_string()
+    };
+    let ram_line = line("ram");
+    assert!(
+        ram_line.trim_start()[3..]
+            .trim_start()
+            .starts_with("power cut empties journal: mount fails"),
+        "{ram_line}"
+    );
+    assert!(
+        !line("nvram").contains("power cut empties"),
+        "{}",
+        line("nvram")
+    );
+    assert!(
+        text.contains("a crash that keeps RAM (kernel panic, reset)"),
+        "the detail names the other case:\n{text}"
+    );
     assert_no_leaks(tmp.path());
 }
 

@@ -493,3 +493,71 @@ fn chromium_shows_trials_intervals_latency_and_no_stub_timelines() {
         fx::SHORT_MONITOR_SAMPLES
     )));
 }
+
+/// What a person sees first, in a 1280×800 window: the takeaway sentence and every
+/// configuration's short line, the RAM-disk journal's leading with the power cut that
+/// empties it, and the top of the answer's figure. Read by a script added to a copy of
+/// the page (the report has none), which measures where each element was laid out.
+#[test]
+fn the_first_screen_holds_the_takeaway_and_every_short_line() {
+    let test = "the_first_screen_holds_the_takeaway_and_every_short_line";
+    let Some(bin) = chromium_for(test) else {
+        return;
+    };
+    let dir = common::scratch("first-screen-");
+    fx::write_crash_results_dir(dir.path(), 20);
+    let page = dir.path().join("report.html");
+    let out = common::run_ok(
+        common::jbench()
+            .arg("report")
+            .arg(dir.path())
+            .arg("--html")
+            .arg(&page),
+    );
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    let probe = dir.path().join("probe.html");
+    let script = r#"<script>
+const bottom = s => Math.max(0, ...[...document.querySelectorAll(s)].map(e => e.getBoundingClientRect().bottom));
+const chart = document.querySelector('figure.chart[data-kind="answer"]');
+const ram = [...document.querySelectorAll('li.glance-line')].find(e => e.textContent.startsWith('ramdisk'));
+document.title = 'P' + JSON.stringify({
+  takeaways: document.querySelectorAll('p.takeaway').length,
+  takeaway_bottom: bottom('p.takeaway'),
+  lines: document.querySelectorAll('li.glance-line').length,
+  lines_bottom: bottom('li.glance-line'),
+  chart_top: chart ? chart.getBoundingClientRect().top : -1,
+  ram: ram ? ram.textContent : '',
+  ram_emptied: ram ? ram.classList.contains('emptied') : false,
+}) + 'Q';
+</script></body>"#;
+    std::fs::write(&probe, html.replace("</body>", script)).unwrap();
+    let profile = dir.path().join("profile");
+    let (dom, _) = run_chromium(
+        bin,
+        &probe,
+        &profile,
+        &["--dump-dom", "--window-size=1280,800", "--hide-scrollbars"],
+    );
+    let start = dom.find("<title>P").expect("the probe set no title") + "<title>P".len();
+    let json = &dom[start..start + dom[start..].find("Q</title>").unwrap()];
+    let v: serde_json::Value = serde_json::from_str(&json.replace("&quot;", "\"")).unwrap();
+    assert_eq!(v["takeaways"], 1, "{v}");
+    assert_eq!(v["lines"], fx::FSYNC_CONFIGS.len(), "{v}");
+    assert!(v["takeaway_bottom"].as_f64().unwrap() <= 800.0, "{v}");
+    assert!(v["lines_bottom"].as_f64().unwrap() <= 800.0, "{v}");
+    let chart_top = v["chart_top"].as_f64().unwrap();
+    assert!(
+        (0.0..800.0).contains(&chart_top),
+        "the answer's figure starts above the fold: {v}"
+    );
+    let ram = v["ram"].as_str().unwrap();
+    let after_name = ram.trim_start_matches("ramdisk,16M").trim_start();
+    assert!(
+        after_name.starts_with("power cut empties journal: mount fails 20/20"),
+        "the RAM-disk line leads with the power cut: {ram}"
+    );
+    assert_eq!(v["ram_emptied"], true, "{v}");
+    // The sentence never puts the journal on the RAM disk.
+    assert!(!html.contains("→ Use ramdisk"), "{html}");
+}

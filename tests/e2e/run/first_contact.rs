@@ -149,6 +149,82 @@ fn plan_reports_what_run_would_refuse_with_its_exit_status() {
     assert!(stdout.contains("expected wall time"), "{stdout}");
 }
 
+/// An unmodified built-in preset is booked by its own measured run; the same
+/// experiment from a file, whose `command` workload the model cannot price, gets a
+/// range instead of one figure.
+#[test]
+fn plan_books_a_built_in_preset_by_its_measured_run_and_gives_an_application_a_range() {
+    let tmp = scratch("first-booked-");
+    let (stdout, _) = text(&jb(&["plan", "--preset", "sqlite"], tmp.path()));
+    let want = jbench::experiment::presets::measured_run_time(
+        jbench::experiment::presets::find("sqlite").unwrap(),
+    )
+    .expect("the sqlite preset carries its measured run time");
+    assert!(
+        stdout.contains("as this preset's own run measured it") && stdout.contains(want),
+        "{stdout}"
+    );
+    let (shown, _) = text(&jb(&["preset", "show", "sqlite"], tmp.path()));
+    let file = write_spec(tmp.path(), "mine.toml", &shown);
+    let (stdout, _) = text(&jb(&["plan", file.to_str().unwrap()], tmp.path()));
+    assert!(!stdout.contains("own run measured it"), "{stdout}");
+    assert!(
+        stdout.contains("cannot price an application's start") && stdout.contains("so expect ~"),
+        "{stdout}"
+    );
+}
+
+/// A mistyped `work_dir` (its parent missing, as under a disk that is not mounted) is
+/// refused by `plan` and `run` with the disk it would have landed on, and nothing is
+/// made; `--create-work-dir` makes it. Both name the device under `work_dir` up front.
+#[test]
+fn a_work_dir_whose_parent_is_missing_is_refused_unless_asked_to_create_it() {
+    require!(root);
+    let tmp = scratch("first-workdir-");
+    let missing = tmp.path().join("fastssd").join("jbench");
+    let body = format!(
+        "name = \"x\"\nrepetitions = 1\nwork_dir = \"{}\"\n[filesystem]\nsize = \"128M\"\n[journal]\nplacement = \"internal\"\n[[workload]]\nkind = \"fdtree\"\ndirs = 2\nlevels = 1\n",
+        missing.display()
+    );
+    let spec = write_spec(tmp.path(), "x.toml", &body);
+    let out = jb(&["plan", spec.to_str().unwrap()], tmp.path());
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("does not exist, nor does its parent")
+            && stderr.contains("--create-work-dir")
+            && stderr.contains("mounted at"),
+        "the refusal names the disk and the fix: {stderr}"
+    );
+    assert!(
+        stdout.contains(&format!("work_dir {} will be made on ", missing.display())),
+        "the plan names the device up front: {stdout}"
+    );
+    let out = jb(
+        &[
+            "run",
+            spec.to_str().unwrap(),
+            "--results",
+            tmp.path().join("r").to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("does not exist, nor does its parent"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("fastssd").exists(), "nothing was made");
+    let out = jb(
+        &["plan", spec.to_str().unwrap(), "--create-work-dir"],
+        tmp.path(),
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("it would start"), "{stdout}");
+}
+
 #[test]
 fn plan_sends_warnings_to_stderr_and_names_presets_given_as_files() {
     let tmp = scratch("first-warn-");

@@ -397,6 +397,96 @@ fn ctrl_c_mid_run_releases_everything_and_records_only_finished_trials() {
     );
 }
 
+/// `n` SIGINTs to `child` back to back, as `timeout -s INT` and a terminal's process
+/// group (or an impatient second Ctrl-C) deliver them.
+fn interrupt_times(child: &std::process::Child, n: usize) {
+    for _ in 0..n {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::SIGINT,
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn two_ctrl_c_at_once_still_release_everything() {
+    require!(root, zram);
+    let _serial = zram_lock();
+    let tmp = scratch("sigint2-");
+    let zram_before = zram_devices();
+    let (child, _) = start_long_run(tmp.path());
+    std::thread::sleep(Duration::from_millis(300));
+    interrupt_times(&child, 2);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    // (Sent at once, the kernel may merge the two into one: the acknowledgement of a
+    // second is checked by the next test, whose signals are apart.)
+    assert!(stderr.contains("--resume"), "tells how to finish: {stderr}");
+    assert_no_leaks(tmp.path());
+    assert_eq!(zram_devices(), zram_before, "the zram device is removed");
+}
+
+#[test]
+fn a_third_ctrl_c_exits_at_once_and_names_what_is_left() {
+    require!(root, zram);
+    let _serial = zram_lock();
+    let tmp = scratch("sigint3-");
+    let zram_before = zram_devices();
+    let (child, _) = start_long_run(tmp.path());
+    // What a forced exit would name: this live run's mounts and loop devices, read
+    // while a trial holds them (between trials nothing is mounted).
+    let ours = tmp.path().to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let held = loop {
+        let held = jbench::run::cleanup::held_by_live_sessions();
+        if held
+            .iter()
+            .any(|h| h.starts_with("mount ") && h.contains(&ours))
+        {
+            break held;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never saw the run's mounts: {held:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(
+        held.iter().any(|h| h.starts_with("loop device ")),
+        "{held:?}"
+    );
+    // Three signals a little apart (the kernel merges a signal sent while the same one
+    // is pending): the third usually lands while the cleanup is still running.
+    for _ in 0..3 {
+        interrupt_times(&child, 1);
+        std::thread::sleep(Duration::from_millis(15));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("releasing mounts and devices first"),
+        "the second signal is acknowledged: {stderr}"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    eprintln!("the run's last line: {last}");
+    // Either the cleanup won the race and said how to resume, or the third signal
+    // forced the exit and the last line says what is left and how to release it.
+    assert!(
+        last.contains("--resume")
+            || (last.contains("exiting at once")
+                && (last.contains("Release them with: jbench cleanup")
+                    || last.contains("nothing of this run"))),
+        "{stderr}"
+    );
+    // Whatever the forced exit left, cleanup releases.
+    run_ok(jbench().arg("cleanup").arg("--work-dir").arg(tmp.path()));
+    assert_no_leaks(tmp.path());
+    assert_eq!(zram_devices(), zram_before, "the zram device is removed");
+}
+
 #[test]
 fn cleanup_releases_what_a_killed_run_left_and_nothing_else() {
     require!(root, zram);

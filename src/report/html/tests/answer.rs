@@ -276,11 +276,13 @@ fn the_answer_figure_keeps_long_names_whole_and_its_legend_clear() {
                 half: 4.0,
                 n: 3,
             }),
+            marks: vec!["path-bound"],
             crash: Some(Crash {
                 states: 200,
                 failed: 76,
                 checks_promises: true,
             }),
+            emptied: None,
             recovery: Some(Recovery {
                 value: 0.4,
                 upto: 0.9,
@@ -295,7 +297,9 @@ fn the_answer_figure_keeps_long_names_whole_and_its_legend_clear() {
                 half: 0.0,
                 n: 1,
             }),
+            marks: Vec::new(),
             crash: None,
+            emptied: None,
             recovery: None,
         },
     ];
@@ -321,4 +325,56 @@ fn the_answer_figure_keeps_long_names_whole_and_its_legend_clear() {
     );
     let share = num(failed, "width") / (num(passed, "width") + num(failed, "width"));
     assert!((share - 76.0 / 200.0).abs() < 0.01, "{share}");
+}
+
+/// A journal a power cut empties draws that power cut above the crash states, which
+/// keep RAM, and says both in words; its speed carries its marks.
+#[test]
+fn a_ram_disk_journal_draws_the_power_cut_that_empties_it() {
+    use super::super::answer_chart::{
+        answer_chart_drawn, AnswerFigure, Crash, Emptied, Row, Speed,
+    };
+    let rows = vec![Row {
+        config: "ramdisk".into(),
+        negative_control: false,
+        speed: Some(Speed {
+            mean: 118.0,
+            half: 1.0,
+            n: 4,
+        }),
+        marks: vec!["path-bound"],
+        crash: Some(Crash {
+            states: 40,
+            failed: 0,
+            checks_promises: true,
+        }),
+        emptied: Some(Emptied {
+            states: 40,
+            mount_failed: 40,
+        }),
+        recovery: None,
+    }];
+    let d = answer_chart_drawn(&AnswerFigure {
+        title: "w",
+        rate_unit: Some("file creates/s"),
+        rows: &rows,
+    })
+    .unwrap();
+    let cut = of_config(&d.svg, "answer-power-cut", "ramdisk").expect("the power cut is drawn");
+    assert_eq!(num(cut, "data-mount-failed"), 40.0);
+    assert!(num(cut, "width") > 0.0);
+    assert!(
+        d.svg.contains("cut 40/40 fail · RAM kept 40/40 ok"),
+        "{}",
+        d.svg
+    );
+    assert!(d.svg.contains("[path-bound]"), "the speed's mark is drawn");
+    assert_eq!(
+        attr_of(
+            of_config(&d.svg, "answer-speed", "ramdisk").unwrap(),
+            "data-marks"
+        ),
+        "path-bound"
+    );
+    assert_legend_hides_nothing("answer figure", &d);
 }

@@ -104,6 +104,13 @@ pub enum Event {
         dir: PathBuf,
         error: String,
     },
+    /// A second Ctrl-C (or SIGTERM): acknowledged; the cleanup goes on.
+    Stopping,
+    /// A third: jbench exits before its cleanup is done; `left` is what this machine's
+    /// live jbench sessions still hold.
+    ForcedExit {
+        left: Vec<String>,
+    },
 
     // A run's progress (`jbench run`, `jbench crash`): silent with `--quiet`.
     /// A run of `total` trials begins, `done` of them recorded before it (a resumed
@@ -248,6 +255,14 @@ impl Event {
             Event::ScratchLeft { dir, error } => format!(
                 "jbench: cannot remove the scratch directory {}: {error}; remove it by hand",
                 dir.display()
+            ),
+            Event::Stopping => "jbench: stopping: releasing mounts and devices first (a third Ctrl-C exits at once and leaves them to `jbench cleanup`)".to_string(),
+            Event::ForcedExit { left } if left.is_empty() => {
+                "jbench: exiting at once; nothing of this run is mounted or attached".to_string()
+            }
+            Event::ForcedExit { left } => format!(
+                "jbench: exiting at once; left behind: {}. Release them with: jbench cleanup",
+                left.join(", ")
             ),
             // A terminal draws these as a bar; a log has no line for them.
             Event::RunBegins { .. } | Event::PhaseBegins { .. } | Event::RunEnds => {

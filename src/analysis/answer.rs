@@ -43,7 +43,7 @@ pub struct ConfigAnswer {
     /// Against the workload's baseline, as the primary family decided it; `None` for
     /// the baseline itself and without a test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vs_baseline: Option<super::takeaway::VersusBaseline>,
+    pub vs_baseline: Option<super::versus::VersusBaseline>,
     /// What a power cut does to the journal's device: a RAM disk's is emptied, and
     /// every word about this configuration's power cuts follows that.
     #[serde(default)]
@@ -154,7 +154,7 @@ pub fn answers(workloads: &[WorkloadAnalysis], crash: &[CrashAnalysis]) -> Vec<W
                             a.suspect = r.suspect;
                             a.path_bound = r.path_bound.clone();
                             if let (Some(w), Some(b)) = (analysed, &baseline) {
-                                a.vs_baseline = super::takeaway::versus_baseline(
+                                a.vs_baseline = super::versus::versus_baseline(
                                     &w.pairs,
                                     &s.main_phase,
                                     &r.config,

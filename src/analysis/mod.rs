@@ -25,6 +25,7 @@ mod significance;
 pub mod stats;
 pub mod summary;
 pub mod takeaway;
+pub mod versus;
 pub(crate) mod warnings;
 
 pub use build::analyse;

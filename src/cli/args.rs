@@ -238,8 +238,9 @@ impl SpecSource {
     after_help = "An experiment with a [crash] table (quick has one) also runs, after the timed \
 trials, one crash recording per configuration x workload (write log on, kept out of the speed \
 figures) and the crash lab on it: crash states recovered and checked against what every fsync \
-promised, replay times, a lost RAM-disk journal (docs/crash.md). The report opens with the \
-answer: per configuration how much faster, how many power cuts lost nothing, the recovery time. \
+promised, replay times, a lost RAM-disk journal (docs/crash.md). The run ends with the answer \
+at a glance: what to do, then per configuration how much faster, how many power cuts lost \
+nothing, the recovery time (every table: --verbose, or `jbench report DIR` later). \
 Exit status: 0 all measured and no crash state failed; 2 some trials (or a crash lab run) \
 failed; 3 every trial failed; 5 a crash state lost data or consistency; 6 a recovery hung; 130 \
 interrupted (finish with --resume DIR, which keeps the trials and crash states done)."
@@ -261,7 +262,8 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Also print each configuration's devices, mount and every check that verified
-    /// it, when it is first built (by default one line says it was verified).
+    /// it, when it is first built (by default one line says it was verified), and at
+    /// the end the whole text report (every table) instead of the answer at a glance.
     #[arg(long, short, conflicts_with = "quiet")]
     pub verbose: bool,
     /// Run only shard I of N (0-based) of the plan, with the trial numbers and seeds
@@ -409,7 +411,8 @@ pub struct CrashArgs {
     /// No progress output (the final report is still printed).
     #[arg(long, short)]
     pub quiet: bool,
-    /// Also print each configuration's devices, mount and checks when first built.
+    /// Also print each configuration's devices, mount and checks when first built, and
+    /// at the end the whole text report instead of the answer at a glance.
     #[arg(long, short, conflicts_with = "quiet")]
     pub verbose: bool,
 }

@@ -238,6 +238,21 @@ fn span(r: &RunEstimate) -> String {
 }
 
 impl Time<'_> {
+    /// "expected wall time: ~4 min 10 s (...)": the model's `figure` from `source`, or
+    /// an unmodified preset's own measured run with the model's figure beside it.
+    fn headline(&self, figure: &str, source: &str) -> String {
+        match self.measured {
+            Some((secs, words)) => format!(
+                "expected wall time: ~{}, as this preset's own run measured it (\"{words}\"; a slower or busier machine takes longer); the model alone gives {figure} ({source})",
+                human_seconds(secs)
+            ),
+            None => format!(
+                "expected wall time{}: {figure} ({source}; docs/experiment.md, \"How long a run takes\", gives the model's measured error)",
+                self.command.map(|c| format!(" of `{c}`")).unwrap_or_default()
+            ),
+        }
+    }
+
     fn describe(&self) -> String {
         use std::fmt::Write;
         let (spec, trials, e) = (self.spec, self.trials, self.estimator);
@@ -274,23 +289,7 @@ impl Time<'_> {
         } else {
             span(&serial)
         };
-        match self.measured {
-            // The preset's own run is the better price: the model is shown beside it.
-            Some((secs, words)) => {
-                let _ = writeln!(
-                    out,
-                    "\nexpected wall time: ~{}, as this preset's own run measured it (\"{words}\"; a slower or busier machine takes longer); the model alone gives {figure} ({source})",
-                    human_seconds(secs)
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "\nexpected wall time{}: {figure} ({source}; docs/experiment.md, \"How long a run takes\", gives the model's measured error)",
-                    self.command.map(|c| format!(" of `{c}`")).unwrap_or_default()
-                );
-            }
-        }
+        let _ = writeln!(out, "\n{}", self.headline(&figure, &source));
         let width = spec
             .workloads
             .iter()

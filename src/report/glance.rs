@@ -432,7 +432,7 @@ mod tests {
     use crate::analysis::answer::tests_support::config;
     use crate::analysis::crash::{LostJournalStats, Tally};
     use crate::analysis::decision::Decision;
-    use crate::analysis::takeaway::VersusBaseline;
+    use crate::analysis::versus::VersusBaseline;
 
     fn vs(ratio: f64, decision: Decision) -> Option<VersusBaseline> {
         Some(VersusBaseline {

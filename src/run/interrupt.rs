@@ -33,9 +33,7 @@ pub fn install() -> Result<RunControl> {
                 seen += 1;
                 match seen {
                     1 => stop.store(true, Ordering::SeqCst),
-                    2 => eprintln!(
-                        "jbench: stopping: releasing mounts and devices first (a third Ctrl-C exits at once and leaves them to `jbench cleanup`)"
-                    ),
+                    2 => crate::events::emit(crate::events::Event::Stopping),
                     _ => forced_exit(),
                 }
             }
@@ -46,14 +44,8 @@ pub fn install() -> Result<RunControl> {
 
 /// Exits with 130 before the cleanup is done; the last line says what is left.
 fn forced_exit() -> ! {
-    let left = crate::run::cleanup::held_by_live_sessions();
-    if left.is_empty() {
-        eprintln!("jbench: exiting at once; nothing of this run is mounted or attached");
-    } else {
-        eprintln!(
-            "jbench: exiting at once; left behind: {}. Release them with: jbench cleanup",
-            left.join(", ")
-        );
-    }
+    crate::events::emit(crate::events::Event::ForcedExit {
+        left: crate::run::cleanup::held_by_live_sessions(),
+    });
     std::process::exit(130)
 }

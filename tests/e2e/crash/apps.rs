@@ -61,7 +61,15 @@ fn the_sqlite_preset_answers_speed_loss_and_recovery_from_its_records() {
         &small_sqlite(&tmp.path().join("work")),
     );
     let dir = tmp.path().join("results");
-    let out = run_ok(jbench().arg("run").arg(&spec).arg("--results").arg(&dir));
+    // --verbose: the whole report, whose answer in detail this test reads.
+    let out = run_ok(
+        jbench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--results")
+            .arg(&dir)
+            .arg("--verbose"),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let trials = store::load_records(&dir).unwrap();
     let crash = load_crash_records(&dir.join("crash.jsonl")).unwrap();

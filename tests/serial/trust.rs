@@ -208,7 +208,15 @@ fn a_root_sticky_parent_is_fine_and_created_directories_are_0711() {
     mkdir(&sticky, 0o1777, 0);
     let work = sticky.join("a/work");
     let results = sticky.join("b/results");
-    let out = run(&spec_in(tmp.path(), &work), &results);
+    // Its parent `a` is missing too: jbench makes both only when asked to.
+    let out = jbench()
+        .arg("run")
+        .arg(spec_in(tmp.path(), &work))
+        .arg("--results")
+        .arg(&results)
+        .arg("--create-work-dir")
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",

@@ -206,18 +206,22 @@ pub fn monitor_lines() -> String {
     out
 }
 
+/// Writes `records` as the results directory's `trials.jsonl`.
+fn write_trials(dir: &Path, records: &[TrialRecord]) {
+    let lines: String = records
+        .iter()
+        .map(|r| format!("{}\n", serde_json::to_string(r).unwrap()))
+        .collect();
+    std::fs::write(dir.join("trials.jsonl"), lines).unwrap();
+}
+
 /// Writes the results directory: spec.toml, trials.jsonl, env.json,
 /// monitor/trial-0.jsonl.
 pub fn write_results_dir(dir: &Path) -> Vec<TrialRecord> {
     let records = records();
     let spec = "name = \"journal-sweep\"\n[[workload]]\nkind = \"fdtree\"\nname = \"small-deep\"\n";
     std::fs::write(dir.join("spec.toml"), spec).unwrap();
-    let mut trials = String::new();
-    for r in &records {
-        trials.push_str(&serde_json::to_string(r).unwrap());
-        trials.push('\n');
-    }
-    std::fs::write(dir.join("trials.jsonl"), trials).unwrap();
+    write_trials(dir, &records);
     std::fs::write(
         dir.join("env.json"),
         serde_json::to_vec_pretty(&env_json()).unwrap(),
@@ -369,12 +373,7 @@ pub fn write_results_dir_with_fsync(dir: &Path) -> Vec<TrialRecord> {
     )
     .unwrap();
     records.extend(fsync);
-    let mut trials = String::new();
-    for r in &records {
-        trials.push_str(&serde_json::to_string(r).unwrap());
-        trials.push('\n');
-    }
-    std::fs::write(dir.join("trials.jsonl"), trials).unwrap();
+    write_trials(dir, &records);
     records
 }
 
@@ -398,12 +397,7 @@ pub fn write_crash_results_dir(dir: &Path, states: u64) {
         "name = \"quick-like\"\n[[workload]]\nkind = \"fsync\"\nname = \"{FSYNC_WORKLOAD}\"\n"
     );
     std::fs::write(dir.join("spec.toml"), spec).unwrap();
-    let mut trials = String::new();
-    for r in &records {
-        trials.push_str(&serde_json::to_string(r).unwrap());
-        trials.push('\n');
-    }
-    std::fs::write(dir.join("trials.jsonl"), trials).unwrap();
+    write_trials(dir, &records);
     std::fs::write(
         dir.join("env.json"),
         serde_json::to_string(&env_json()).unwrap(),

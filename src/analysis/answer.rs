@@ -101,6 +101,10 @@ pub struct ConfigAnswer {
     pub app_recovery_median_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_recovery_max_s: Option<f64>,
+    /// The application's recovery against the log it replayed, and what to plan on
+    /// ([`super::app_recovery_model::AppRecoveryModel::plan_s`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_recovery_model: Option<super::app_recovery_model::AppRecoveryModel>,
     /// The most application records promised before one cut (0: the workload
     /// promised files, or nothing), and the most one state lost.
     #[serde(default)]
@@ -239,6 +243,7 @@ fn empty(config: &str) -> ConfigAnswer {
         lost_journal: None,
         app_recovery_median_s: None,
         app_recovery_max_s: None,
+        app_recovery_model: None,
         records_promised_max: 0,
         records_lost_max: None,
     }
@@ -261,6 +266,7 @@ fn with_crash(a: &mut ConfigAnswer, c: &CrashAnalysis) {
         a.fsck_median_s = r.full_fsck.map(|m| m.median);
         a.app_recovery_median_s = r.application.map(|m| m.median);
         a.app_recovery_max_s = r.application.map(|m| m.max);
+        a.app_recovery_model = c.app_recovery_model.clone();
     }
     if let Some(m) = &c.recovery_model {
         a.recovery_worst_s = Some(m.worst_s);

@@ -284,6 +284,15 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         suspect_phases: suspect_phases.len(),
     };
     let summary = super::summary::summarise(&inputs);
+    let labels: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
+    let tail = super::tail::analyse(
+        recs,
+        &labels,
+        main_phase.as_deref(),
+        baseline.as_deref(),
+        ctx.opts.tail_band,
+        ctx.confidence,
+    );
     WorkloadAnalysis {
         name,
         kind: first.workload.kind.clone(),
@@ -299,6 +308,7 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
         high_variance,
         warnings,
         summary,
+        tail,
     }
 }
 

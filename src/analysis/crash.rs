@@ -55,6 +55,10 @@ pub struct CrashAnalysis {
     /// timed state records its live journal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_model: Option<super::recovery_model::RecoveryModel>,
+    /// The application's recovery against the log it replayed, where its `recover`
+    /// said how much that was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_recovery_model: Option<super::app_recovery_model::AppRecoveryModel>,
     /// Over the states whose journal disk came back empty; `None` when none did.
     pub lost_journal: Option<LostJournalStats>,
     /// For a negative control, whether the oracle caught it; `None` otherwise.
@@ -418,6 +422,7 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
         states_per_sec,
         recovery: recovery(recs),
         recovery_model: super::recovery_model::fit(recs),
+        app_recovery_model: super::app_recovery_model::fit(recs),
         lost_journal: lost_journal(recs),
         control,
         first_not_ok,

@@ -10,6 +10,7 @@
 //! here reads a directory (`results::open` does).
 
 pub mod answer;
+pub mod app_recovery_model;
 mod build;
 mod context;
 pub mod crash;
@@ -24,6 +25,7 @@ pub mod recovery_model;
 mod significance;
 pub mod stats;
 pub mod summary;
+pub mod tail;
 pub mod takeaway;
 pub mod versus;
 pub(crate) mod warnings;

@@ -34,6 +34,10 @@ pub struct ReportOptions {
     /// when its whole interval lies inside it ([`crate::analysis::decision`]).
     #[serde(default = "default_noise_band")]
     pub noise_band: f64,
+    /// The band tail-latency comparisons are decided against (the spec's
+    /// `tail_band`, 0.10 = ±10%; [`crate::analysis::tail`]).
+    #[serde(default = "default_tail_band")]
+    pub tail_band: f64,
     /// With adaptive repetitions: how many looks at the data the stopping rule could
     /// take per (configuration, workload), `max - min + 1`. Each p-value is then
     /// multiplied by it before Holm's correction ([`crate::analysis::stats::sequential_p`]), because a
@@ -70,6 +74,10 @@ fn default_noise_band() -> f64 {
     crate::experiment::spec::DEFAULT_NOISE_BAND
 }
 
+fn default_tail_band() -> f64 {
+    crate::analysis::tail::DEFAULT_TAIL_BAND
+}
+
 impl Default for ReportOptions {
     fn default() -> Self {
         Self {
@@ -79,6 +87,7 @@ impl Default for ReportOptions {
             config_order: Vec::new(),
             workload_order: Vec::new(),
             noise_band: default_noise_band(),
+            tail_band: default_tail_band(),
             adaptive_looks: None,
             main_phases: Default::default(),
             warnings: Vec::new(),
@@ -175,6 +184,10 @@ pub struct WorkloadAnalysis {
     /// configuration has a rate on it.
     #[serde(default)]
     pub summary: Option<crate::analysis::ranking::WorkloadSummary>,
+    /// Per-operation tail latency (p50, p99, p99.9) per configuration, with the p99
+    /// against the baseline's; `None` when no phase carries per-operation latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<crate::analysis::tail::TailAnalysis>,
 }
 
 /// A phase of one configuration whose mean elapsed time is under the threshold.

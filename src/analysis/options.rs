@@ -31,6 +31,7 @@ impl ReportOptions {
                 .filter_map(|w| Some((w.name.clone(), w.main_phase.clone()?)))
                 .collect(),
             noise_band: spec.noise_band,
+            tail_band: spec.tail_band,
             adaptive_looks: spec.adaptive.map(|a| a.max.saturating_sub(a.min) + 1),
             warnings: Vec::new(),
             runs: Vec::new(),

@@ -110,6 +110,7 @@ mod tests {
             p50_us,
             p95_us: p50_us,
             p99_us: p50_us,
+            p999_us: None,
             max_us,
         }
     }

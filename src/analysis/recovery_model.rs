@@ -102,21 +102,21 @@ pub fn fit(recs: &[&CrashRecord]) -> Option<RecoveryModel> {
 }
 
 /// A least-squares line with what its intervals need.
-struct Line {
-    intercept: f64,
-    slope: f64,
-    slope_se: f64,
+pub(crate) struct Line {
+    pub(crate) intercept: f64,
+    pub(crate) slope: f64,
+    pub(crate) slope_se: f64,
     /// Residual standard deviation.
     s: f64,
     n: f64,
     mean_x: f64,
     sxx: f64,
-    r2: Option<f64>,
+    pub(crate) r2: Option<f64>,
 }
 
 impl Line {
     /// `None` with fewer than 3 points or all at one `x`.
-    fn of(pts: &[(f64, f64)]) -> Option<Line> {
+    pub(crate) fn of(pts: &[(f64, f64)]) -> Option<Line> {
         if pts.len() < 3 {
             return None;
         }
@@ -149,7 +149,7 @@ impl Line {
     }
 
     /// Standard error of one new observation at `x0`.
-    fn prediction_se(&self, x0: f64) -> f64 {
+    pub(crate) fn prediction_se(&self, x0: f64) -> f64 {
         self.s * (1.0 + 1.0 / self.n + (x0 - self.mean_x).powi(2) / self.sxx).sqrt()
     }
 }

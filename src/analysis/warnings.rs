@@ -570,6 +570,7 @@ mod tests {
                 main_phases: Default::default(),
                 warnings: vec![],
                 runs: vec![],
+                ..Default::default()
             },
         );
         let w = &a.workloads[0].warnings;

@@ -35,11 +35,19 @@ pub struct AppSession {
     child: Option<Child>,
     pgid: i32,
     pub seconds: f64,
+    /// What `recover` said about its recovery (`None`: it wrote no facts, or they
+    /// did not parse: the time stands without them).
+    pub facts: Option<AppFacts>,
     dir: PathBuf,
     env: BTreeMap<String, String>,
     check: AppSteps,
     out: PathBuf,
 }
+
+pub use crate::results::crash::AppFacts;
+
+/// The environment variable naming where `recover` may write its [`AppFacts`].
+pub const FACTS_ENV: &str = "JBENCH_APP_FACTS";
 
 /// Why the application did not come up: its words, for the state's evidence.
 pub struct NotRecovered {
@@ -65,6 +73,9 @@ pub fn start(
     let _ = std::fs::remove_file(&ready);
     let mut env = check.env.clone();
     env.insert(READY_ENV.into(), ready.display().to_string());
+    let facts = out.join("facts.json");
+    let _ = std::fs::remove_file(&facts);
+    env.insert(FACTS_ENV.into(), facts.display().to_string());
     let stdout = File::create(out.join("recover.stdout.txt"))?;
     let stderr = File::create(out.join("recover.stderr.txt"))?;
     let started = Instant::now();
@@ -75,6 +86,7 @@ pub fn start(
         pgid: child.id() as i32,
         child: Some(child),
         seconds: 0.0,
+        facts: None,
         dir: mount.to_path_buf(),
         env,
         check: check.clone(),
@@ -111,6 +123,9 @@ pub fn start(
         std::thread::sleep(Duration::from_millis(5));
     }
     session.seconds = started.elapsed().as_secs_f64();
+    session.facts = std::fs::read_to_string(&facts)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
     Ok(Ok(session))
 }
 

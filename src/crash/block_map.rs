@@ -143,8 +143,16 @@ impl BlockMap {
 }
 
 /// The writes from record `from` on that hold file data, each logical block with its
-/// file and offset, for the planner.
+/// file and offset, for the planner. The neighbour's files (`neighbour_rate`) are not
+/// the application's: no rule spends a state on tearing or syncing them, and no torn
+/// state is blamed on them.
 pub fn file_writes(map: &BlockMap, recs: &[LogRec], disks: &[DiskTraits], from: u64) -> FileWrites {
+    let neighbour = format!("{}/", crate::workload::neighbour::DIR_NAME);
+    let theirs: Vec<bool> = map
+        .files
+        .iter()
+        .map(|f| f.starts_with(&neighbour))
+        .collect();
     let mut writes = HashMap::new();
     for r in recs.iter().skip(from as usize) {
         if r.kind != RecordKind::Write {
@@ -159,6 +167,11 @@ pub fn file_writes(map: &BlockMap, recs: &[LogRec], disks: &[DiskTraits], from: 
             .map(|&(start, _)| {
                 let at = r.offset + start;
                 match map.lookup(r.disk, at / MAP_BLOCK)? {
+                    BlockUse::Data { file, .. }
+                        if theirs.get(file as usize).copied().unwrap_or(false) =>
+                    {
+                        None
+                    }
                     BlockUse::Data { file, offset } => {
                         Some((file, offset.map(|o| o + at % MAP_BLOCK)))
                     }

@@ -496,14 +496,18 @@ fn time_recovery_on(
             let _ = std::fs::remove_dir_all(&out);
             match super::app_recovery::start(&steps, &rig.mount_point, &out, EVIDENCE_LINES)? {
                 Ok(session) => {
-                    let seconds = session.seconds;
+                    let timed = (session.seconds, session.facts.clone());
                     session.stop()?;
-                    Some(seconds)
+                    Some(timed)
                 }
                 Err(_) => None,
             }
         }
         _ => None,
+    };
+    let (application, app_facts) = match application {
+        Some((s, f)) => (Some(s), f),
+        None => (None, None),
     };
     if rig.is_mounted() {
         rig.unmount()?;
@@ -513,6 +517,7 @@ fn time_recovery_on(
         replayed_blocks: replayed.map(|r| r.blocks),
         replayed_transactions: replayed.map(|r| r.transactions),
         application_seconds: application,
+        application: app_facts,
         mount_io,
         ..RecoveryTimes::default()
     };

@@ -32,6 +32,11 @@ pub struct Glance {
     pub marks: Vec<Vec<&'static str>>,
     /// Per line, whether a power cut empties the configuration's journal.
     pub emptied: Vec<bool>,
+    /// Per-operation tail latency: what was timed, then one line per configuration
+    /// ("wal-disk: commit p99 9.10 ms vs internal 41.0 ms, 4.50× lower [..], different");
+    /// empty when the workload's trials carry no per-operation latency.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tail: Vec<String>,
 }
 
 /// Every workload of the answer at a glance; empty without crash states.
@@ -66,6 +71,18 @@ pub fn glance(w: &WorkloadAnswer, a: &Analysis) -> Glance {
             .iter()
             .map(|c| c.journal_power_cut == PowerCut::Empties)
             .collect(),
+        tail: a
+            .workloads
+            .iter()
+            .find(|x| x.name == w.workload)
+            .and_then(|x| x.tail.as_ref())
+            .filter(|t| t.configs.len() > 1)
+            .map(|t| {
+                let mut v = vec![super::tail::tail_head(t)];
+                v.extend(super::tail::tail_lines(t));
+                v
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -91,6 +108,9 @@ pub(crate) fn glance_block(a: &Analysis, style: Style) -> String {
                 for (l, marks) in g.lines.iter().zip(&g.marks) {
                     let _ = writeln!(out, "  {l}{}", marks_suffix(marks));
                 }
+                for (i, l) in g.tail.iter().enumerate() {
+                    let _ = writeln!(out, "{}{l}", if i == 0 { "  " } else { "    " });
+                }
             }
             Style::Markdown => {
                 let _ = writeln!(out, "**{}**\n", md_escape(&g.head));
@@ -98,10 +118,17 @@ pub(crate) fn glance_block(a: &Analysis, style: Style) -> String {
                 for (l, marks) in g.lines.iter().zip(&g.marks) {
                     let _ = writeln!(out, "- `{}`{}", l.replace('`', "'"), marks_suffix(marks));
                 }
+                if let Some((head, lines)) = g.tail.split_first() {
+                    let _ = writeln!(out, "\n{}\n", md_escape(head));
+                    for l in lines {
+                        let _ = writeln!(out, "- {}", md_escape(l));
+                    }
+                }
             }
         }
         out.push('\n');
     }
+    out.push_str(&super::tail::load_block(a, style));
     out
 }
 
@@ -301,7 +328,12 @@ fn recovery_words(c: &ConfigAnswer, app: bool) -> Option<String> {
         (None, Some(p95)) => format!("recovery p95 {} s", fmt_sig(p95)),
         (None, None) => return None,
     };
-    Some(match c.app_recovery_max_s.filter(|_| app) {
+    let app_plan = c
+        .app_recovery_model
+        .as_ref()
+        .map(|m| m.plan_s())
+        .or(c.app_recovery_max_s);
+    Some(match app_plan.filter(|_| app) {
         Some(app) => format!("{fs} + app ≤ {} s", fmt_sig(app)),
         None => fs,
     })

@@ -96,6 +96,16 @@ struct WorkloadView<'a> {
     warnings: &'a [String],
     /// The model's summary with its words (`text`) added after its figures.
     summary: Option<SummaryView<'a>>,
+    /// Per-operation tail latency and the p99 comparisons, with their lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tail: Option<TailView<'a>>,
+}
+
+#[derive(Serialize)]
+struct TailView<'a> {
+    #[serde(flatten)]
+    figures: &'a crate::analysis::tail::TailAnalysis,
+    text: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -129,6 +139,10 @@ impl<'a> WorkloadView<'a> {
             summary: w.summary.as_ref().map(|s| SummaryView {
                 figures: s,
                 text: super::summary::summary_lines(w, a),
+            }),
+            tail: w.tail.as_ref().map(|t| TailView {
+                figures: t,
+                text: super::tail::tail_lines(t),
             }),
         }
     }

@@ -28,6 +28,7 @@ pub mod json;
 pub mod markdown;
 pub mod run_end;
 pub mod summary;
+pub mod tail;
 pub mod text;
 pub mod words;
 

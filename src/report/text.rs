@@ -57,6 +57,8 @@ pub(crate) fn render_text(a: &Analysis, style: Style) -> String {
     // With crash states the answer has the summary's lines and more; one of the two.
     if a.crash.is_empty() {
         out.push_str(&super::summary::summary_block(a, style));
+        out.push_str(&super::tail::tail_glance(a, style));
+        out.push_str(&super::tail::load_block(a, style));
     } else {
         out.push_str(&super::glance::glance_block(a, style));
         out.push_str(&super::answer::answer_block(a, style));
@@ -100,6 +102,7 @@ fn render_workload(w: &WorkloadAnalysis, a: &Analysis, style: Style) -> String {
             out.push('\n');
         }
     }
+    out.push_str(&super::tail::tail_table(w, style));
     if !w.warnings.is_empty() {
         out.push_str(&warning_block("Warnings", &w.warnings, style));
     }

@@ -149,6 +149,23 @@ pub struct FsyncMark {
     pub path: String,
 }
 
+/// What a `recover` command may say about the recovery it made, in the JSON file
+/// named by `$JBENCH_APP_FACTS`, written before it says it is ready: how much of its
+/// log it replayed, and the most its settings let that log hold (PostgreSQL: the WAL
+/// from the checkpoint's redo point to the end of redo, and `max_wal_size`; Redis: the
+/// AOF it loaded). The recovery model fits the time against `log_bytes`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppFacts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_bytes_max: Option<u64>,
+    /// Anything else the application reported, in its words ("redo 1.2 s; end-of-
+    /// recovery checkpoint wrote 812 buffers in 3.4 s"): why a slow state was slow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
 /// Recovery timed with the emulated disks' model timing on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecoveryTimes {
@@ -171,6 +188,10 @@ pub struct RecoveryTimes {
     /// its start until the application was ready), with the same timing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub application_seconds: Option<f64>,
+    /// What the application said about that recovery: the log it replayed and the
+    /// most its settings allow ([`AppFacts`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<AppFacts>,
     /// What the timed mount asked of each emulated disk and what the model charged
     /// for it: why one placement replays slower than another.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -78,6 +78,10 @@ pub struct WorkloadRecord {
     /// Phases were also timed up to `syncfs` (`durable_seconds`).
     #[serde(default)]
     pub durable: bool,
+    /// The workload's `neighbour_rate` (bytes/s of a writer beside it); what the
+    /// neighbour achieved is [`TrialRecord::neighbour`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbour_rate: Option<u64>,
 }
 
 /// `ok` or `failed`.
@@ -122,6 +126,9 @@ pub struct TrialRecord {
     /// right after a sync (`[writeback]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writeback: Option<crate::rig::writeback::WritebackRecord>,
+    /// What the writer beside the workload did (`neighbour_rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbour: Option<crate::workload::neighbour::NeighbourLoad>,
     /// The trials that ran on the host at the same time as this one (`jbench run
     /// --jobs N` with N > 1); absent in a run of one trial at a time.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -17,6 +17,7 @@ use crate::rig::emulated::{self, EmulationRecord};
 use crate::rig::memcg::{MemoryLimit, MemoryUse};
 use crate::rig::writeback::{self as writeback_clock, WritebackRecord};
 use crate::rig::{self, Workspace};
+use crate::workload::neighbour::Neighbour;
 use crate::workload::{Interrupted, PhaseResult, RunControl};
 
 #[derive(Debug, Default)]
@@ -32,6 +33,8 @@ pub struct TrialOutcome {
     pub monitor: Option<MonitorSummary>,
     /// The kernel's writeback settings the workload ran with, and the sync before it.
     pub writeback: Option<WritebackRecord>,
+    /// What the writer beside the workload did (`neighbour_rate`).
+    pub neighbour: Option<crate::workload::neighbour::NeighbourLoad>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -215,7 +218,7 @@ impl Executor for RigExecutor {
                     .as_ref()
                     .map(|d| d.join(layout::output_dir_name(trial.index))),
             )
-            .with_env(config_env(config, &rig));
+            .with_env(config_env(config, &rig, workload.neighbour_rate));
         // After everything the rig wrote, so the kernel's writeback and commit clocks
         // start with the workload's first write; and before an emulated disk's model
         // starts afresh, so its first request is the workload's too.
@@ -259,9 +262,22 @@ impl Executor for RigExecutor {
         if let Some((m, _)) = &monitor {
             ctl = ctl.with_phase_hook(Some(m.hook()));
         }
-        let result = match entered {
-            Ok(_) => workload.engine.run(&rig.mount_point, &ctl),
-            Err(e) => Err(e),
+        // The writer beside the workload, for the whole of its run.
+        let neighbour = match (&entered, workload.neighbour_rate) {
+            (Ok(_), Some(rate)) => Some(Neighbour::start(&rig.mount_point, rate)),
+            _ => None,
+        };
+        let result = match (entered, neighbour.as_ref().map(|n| n.as_ref().err())) {
+            (Err(e), _) => Err(e),
+            (Ok(_), Some(Some(e))) => Err(anyhow::anyhow!("{e:#}")),
+            (Ok(_), _) => workload.engine.run(&rig.mount_point, &ctl),
+        };
+        // A neighbour that failed leaves the workload's figures without the load
+        // they were asked under: the trial fails with it.
+        let (result, neighbour) = match neighbour.and_then(Result::ok).map(Neighbour::stop) {
+            Some(Ok(load)) => (result, Some(load)),
+            Some(Err(e)) => (result.and(Err(e)), None),
+            None => (result, None),
         };
         let monitor = monitor.and_then(|(m, file)| match m.stop(file) {
             Ok(s) => Some(s),
@@ -312,6 +328,7 @@ impl Executor for RigExecutor {
                 emulation,
                 monitor,
                 writeback,
+                neighbour,
             }),
             (Err(e), None) => Err(failed_with(e, emulation)),
         }
@@ -436,8 +453,14 @@ pub fn drop_caches() -> Result<()> {
 fn config_env(
     config: &crate::experiment::config::Config,
     rig: &rig::Rig,
+    neighbour_rate: Option<u64>,
 ) -> std::collections::BTreeMap<String, String> {
     let mut env = config.env.clone();
+    // A command may want to say (or log) what load it ran under.
+    env.insert(
+        crate::workload::command::NEIGHBOUR_RATE_ENV.into(),
+        neighbour_rate.unwrap_or(0).to_string(),
+    );
     if let Some(m) = &rig.second_mount {
         env.insert(
             crate::workload::command::SECOND_FS_ENV.into(),

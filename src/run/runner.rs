@@ -329,6 +329,7 @@ pub(crate) fn trial_record(
             name: workload.name.clone(),
             params: workload.engine.params(),
             durable: workload.durable,
+            neighbour_rate: workload.neighbour_rate,
         },
         layout: serde_json::Value::Null,
         verified: None,
@@ -337,6 +338,7 @@ pub(crate) fn trial_record(
         emulation: None,
         monitor: None,
         writeback: None,
+        neighbour: None,
         concurrency: None,
         status,
         error: None,
@@ -352,6 +354,7 @@ pub(crate) fn trial_record(
             emulation,
             monitor,
             writeback,
+            neighbour,
         }) => TrialRecord {
             layout,
             verified,
@@ -360,6 +363,7 @@ pub(crate) fn trial_record(
             emulation,
             monitor,
             writeback,
+            neighbour,
             ..base(Status::Ok)
         },
         Err(failed) => TrialRecord {
@@ -437,6 +441,7 @@ mod tests {
                 emulation: None,
                 monitor: None,
                 writeback: None,
+                neighbour: None,
                 phases: vec![PhaseResult {
                     name: "dir_create".into(),
                     seconds: 1.0 + trial.index as f64,
@@ -670,6 +675,7 @@ mod tests {
                 emulation: None,
                 monitor: None,
                 writeback: None,
+                neighbour: None,
                 phases: vec![PhaseResult {
                     name: "file_create".into(),
                     seconds: 1000.0 / rate,

@@ -17,6 +17,7 @@ pub mod iozone;
 pub mod kind;
 #[cfg(test)]
 mod made_up;
+pub mod neighbour;
 pub mod postmark;
 pub mod start_line;
 pub mod sys;
@@ -41,6 +42,10 @@ pub struct Latency {
     pub p50_us: f64,
     pub p95_us: f64,
     pub p99_us: f64,
+    /// The 99.9th percentile, where the engine or application gives one (records
+    /// from before it, and summaries of fewer than 1000 operations, may not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999_us: Option<f64>,
     pub max_us: f64,
 }
 
@@ -440,7 +445,7 @@ impl ParamError {
 }
 
 /// Keys every `[[workload]]` table may hold whatever its kind; the spec handles them.
-pub const COMMON_KEYS: [&str; 4] = ["kind", "name", "durable", "main_phase"];
+pub const COMMON_KEYS: [&str; 5] = ["kind", "name", "durable", "main_phase", "neighbour_rate"];
 
 /// Reads an unsigned integer key of a workload table, or its default.
 pub fn table_u64(t: &toml::Table, key: &str, default: u64) -> Result<u64, ParamError> {

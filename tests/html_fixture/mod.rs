@@ -69,6 +69,7 @@ fn record(
             name: "small-deep".to_string(),
             params: serde_json::json!({"dirs": 3, "files": 4, "blocks": 1, "levels": 5}),
             durable: true,
+            neighbour_rate: None,
         },
         layout: serde_json::Value::Null,
         verified: Some(Verified {
@@ -97,6 +98,7 @@ fn record(
         emulation: None,
         monitor: None,
         writeback: None,
+        neighbour: None,
         concurrency: None,
         status: Status::Ok,
         error: None,
@@ -323,6 +325,7 @@ pub fn fsync_records(first_trial: usize) -> Vec<TrialRecord> {
                 p50_us: p50,
                 p95_us: p50 * 2.5,
                 p99_us: p50 * 6.0,
+                p999_us: None,
                 max_us: p50 * 40.0,
             };
             let phase = |name: &str, unit: &str, seconds: f64, p50: f64| PhaseResult {
@@ -339,6 +342,7 @@ pub fn fsync_records(first_trial: usize) -> Vec<TrialRecord> {
                 name: FSYNC_WORKLOAD.to_string(),
                 params: serde_json::json!({"files": 2000, "size": 4096}),
                 durable: false,
+                neighbour_rate: None,
             };
             r.phases = vec![
                 phase(
@@ -431,6 +435,7 @@ pub fn write_crash_results_dir(dir: &Path, states: u64) {
                     replayed_blocks: None,
                     replayed_transactions: None,
                     application_seconds: None,
+                    application: None,
                     mount_io: Vec::new(),
                 }),
                 journal_live: None,

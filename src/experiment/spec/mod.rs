@@ -130,6 +130,9 @@ pub struct WorkloadSpec {
     /// The phase the report's summary ranks configurations on (`main_phase`);
     /// `None`: the engine's default (the analysis's `default_main_phase`).
     pub main_phase: Option<String>,
+    /// `neighbour_rate`: a writer beside the workload at this many bytes per second
+    /// ([`crate::workload::neighbour`]); `None` or 0: the workload has its disks alone.
+    pub neighbour_rate: Option<u64>,
 }
 
 impl fmt::Debug for WorkloadSpec {
@@ -159,6 +162,10 @@ pub struct Adaptive {
 /// equivalent, one whose whole interval lies outside it different.
 pub const DEFAULT_NOISE_BAND: f64 = 0.02;
 
+/// Default `tail_band`: ±10%; the band tail-latency (p99) comparisons are decided
+/// against (`analysis::tail` says why it is wider).
+pub const DEFAULT_TAIL_BAND: f64 = 0.10;
+
 /// A validated experiment.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -170,6 +177,8 @@ pub struct Spec {
     /// The noise band (0.02 = ±2%): a comparison is different only when its whole
     /// interval lies outside it, equivalent only when its whole interval lies inside.
     pub noise_band: f64,
+    /// The band tail-latency (p99) comparisons are decided against (0.10 = ±10%).
+    pub tail_band: f64,
     pub order: Order,
     pub seed: u64,
     pub suspect_below: Duration,
@@ -371,6 +380,17 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         }
         Some(b) => *b.get_ref(),
     };
+    let tail_band = match &raw.tail_band {
+        None => DEFAULT_TAIL_BAND,
+        Some(b) if !(*b.get_ref() >= 0.0 && *b.get_ref() < 1.0) => {
+            return Err(ctx.at(
+                b,
+                "tail_band",
+                "must be a fraction from 0 to below 1 (0.10 = 10%)",
+            ))
+        }
+        Some(b) => *b.get_ref(),
+    };
     let order = match &raw.order {
         None => Order::Interleaved,
         Some(o) => match o.get_ref().as_str() {
@@ -458,6 +478,7 @@ fn build(ctx: &Ctx, raw: RawSpec) -> Result<Spec, SpecError> {
         repetitions,
         adaptive,
         noise_band,
+        tail_band,
         order,
         seed,
         suspect_below,

@@ -164,6 +164,7 @@ pub(super) struct RawSpec {
     pub(super) name: Key<String>,
     pub(super) repetitions: Key<toml::Value>,
     pub(super) noise_band: Key<f64>,
+    pub(super) tail_band: Key<f64>,
     pub(super) order: Key<String>,
     pub(super) seed: Key<u64>,
     pub(super) suspect_below: Key<String>,

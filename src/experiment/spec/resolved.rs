@@ -7,6 +7,7 @@ pub(super) struct Resolved<'a> {
     name: &'a str,
     repetitions: toml::Value,
     noise_band: f64,
+    tail_band: f64,
     order: Order,
     seed: u64,
     suspect_below: String,
@@ -151,6 +152,7 @@ pub(super) fn resolve(spec: &Spec) -> String {
             }
         },
         noise_band: spec.noise_band,
+        tail_band: spec.tail_band,
         order: spec.order,
         seed: spec.seed,
         suspect_below: format!("{}s", spec.suspect_below.as_secs_f64()),

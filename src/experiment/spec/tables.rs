@@ -395,20 +395,60 @@ pub(super) fn build_workloads(
                 ))
             }
         };
-        if out.iter().any(|o| o.name == name) {
-            return Err(blame(
-                "name",
-                format!("two workloads are named `{name}`; give each a unique name"),
-            ));
+        let rates =
+            neighbour_rates(table.get("neighbour_rate")).map_err(|m| blame("neighbour_rate", m))?;
+        for (suffix, neighbour_rate) in rates {
+            let name = format!("{name}{suffix}");
+            if out.iter().any(|o| o.name == name) {
+                return Err(blame(
+                    "name",
+                    format!("two workloads are named `{name}`; give each a unique name"),
+                ));
+            }
+            out.push(WorkloadSpec {
+                name,
+                engine: engine.clone(),
+                durable,
+                main_phase: main_phase.clone(),
+                neighbour_rate,
+            });
         }
-        out.push(WorkloadSpec {
-            name,
-            engine,
-            durable,
-            main_phase,
-        });
     }
     Ok(out)
+}
+
+/// `neighbour_rate`: absent (no neighbour), one rate, or a list of rates, each a size
+/// per second ("8M", "0" for none). A list makes one workload per rate, named
+/// `NAME@nbRATE` so each is analysed, compared with its baseline and answered apart:
+/// the rate is the load the configurations are compared under, not a configuration.
+fn neighbour_rates(v: Option<&toml::Value>) -> Result<Vec<(String, Option<u64>)>, String> {
+    const HOW: &str = "must be bytes per second as a size (\"8M\" = 8 MiB/s, \"0\" = none) or a list of them, e.g. neighbour_rate = [\"0\", \"2M\", \"8M\"]";
+    let one = |v: &toml::Value| -> Result<(String, Option<u64>), String> {
+        let text = match v {
+            toml::Value::String(s) => s.trim().to_string(),
+            toml::Value::Integer(i) if *i >= 0 => i.to_string(),
+            _ => return Err(HOW.into()),
+        };
+        let bytes = crate::units::parse_size(&text).map_err(|e| format!("`{text}`: {e}; {HOW}"))?;
+        if bytes > 0 && bytes < 256 << 10 {
+            return Err(format!(
+                "`{text}` is below 256K/s, the neighbour's smallest write per second; use \"0\" for none"
+            ));
+        }
+        Ok((text, (bytes > 0).then_some(bytes)))
+    };
+    match v {
+        None => Ok(vec![(String::new(), None)]),
+        Some(toml::Value::Array(list)) if list.is_empty() => Err(HOW.into()),
+        Some(toml::Value::Array(list)) if list.len() == 1 => {
+            one(&list[0]).map(|(_, r)| vec![(String::new(), r)])
+        }
+        Some(toml::Value::Array(list)) => list
+            .iter()
+            .map(|v| one(v).map(|(text, r)| (format!("@nb{text}"), r)))
+            .collect(),
+        Some(v) => one(v).map(|(_, r)| vec![(String::new(), r)]),
+    }
 }
 
 /// `phase` if the engine runs it (or, with `durable`, its `+syncfs` variant), else

@@ -71,6 +71,7 @@ pub(super) fn timed(
         replayed_blocks: None,
         replayed_transactions: None,
         application_seconds: None,
+        application: None,
         mount_io: Vec::new(),
     });
     r

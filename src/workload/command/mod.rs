@@ -44,6 +44,9 @@ pub const READY_ENV: &str = "JBENCH_READY";
 /// The environment variable holding the second file system's mount point
 /// (`filesystem.second_size`), for the run, check, recover and stop alike.
 pub const SECOND_FS_ENV: &str = "JBENCH_SECOND_FS";
+/// The workload's `neighbour_rate` in bytes per second (0: none), for the command to
+/// log or to scale its own load by; jbench runs the neighbour itself.
+pub const NEIGHBOUR_RATE_ENV: &str = "JBENCH_NEIGHBOUR_RATE";
 
 /// Timeout of a `check` when the spec gives none: a consistency check of one crash
 /// state should take seconds.

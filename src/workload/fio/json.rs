@@ -52,6 +52,7 @@ pub fn latency(clat: &Value, what: &str) -> anyhow::Result<Option<Latency>> {
         p50_us: at(0.50),
         p95_us: at(0.95),
         p99_us: at(0.99),
+        p999_us: Some(at(0.999)),
         max_us: us(max_ns),
     }))
 }

@@ -85,6 +85,7 @@ impl Tally {
             p50_us: at(0.50),
             p95_us: at(0.95),
             p99_us: at(0.99),
+            p999_us: Some(at(0.999)),
             max_us: us(self.max_ns),
         }
     }

@@ -440,6 +440,7 @@ fn report_shows_rates_and_percentiles() {
             p50_us: 1500.0,
             p95_us: 2500.0,
             p99_us: 12_345.0,
+            p999_us: None,
             max_us: 20_000.0,
         }),
         ..PhaseResult::default()

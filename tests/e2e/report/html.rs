@@ -268,6 +268,7 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
                         replayed_blocks: None,
                         replayed_transactions: None,
                         application_seconds: None,
+                        application: None,
                         mount_io: Vec::new(),
                     }),
                     journal_live: None,

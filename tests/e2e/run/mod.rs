@@ -6,4 +6,5 @@ mod env_record;
 mod first_contact;
 mod jobs_scripted;
 mod monitor;
+mod neighbour;
 mod tiny_runs;

@@ -404,3 +404,51 @@ fn a_second_file_system_is_refused_where_it_cannot_be_made_or_recorded() {
     assert_eq!(e.key, "filesystem.second_size", "{e}");
     assert!(e.message.contains("at least"), "{e}");
 }
+
+#[test]
+fn a_neighbour_rate_list_makes_one_workload_per_rate_and_a_bad_rate_is_refused() {
+    let s = parse(
+        &base_with("levels = 10\n", "levels = 10\nneighbour_rate = \"8M\"\n"),
+        "x.toml",
+    )
+    .unwrap();
+    assert_eq!(s.workloads.len(), 1);
+    assert_eq!(s.workloads[0].name, "small-deep");
+    assert_eq!(s.workloads[0].neighbour_rate, Some(8 << 20));
+    let s = parse(
+        &base_with(
+            "levels = 10\n",
+            "levels = 10\nneighbour_rate = [\"0\", \"2M\"]\n",
+        ),
+        "x.toml",
+    )
+    .unwrap();
+    let got: Vec<(&str, Option<u64>)> = s
+        .workloads
+        .iter()
+        .map(|w| (w.name.as_str(), w.neighbour_rate))
+        .collect();
+    assert_eq!(
+        got,
+        [("small-deep@nb0", None), ("small-deep@nb2M", Some(2 << 20))]
+    );
+    for bad in ["\"fast\"", "\"10K\"", "[]", "true"] {
+        let e = err_of(&base_with(
+            "levels = 10\n",
+            &format!("levels = 10\nneighbour_rate = {bad}\n"),
+        ));
+        assert!(e.to_string().contains("neighbour_rate"), "{bad}: {e}");
+    }
+    let s = parse(
+        &base_with("name = \"t\"\n", "name = \"t\"\ntail_band = 0.2\n"),
+        "x.toml",
+    )
+    .unwrap();
+    assert_eq!(s.tail_band, 0.2);
+    assert!(err_of(&base_with(
+        "name = \"t\"\n",
+        "name = \"t\"\ntail_band = 1.5\n"
+    ))
+    .to_string()
+    .contains("tail_band"));
+}

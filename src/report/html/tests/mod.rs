@@ -441,6 +441,7 @@ fn phase(ops: u64, seconds: f64, p50: f64) -> PhaseResult {
             p50_us: p50,
             p95_us: p50 * 3.0,
             p99_us: p50 * 5.0,
+            p999_us: None,
             max_us: p50 * 40.0,
         }),
         ..PhaseResult::default()
@@ -480,6 +481,7 @@ fn fio_gets_a_chart_per_latency_it_names() {
         p50_us: p50,
         p95_us: p50 * 2.0,
         p99_us: p50 * 3.0,
+        p999_us: None,
         max_us: p50 * 4.0,
     };
     let mut p = phase(100, 1.0, 14.0);

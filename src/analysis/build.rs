@@ -285,11 +285,12 @@ fn analyse_workload(recs: &[&TrialRecord], ctx: &Ctx) -> WorkloadAnalysis {
     };
     let summary = super::summary::summarise(&inputs);
     let labels: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
+    let (phase, base) = (main_phase.as_deref(), baseline.as_deref());
     let tail = super::tail::analyse(
         recs,
         &labels,
-        main_phase.as_deref(),
-        baseline.as_deref(),
+        phase,
+        base,
         ctx.opts.tail_band,
         ctx.confidence,
     );

@@ -150,10 +150,11 @@ pub fn analyse(
             let p999: Option<Vec<f64>> = t.iter().map(|x| x.p999_us).collect();
             let versus = baseline.filter(|b| *b != c).and_then(|b| {
                 let ci = fieller(&p99, &base_p99, level)?;
+                let base_mean = Summary::of(&base_p99)?.mean;
                 Some(TailVersus {
                     baseline: b.to_string(),
-                    baseline_p99_us: Summary::of(&base_p99)?.mean,
-                    ratio: Summary::of(&p99)?.mean / Summary::of(&base_p99)?.mean,
+                    baseline_p99_us: base_mean,
+                    ratio: Summary::of(&p99)?.mean / base_mean,
                     ci_low: ci.low,
                     ci_high: ci.high,
                     decision: decision::of(ci, band),

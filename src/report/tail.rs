@@ -300,28 +300,33 @@ mod tests {
     #[test]
     fn a_list_of_neighbour_rates_says_at_which_load_the_tail_parts() {
         use crate::analysis::tail::tests::trials_of;
-        let mut recs = Vec::new();
         // Alone the two are alike; beside an 8 MiB/s neighbour wal-disk's tail is 4× lower.
-        recs.extend(trials_of(
-            "pg@nb0",
-            "internal",
-            &[10_000.0, 10_100.0, 9_900.0, 10_000.0],
-        ));
-        recs.extend(trials_of(
-            "pg@nb0",
-            "wal-disk",
-            &[10_050.0, 9_950.0, 10_000.0, 10_020.0],
-        ));
-        recs.extend(trials_of(
-            "pg@nb8M",
-            "internal",
-            &[40_000.0, 41_000.0, 42_000.0, 41_000.0],
-        ));
-        recs.extend(trials_of(
-            "pg@nb8M",
-            "wal-disk",
-            &[10_000.0, 10_200.0, 10_100.0, 10_300.0],
-        ));
+        let cells: [(&str, &str, [f64; 4]); 4] = [
+            (
+                "pg@nb0",
+                "internal",
+                [10_000.0, 10_100.0, 9_900.0, 10_000.0],
+            ),
+            (
+                "pg@nb0",
+                "wal-disk",
+                [10_050.0, 9_950.0, 10_000.0, 10_020.0],
+            ),
+            (
+                "pg@nb8M",
+                "internal",
+                [40_000.0, 41_000.0, 42_000.0, 41_000.0],
+            ),
+            (
+                "pg@nb8M",
+                "wal-disk",
+                [10_000.0, 10_200.0, 10_100.0, 10_300.0],
+            ),
+        ];
+        let mut recs: Vec<_> = cells
+            .iter()
+            .flat_map(|(w, c, p99s)| trials_of(w, c, p99s))
+            .collect();
         for (i, r) in recs.iter_mut().enumerate() {
             r.trial = i;
         }

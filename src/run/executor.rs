@@ -17,7 +17,7 @@ use crate::rig::emulated::{self, EmulationRecord};
 use crate::rig::memcg::{MemoryLimit, MemoryUse};
 use crate::rig::writeback::{self as writeback_clock, WritebackRecord};
 use crate::rig::{self, Workspace};
-use crate::workload::neighbour::Neighbour;
+use crate::workload::neighbour::{Neighbour, NeighbourLoad};
 use crate::workload::{Interrupted, PhaseResult, RunControl};
 
 #[derive(Debug, Default)]
@@ -34,7 +34,7 @@ pub struct TrialOutcome {
     /// The kernel's writeback settings the workload ran with, and the sync before it.
     pub writeback: Option<WritebackRecord>,
     /// What the writer beside the workload did (`neighbour_rate`).
-    pub neighbour: Option<crate::workload::neighbour::NeighbourLoad>,
+    pub neighbour: Option<NeighbourLoad>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -262,22 +262,9 @@ impl Executor for RigExecutor {
         if let Some((m, _)) = &monitor {
             ctl = ctl.with_phase_hook(Some(m.hook()));
         }
-        // The writer beside the workload, for the whole of its run.
-        let neighbour = match (&entered, workload.neighbour_rate) {
-            (Ok(_), Some(rate)) => Some(Neighbour::start(&rig.mount_point, rate)),
-            _ => None,
-        };
-        let result = match (entered, neighbour.as_ref().map(|n| n.as_ref().err())) {
-            (Err(e), _) => Err(e),
-            (Ok(_), Some(Some(e))) => Err(anyhow::anyhow!("{e:#}")),
-            (Ok(_), _) => workload.engine.run(&rig.mount_point, &ctl),
-        };
-        // A neighbour that failed leaves the workload's figures without the load
-        // they were asked under: the trial fails with it.
-        let (result, neighbour) = match neighbour.and_then(Result::ok).map(Neighbour::stop) {
-            Some(Ok(load)) => (result, Some(load)),
-            Some(Err(e)) => (result.and(Err(e)), None),
-            None => (result, None),
+        let (result, neighbour) = match entered {
+            Ok(_) => run_beside_neighbour(workload, &rig.mount_point, &ctl),
+            Err(e) => (Err(e), None),
         };
         let monitor = monitor.and_then(|(m, file)| match m.stop(file) {
             Ok(s) => Some(s),
@@ -450,6 +437,27 @@ pub fn drop_caches() -> Result<()> {
 
 /// The configuration's `env`, with the second file system's mount point when the rig
 /// has one: what a command workload is handed.
+/// The workload's run, beside its neighbour (`neighbour_rate`) for the whole of it. A
+/// neighbour that failed leaves the workload's figures without the load they were
+/// asked under: the trial fails with it.
+fn run_beside_neighbour(
+    workload: &crate::experiment::spec::WorkloadSpec,
+    mount: &std::path::Path,
+    ctl: &RunControl,
+) -> (Result<Vec<PhaseResult>>, Option<NeighbourLoad>) {
+    let neighbour = match workload.neighbour_rate.map(|r| Neighbour::start(mount, r)) {
+        Some(Err(e)) => return (Err(e), None),
+        Some(Ok(n)) => Some(n),
+        None => None,
+    };
+    let result = workload.engine.run(mount, ctl);
+    match neighbour.map(Neighbour::stop) {
+        Some(Ok(load)) => (result, Some(load)),
+        Some(Err(e)) => (result.and(Err(e)), None),
+        None => (result, None),
+    }
+}
+
 fn config_env(
     config: &crate::experiment::config::Config,
     rig: &rig::Rig,

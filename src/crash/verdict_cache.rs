@@ -152,7 +152,18 @@ pub(crate) fn checked_or_cached(
         Some(_) => {
             let mut roots = vec![rig.mount_point.as_path()];
             roots.extend(rig.second_mount());
-            Some(VerdictCache::key(&roots, paths, keys)?)
+            // A tree the kernel will not read back (EBADMSG from a checksum, EIO) is
+            // itself what the application's recovery will meet: judge it, cache nothing.
+            match VerdictCache::key(&roots, paths, keys) {
+                Ok(k) => Some(k),
+                Err(e) => {
+                    crate::events::step(
+                        crate::events::Activity::CrashLab,
+                        format!("no verdict cache for this state: {e:#}; its check runs"),
+                    );
+                    None
+                }
+            }
         }
         None => None,
     };

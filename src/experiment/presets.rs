@@ -1,7 +1,7 @@
 //! Experiments built into the binary, so `jbench run` works from anywhere with no file.
 
 /// (name, experiment file text). The first is the default of `jbench run`.
-pub const PRESETS: [(&str, &str); 19] = [
+pub const PRESETS: [(&str, &str); 20] = [
     ("quick", include_str!("../../presets/quick.toml")),
     ("quick-host", include_str!("../../presets/quick-host.toml")),
     (
@@ -45,6 +45,7 @@ pub const PRESETS: [(&str, &str); 19] = [
     ("sqlite", include_str!("../../presets/sqlite.toml")),
     ("redis", include_str!("../../presets/redis.toml")),
     ("postgres", include_str!("../../presets/postgres.toml")),
+    ("etcd", include_str!("../../presets/etcd.toml")),
 ];
 
 pub fn find(name: &str) -> Option<&'static str> {

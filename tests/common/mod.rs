@@ -46,8 +46,11 @@ pub fn need(what: &str, test: &str) -> bool {
         "xfs" => need_xfs(test),
         "memcg" => need_memcg(test),
         "sqlite" => need_sqlite(test),
+        "etcd" => need_program(test, "etcd", "etcd-server"),
         other => {
-            panic!("require!: unknown need `{other}` (root, fuse, zram, xfs, memcg or sqlite)")
+            panic!(
+                "require!: unknown need `{other}` (root, fuse, zram, xfs, memcg, sqlite or etcd)"
+            )
         }
     }
 }
@@ -146,15 +149,25 @@ pub fn zram_ledgers_under(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Live device daemons whose configuration lies under `dir` (a zombie has no cmdline).
+/// Live device daemons whose configuration lies under `dir`.
 pub fn daemons_under(dir: &Path) -> Vec<String> {
+    processes_under(dir)
+        .into_iter()
+        .filter(|p| p.contains("device-daemon"))
+        .collect()
+}
+
+/// Live processes whose command line names a path under `dir`: device daemons, and
+/// the application servers a preset starts on a rig's mount (etcd's `--data-dir`,
+/// redis's `--dir`, postgres's `-D`); a zombie has no cmdline.
+pub fn processes_under(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
             continue;
         };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if cmd.contains("device-daemon") && cmd.contains(&*dir.to_string_lossy()) {
+        if cmd.contains(&*dir.to_string_lossy()) {
             out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
         }
     }
@@ -165,10 +178,10 @@ pub fn assert_no_leaks(dir: &Path) {
     let loops = loops_under(dir);
     let mounts = mounts_under(dir);
     let zram = zram_ledgers_under(dir);
-    let daemons = daemons_under(dir);
+    let processes = processes_under(dir);
     assert!(
-        loops.is_empty() && mounts.is_empty() && zram.is_empty() && daemons.is_empty(),
-        "leaked under {}:\nloops: {loops:#?}\nmounts: {mounts:#?}\nzram: {zram:#?}\ndaemons: {daemons:#?}",
+        loops.is_empty() && mounts.is_empty() && zram.is_empty() && processes.is_empty(),
+        "leaked under {}:\nloops: {loops:#?}\nmounts: {mounts:#?}\nzram: {zram:#?}\nprocesses: {processes:#?}",
         dir.display()
     );
 }

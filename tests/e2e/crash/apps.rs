@@ -173,3 +173,94 @@ fn the_sqlite_preset_answers_speed_loss_and_recovery_from_its_records() {
     );
     assert_no_leaks(tmp.path());
 }
+
+const PUTS: u64 = 200;
+const ETCD_STATES: usize = 32;
+
+/// The `etcd` preset cut down: `internal` and `barrier0` (the negative control), two
+/// timed trials each beside the preset's 8 MiB/s neighbour, fewer puts and states.
+fn small_etcd(work: &Path) -> String {
+    let preset =
+        String::from_utf8(run_ok(jbench().args(["preset", "show", "etcd"])).stdout).unwrap();
+    let mut doc: toml::Table = preset.parse().unwrap();
+    doc.insert("name".into(), "etcd-small".into());
+    doc.insert("repetitions".into(), 2.into());
+    doc.insert("work_dir".into(), work.display().to_string().into());
+    let keep: Vec<toml::Value> = doc["config"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| matches!(c["label"].as_str(), Some("internal" | "barrier0")))
+        .cloned()
+        .collect();
+    assert_eq!(keep.len(), 2, "the preset has internal and barrier0");
+    doc.insert("config".into(), keep.into());
+    let wl = doc["workload"].as_array_mut().unwrap()[0]
+        .as_table_mut()
+        .unwrap();
+    wl["env"]
+        .as_table_mut()
+        .unwrap()
+        .insert("EC_KEYS".into(), PUTS.to_string().into());
+    let crash = doc["crash"].as_table_mut().unwrap();
+    crash.insert("states".into(), (ETCD_STATES as i64).into());
+    crash.insert("recovery_timing".into(), 2.into());
+    toml::to_string(&doc).unwrap()
+}
+
+#[test]
+fn the_etcd_preset_keeps_every_acknowledged_put_and_its_negative_control_loses_some() {
+    require!(root, fuse, etcd);
+    let tmp = scratch("apps-etcd-");
+    let spec = write_spec(
+        tmp.path(),
+        "etcd.toml",
+        &small_etcd(&tmp.path().join("work")),
+    );
+    let dir = tmp.path().join("results");
+    let out = run_ok(jbench().arg("run").arg(&spec).arg("--results").arg(&dir));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let trials = store::load_records(&dir).unwrap();
+    let timed: Vec<_> = trials.iter().filter(|t| !t.crash_recording).collect();
+    assert_eq!(timed.len(), 4, "2 configurations x 2 repetitions");
+    for t in &timed {
+        assert!(t.is_ok(), "{t:?}");
+        let p = &t.phases[0];
+        assert_eq!((p.name.as_str(), p.ops), ("put", PUTS));
+        let lat = p.latency.as_ref().expect("the client's put latency");
+        assert_eq!(lat.count, PUTS);
+        assert!(
+            lat.p50_us <= lat.p99_us && lat.p99_us <= lat.max_us,
+            "{lat:?}"
+        );
+        let n = t.neighbour.as_ref().expect("the preset's neighbour wrote");
+        assert_eq!(n.target_bytes_per_sec, 8 << 20);
+    }
+    let crash = load_crash_records(&dir.join("crash.jsonl")).unwrap();
+    let of = |config: &str| -> Vec<&CrashRecord> {
+        crash.iter().filter(|r| r.config == config).collect()
+    };
+    let internal = of("internal");
+    assert!(
+        internal.len() >= ETCD_STATES / 2,
+        "{} states",
+        internal.len()
+    );
+    assert!(
+        internal.iter().all(|r| !r.verdict.is_failure()),
+        "an fsync'ed WAL on a disk that honours flushes lost a put:\n{stdout}"
+    );
+    assert!(
+        internal.iter().any(|r| r.records_promised > 0),
+        "some states were cut after puts were acknowledged"
+    );
+    // barrier=0: no cache flush, so an acknowledged put can sit in the volatile cache.
+    let barrier0 = of("barrier0");
+    assert!(
+        barrier0.iter().any(|r| r.verdict.is_failure()),
+        "barrier=0 lost nothing in {} states: the lab cannot see a lost flush\n{stdout}",
+        barrier0.len()
+    );
+    assert!(stdout.contains("internal: put p99 "), "{stdout}");
+    assert_no_leaks(tmp.path());
+}

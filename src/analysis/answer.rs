@@ -349,6 +349,9 @@ mod tests {
             records_promised: 0,
             records_lost: None,
             check_cache: None,
+            judged_by: None,
+            fast_fallback: None,
+            outcome: None,
         }
     }
 

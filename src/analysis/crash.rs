@@ -72,6 +72,10 @@ pub struct CrashAnalysis {
     /// States the workload's own `check` ran on.
     #[serde(default)]
     pub user_checks: usize,
+    /// Who judged the states (`judged_by`): the user-space path alone, the kernel
+    /// auditing it, the kernel alone; zero everywhere for records from before it.
+    #[serde(default)]
+    pub judged: JudgedCounts,
     /// States whose recovery hung past `mount_timeout`.
     #[serde(default)]
     pub hung: usize,
@@ -428,6 +432,7 @@ fn analyse_group(recs: &[&CrashRecord]) -> CrashAnalysis {
         first_not_ok,
         coverage: recs.iter().find_map(|r| r.coverage.clone()),
         user_checks: recs.iter().filter(|r| r.user_check).count(),
+        judged: JudgedCounts::of(recs),
         hung: recs.iter().filter(|r| r.hung).count(),
         journal_live: LiveStats::of(
             &recs
@@ -496,4 +501,55 @@ fn lost_journal(recs: &[&CrashRecord]) -> Option<LostJournalStats> {
         out.fsck_repairs.add(l.fsck_repairs);
     }
     (out.states > 0).then_some(out)
+}
+
+/// How many states each judge gave their verdict (`crash::fast_path`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JudgedCounts {
+    pub user_space: usize,
+    pub audited: usize,
+    pub disagreed: usize,
+    /// Sent to the user-space path and left to the kernel (`fast_fallback`).
+    pub fell_back: usize,
+}
+
+impl JudgedCounts {
+    fn of(recs: &[&CrashRecord]) -> Self {
+        use crate::results::crash::JudgedBy;
+        let n = |b: JudgedBy| recs.iter().filter(|r| r.judged_by == Some(b)).count();
+        Self {
+            user_space: n(JudgedBy::UserSpace),
+            audited: n(JudgedBy::Audited),
+            disagreed: n(JudgedBy::Disagreed),
+            fell_back: recs.iter().filter(|r| r.fast_fallback.is_some()).count(),
+        }
+    }
+
+    /// "judged in user space: 150 (20 of them audited by the kernel, all agreeing;
+    /// fsck ran only on the audited and the kernel-judged)"; `None` when the path
+    /// judged nothing.
+    pub fn words(&self, states: usize) -> Option<String> {
+        let fast = self.user_space + self.audited + self.disagreed;
+        if fast == 0 && self.fell_back == 0 {
+            return None;
+        }
+        let mut s = format!(
+            "{fast} of {states} states judged in user space (journal replayed in memory, promises read back), {} of them also by the kernel{}; the other {} by the kernel alone; fsck ran on {} of {states}",
+            self.audited + self.disagreed,
+            if self.disagreed > 0 {
+                format!(", {} DISAGREEING (the kernel's verdicts stand)", self.disagreed)
+            } else {
+                ", all agreeing".into()
+            },
+            states - fast,
+            states - self.user_space,
+        );
+        if self.fell_back > 0 {
+            s.push_str(&format!(
+                "; {} left to the kernel by the user-space path (fast_fallback says why)",
+                self.fell_back
+            ));
+        }
+        Some(s)
+    }
 }

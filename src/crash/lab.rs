@@ -4,11 +4,13 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
 use super::block_map;
+use super::fast_path::{self, Decision, FastPath};
 use super::journal_scan::{scan_log, JournalNotes};
 use super::options::{CrashOptions, Strategy};
 use super::oracle;
@@ -19,11 +21,14 @@ use super::states::{
     blocks_of, journal_live, plan_knowing, Coverage, DiskTraits, FileWrites, LogRec, Marks,
     StatePlan, DEFAULT_BLOCK,
 };
+use super::user_verdict::{self, Fast};
 use super::verdict_cache::{self, VerdictCache};
 use crate::emu::writelog::{read_payload, LogHeader, LogReader, RecordKind};
 use crate::events::{step, Activity};
 use crate::experiment::config::{Config, FsType};
-use crate::results::crash::{CrashRecord, FsyncMark, TornWrite, Verdict, CRASH_SCHEMA_VERSION};
+use crate::results::crash::{
+    CrashRecord, FsyncMark, JudgedBy, TornWrite, Verdict, CRASH_SCHEMA_VERSION,
+};
 use crate::results::record::TrialRecord;
 use crate::workload::RunControl;
 
@@ -266,6 +271,7 @@ pub fn test_trial(
         pool::rig_count(todo.len(), book.starts_an_application())
     };
     let cache = VerdictCache::default();
+    let fast = FastPath::default();
     while rigs.len() < rigs_n {
         rigs.push(RecoveryRig::new(
             work_dir,
@@ -292,6 +298,7 @@ pub fn test_trial(
         files: &files,
         traits: &traits,
         cache: verdict_cache::enabled().then_some(&cache),
+        fast: fast_path::enabled().then_some(&fast),
     };
     let mut last_say = Instant::now();
     let mut judged = 0usize;
@@ -332,7 +339,10 @@ pub fn test_trial(
     // The rigs work side by side: the states' own times overlap.
     tally.seconds /= rigs_n as f64;
     tally.wall_seconds = started.elapsed().as_secs_f64();
-    if let Some(said) = cache.summary(judged) {
+    for said in [cache.summary(judged), fast.summary(judged)]
+        .into_iter()
+        .flatten()
+    {
         step(
             Activity::CrashLab,
             format!("{} / {}: {said}", config.label, wl.name),
@@ -452,6 +462,8 @@ struct StateInputs<'a> {
     traits: &'a [DiskTraits],
     /// Application verdicts of this trial's states, for states with the same input.
     cache: Option<&'a VerdictCache>,
+    /// The user-space verdict, where it is on.
+    fast: Option<&'a FastPath>,
 }
 
 /// The lab on state `i`, on a rig of its own: build it, judge it, time its recovery
@@ -464,11 +476,7 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
     let state_started = Instant::now();
     let fsyncs = s.marks.fsyncs_before(plan.cut);
     let promises = s.book.at(s.marks, plan.cut);
-    rig.load(&log.recs, plan)?;
-    let judged = oracle::judge(rig, &promises, s.cache)?;
-    if judged.hung {
-        rig.restart_daemon()?;
-    }
+    let (judged, by) = judge_state(rig, s, i, &promises)?;
     let check_seconds = state_started.elapsed().as_secs_f64();
     let mut timings = None;
     if s.timed.contains(&i) && !judged.hung && judged.verdict != Verdict::Unmountable {
@@ -491,7 +499,9 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         };
         lost_journal = Some(oracle::lose_journal(rig, &no_check, config.journal_size)?);
     }
-    rig.clear()?;
+    if by.loaded {
+        rig.clear()?;
+    }
     Ok(CrashRecord {
         schema: CRASH_SCHEMA_VERSION,
         config: config.label.clone(),
@@ -546,7 +556,92 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         records_promised: promises.keys.len() as u64,
         records_lost: judged.records_lost,
         check_cache: judged.cache,
+        judged_by: Some(by.judged_by),
+        fast_fallback: by.fallback,
+        outcome: by.outcome,
     })
+}
+
+/// Who judged a state, for its record.
+struct JudgedHow {
+    judged_by: JudgedBy,
+    fallback: Option<String>,
+    outcome: Option<String>,
+    /// The daemon serves the state (the kernel's path ran): clear it after.
+    loaded: bool,
+}
+
+/// Judges state `i`: in user space where the path applies and the kernel need not
+/// audit it, else (and also) by the kernel, whose verdict then stands.
+fn judge_state(
+    rig: &mut RecoveryRig,
+    s: &StateInputs<'_>,
+    i: usize,
+    promises: &oracle::Promises,
+) -> Result<(oracle::Judgement, JudgedHow)> {
+    let plan = &s.plans[i];
+    let recs = &s.log.recs;
+    let fast = match s.fast.filter(|f| {
+        f.is_on() && fast_path::applies(s.t.config, promises, s.timed.contains(&i), s.lose)
+    }) {
+        Some(f) => {
+            let (state, fs, journal) = rig.user_state(recs, plan)?;
+            Some((
+                f,
+                user_verdict::judge(Arc::new(state), fs, journal, promises),
+            ))
+        }
+        None => None,
+    };
+    let mut how = JudgedHow {
+        judged_by: JudgedBy::Kernel,
+        fallback: None,
+        outcome: None,
+        loaded: true,
+    };
+    if let Some((
+        f,
+        Fast::Ok {
+            checked,
+            transactions,
+            outcome,
+        },
+    )) = &fast
+    {
+        how.outcome = Some(outcome[..8].iter().map(|b| format!("{b:02x}")).collect());
+        if f.called_ok(outcome) == Decision::Trust {
+            how.judged_by = JudgedBy::UserSpace;
+            how.loaded = false;
+            let judged = oracle::Judgement {
+                verdict: Verdict::Ok,
+                evidence: vec![format!(
+                    "user space: {transactions} committed transactions replayed in memory, {checked} promises read back whole; not mounted, no fsck (a sample of such states is audited by the kernel)"
+                )],
+                checked: *checked,
+                hung: false,
+                mounted: true,
+                records_lost: None,
+                cache: None,
+            };
+            return Ok((judged, how));
+        }
+    }
+    rig.load(recs, plan)?;
+    let mut judged = oracle::judge(rig, promises, s.cache)?;
+    if judged.hung {
+        rig.restart_daemon()?;
+    }
+    if let Some((f, fast)) = &fast {
+        if let Fast::Fallback(why) = fast {
+            f.fell_back(why);
+            how.fallback = Some(why.clone());
+        } else {
+            let (by, said) = f.audit(fast, judged.verdict);
+            how.judged_by = by;
+            judged.evidence.extend(said);
+        }
+    }
+    Ok((judged, how))
 }
 
 fn reload(rig: &RecoveryRig, recs: &[LogRec], plan: &StatePlan) -> Result<()> {

@@ -18,6 +18,9 @@
 //! - `verdict_cache`: an application's verdict reused for a state with the same input;
 //! - `app_recovery`: the application started on a recovered state, timed until ready;
 //! - `pool`: several recovery rigs checking states at once;
+//! - `state_bytes`, `jbd2_replay`, `inode_walk`, `user_verdict`, `fast_path`: a state
+//!   judged in user space (its bytes in memory, the journal replayed, the promises
+//!   read with `ext4-view`), the kernel auditing a sample and every failure;
 //! - `lab`: build, check and store the states of one recorded trial;
 //! - `campaign`: the lab over every recording of a results directory, resumable.
 
@@ -25,6 +28,9 @@ pub mod app_recovery;
 pub mod block_map;
 pub mod campaign;
 pub mod content_key;
+pub mod fast_path;
+pub mod inode_walk;
+pub mod jbd2_replay;
 pub mod journal_scan;
 pub mod lab;
 pub use crate::experiment::crash_options as options;
@@ -32,8 +38,10 @@ pub mod oracle;
 pub mod pool;
 pub mod promises;
 pub mod recover;
+pub mod state_bytes;
 pub mod states;
 pub mod user_check;
+pub mod user_verdict;
 pub mod verdict_cache;
 
 pub use options::{CrashOptions, Strategy};

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::state_bytes::{RegionAt, StateBytes};
 use super::states::{LogRec, StatePlan};
 use crate::emu::daemon::DiskSpec;
 use crate::emu::writelog::{read_payload, write_zeros, LogHeader, LogWriter, RecordKind, Stamp};
@@ -319,6 +320,27 @@ impl RecoveryRig {
         }
         self.applied = upto;
         Ok(())
+    }
+
+    /// The state `plan` as bytes in memory, for the user-space verdict: the base moved
+    /// to `plan.base` as [`Self::load`] would, the daemon's overlay left alone. With
+    /// the file system's region and, when it has one, the external journal's.
+    pub fn user_state(
+        &mut self,
+        recs: &[LogRec],
+        plan: &StatePlan,
+    ) -> Result<(StateBytes, RegionAt, Option<RegionAt>)> {
+        self.advance(recs, plan.base)?;
+        let images = self
+            .images
+            .iter()
+            .map(|i| i.file().try_clone())
+            .collect::<std::io::Result<Vec<_>>>()?;
+        let names = self.header.disks.iter().map(|d| d.name.clone()).collect();
+        let state = StateBytes::build(images, names, &self.log, recs, plan)?;
+        let fs = RegionAt::of(&state, &self.fs).context("the write log has no `fs` disk")?;
+        let journal = self.journal.as_ref().and_then(|j| RegionAt::of(&state, j));
+        Ok((state, fs, journal))
     }
 
     /// Makes the daemon serve `plan`: the base moved to `plan.base`, the state's own

@@ -292,6 +292,9 @@ fn coverage_note(c: &CrashAnalysis) -> Option<String> {
     if c.hung > 0 {
         line.push_str(&format!("; recovery hung in {} (a failure)", c.hung));
     }
+    if let Some(w) = c.judged.words(c.states) {
+        line.push_str(&format!("; {w}"));
+    }
     Some(line)
 }
 

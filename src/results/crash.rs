@@ -289,6 +289,21 @@ pub enum CacheUse {
     Disagreed,
 }
 
+/// Who gave a state its verdict (`judged_by`; `crash::fast_path`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JudgedBy {
+    /// Mount, promises, unmount, fsck: the kernel's path alone.
+    Kernel,
+    /// The user-space path alone: the journal replayed in memory, every promise read
+    /// back; not mounted, no fsck.
+    UserSpace,
+    /// Both, agreeing on the promises; the verdict is the kernel's (fsck's included).
+    Audited,
+    /// Both, and they disagreed: the kernel's verdict stands.
+    Disagreed,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrashRecord {
     pub schema: u32,
@@ -376,6 +391,17 @@ pub struct CrashRecord {
     /// (`audited`, `disagreed`); absent: the check ran as usual.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_cache: Option<CacheUse>,
+    /// Who judged the state; absent in records from before the user-space path, whose
+    /// states the kernel judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_by: Option<JudgedBy>,
+    /// Why the user-space path left a state it was asked to judge to the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_fallback: Option<String>,
+    /// The user-space path's outcome digest (the first 8 bytes of the SHA-256 of
+    /// everything it read, hex): states with the same outcome had the same input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -868,6 +894,9 @@ mod tests {
             records_promised: 0,
             records_lost: None,
             check_cache: None,
+            judged_by: None,
+            fast_fallback: None,
+            outcome: None,
         }
     }
 

@@ -466,6 +466,9 @@ pub fn write_crash_results_dir(dir: &Path, states: u64) {
                 records_promised: 0,
                 records_lost: None,
                 check_cache: None,
+                judged_by: None,
+                fast_fallback: None,
+                outcome: None,
             };
             lines.push_str(&serde_json::to_string(&r).unwrap());
             lines.push('\n');

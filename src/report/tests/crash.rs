@@ -55,6 +55,9 @@ pub(super) fn state(
         records_promised: 0,
         records_lost: None,
         check_cache: None,
+        judged_by: None,
+        fast_fallback: None,
+        outcome: None,
     }
 }
 

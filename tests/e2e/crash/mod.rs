@@ -8,4 +8,5 @@ mod removed_files;
 mod run_crash;
 mod second_fs;
 mod torn_pages;
+mod user_verdict;
 mod verdict_cache;

@@ -290,6 +290,9 @@ fn cli_reports_the_crash_states_of_a_results_directory() {
                     records_promised: 0,
                     records_lost: None,
                     check_cache: None,
+                    judged_by: None,
+                    fast_fallback: None,
+                    outcome: None,
                 };
                 lines.push_str(&serde_json::to_string(&r).unwrap());
                 lines.push('\n');

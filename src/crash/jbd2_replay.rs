@@ -222,81 +222,10 @@ pub fn replay(src: &mut dyn JournalSource, fs_block: usize) -> Result<Replay> {
         Ok(Some(sb)) => sb,
         Err(why) => return Ok(Replay::Unsupported(why)),
     };
-    // Pass 1 (scan) and 2 (revoke records) in one walk: a transaction's tags and
-    // revokes count only once its commit block is found.
-    let mut committed: Vec<(u32, Vec<Tag>)> = Vec::new();
-    let mut revoked: HashMap<u64, u32> = HashMap::new();
-    let mut tid = sb.sequence;
-    let mut pos = sb.start;
-    let mut pending: Vec<Tag> = Vec::new();
-    let mut pending_revokes: Vec<u64> = Vec::new();
-    let mut walked = 0u64;
-    while walked < sb.maxlen {
-        let b = src.block(pos)?;
-        if b.len() != sb.block_size || be32(&b, 0) != MAGIC || be32(&b, 8) != tid {
-            break;
-        }
-        match be32(&b, 4) {
-            DESCRIPTOR => {
-                if sb.csum() && !tail_ok(&sb, &b) {
-                    return Ok(Replay::Unsupported(format!(
-                        "descriptor of transaction {tid} fails its checksum"
-                    )));
-                }
-                let Some(t) = tags(&sb, &b, sb.wrap(pos + 1)) else {
-                    return Ok(Replay::Unsupported(format!(
-                        "descriptor of transaction {tid} has no last tag"
-                    )));
-                };
-                let n = t.len() as u64;
-                pending.extend(t);
-                pos = sb.wrap(pos + 1 + n);
-                walked += 1 + n;
-            }
-            REVOKE => {
-                if sb.csum() && !tail_ok(&sb, &b) {
-                    return Ok(Replay::Unsupported(format!(
-                        "revoke block of transaction {tid} fails its checksum"
-                    )));
-                }
-                let rec = if sb.incompat & INCOMPAT_64BIT != 0 {
-                    8
-                } else {
-                    4
-                };
-                let used = (be32(&b, 12) as usize).min(b.len());
-                let mut at = 16;
-                while at + rec <= used {
-                    pending_revokes.push(if rec == 8 {
-                        u64::from_be_bytes(b[at..at + 8].try_into().unwrap())
-                    } else {
-                        be32(&b, at) as u64
-                    });
-                    at += rec;
-                }
-                pos = sb.wrap(pos + 1);
-                walked += 1;
-            }
-            COMMIT => {
-                if sb.csum() && !commit_ok(&sb, &b) {
-                    // The kernel ends the scan here and marks the file system as
-                    // having a corrupt transaction: its call, not this module's.
-                    return Ok(Replay::Unsupported(format!(
-                        "commit block of transaction {tid} fails its checksum"
-                    )));
-                }
-                for r in pending_revokes.drain(..) {
-                    let e = revoked.entry(r).or_insert(tid);
-                    *e = (*e).max(tid);
-                }
-                committed.push((tid, std::mem::take(&mut pending)));
-                tid = tid.wrapping_add(1);
-                pos = sb.wrap(pos + 1);
-                walked += 1;
-            }
-            _ => break,
-        }
-    }
+    let Scanned { committed, revoked } = match scan(src, &sb)? {
+        Ok(s) => s,
+        Err(why) => return Ok(Replay::Unsupported(why)),
+    };
     // Pass 3: replay in order, a later copy of a block over an earlier one.
     let mut blocks = BTreeMap::new();
     for (t, tags) in &committed {
@@ -324,6 +253,97 @@ pub fn replay(src: &mut dyn JournalSource, fs_block: usize) -> Result<Replay> {
         blocks,
         transactions: committed.len() as u32,
     })
+}
+
+/// What the scan found: the committed transactions' tags in order, and the latest
+/// transaction that revoked each block.
+struct Scanned {
+    committed: Vec<(u32, Vec<Tag>)>,
+    revoked: HashMap<u64, u32>,
+}
+
+/// Passes 1 (scan) and 2 (revoke records) in one walk: a transaction's tags and
+/// revokes count only once its commit block is found. `Err(why)` inside: a log this
+/// module does not follow as the kernel would.
+fn scan(src: &mut dyn JournalSource, sb: &Sb) -> Result<std::result::Result<Scanned, String>> {
+    let mut out = Scanned {
+        committed: Vec::new(),
+        revoked: HashMap::new(),
+    };
+    let mut tid = sb.sequence;
+    let mut pos = sb.start;
+    let mut pending: Vec<Tag> = Vec::new();
+    let mut pending_revokes: Vec<u64> = Vec::new();
+    let mut walked = 0u64;
+    while walked < sb.maxlen {
+        let b = src.block(pos)?;
+        if b.len() != sb.block_size || be32(&b, 0) != MAGIC || be32(&b, 8) != tid {
+            break;
+        }
+        let kind = be32(&b, 4);
+        let sum_ok = match kind {
+            DESCRIPTOR | REVOKE => !sb.csum() || tail_ok(sb, &b),
+            COMMIT => !sb.csum() || commit_ok(sb, &b),
+            _ => break,
+        };
+        if !sum_ok {
+            // For a commit block, the kernel ends the scan and marks the file system
+            // as having a corrupt transaction: its call, not this module's.
+            return Ok(Err(format!(
+                "{} block of transaction {tid} fails its checksum",
+                ["descriptor", "commit", "", "", "revoke"][kind as usize - 1]
+            )));
+        }
+        let used = match kind {
+            DESCRIPTOR => {
+                let Some(t) = tags(sb, &b, sb.wrap(pos + 1)) else {
+                    return Ok(Err(format!(
+                        "descriptor of transaction {tid} has no last tag"
+                    )));
+                };
+                let n = t.len() as u64;
+                pending.extend(t);
+                1 + n
+            }
+            REVOKE => {
+                pending_revokes.extend(revokes(sb, &b));
+                1
+            }
+            _ => {
+                for r in pending_revokes.drain(..) {
+                    let e = out.revoked.entry(r).or_insert(tid);
+                    *e = (*e).max(tid);
+                }
+                out.committed.push((tid, std::mem::take(&mut pending)));
+                tid = tid.wrapping_add(1);
+                1
+            }
+        };
+        pos = sb.wrap(pos + used);
+        walked += used;
+    }
+    Ok(Ok(out))
+}
+
+/// The block numbers a revoke block lists.
+fn revokes(sb: &Sb, b: &[u8]) -> Vec<u64> {
+    let rec = if sb.incompat & INCOMPAT_64BIT != 0 {
+        8
+    } else {
+        4
+    };
+    let used = (be32(b, 12) as usize).min(b.len());
+    (16..used)
+        .step_by(rec)
+        .take_while(|at| at + rec <= used)
+        .map(|at| {
+            if rec == 8 {
+                u64::from_be_bytes(b[at..at + 8].try_into().unwrap())
+            } else {
+                be32(b, at) as u64
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -338,8 +338,15 @@ impl RecoveryRig {
             .collect::<std::io::Result<Vec<_>>>()?;
         let names = self.header.disks.iter().map(|d| d.name.clone()).collect();
         let state = StateBytes::build(images, names, &self.log, recs, plan)?;
-        let fs = RegionAt::of(&state, &self.fs).context("the write log has no `fs` disk")?;
-        let journal = self.journal.as_ref().and_then(|j| RegionAt::of(&state, j));
+        let at = |r: &Region| {
+            Some(RegionAt {
+                disk: state.disk(&r.disk)?,
+                offset: r.offset,
+                size: r.size,
+            })
+        };
+        let fs = at(&self.fs).context("the write log has no `fs` disk")?;
+        let journal = self.journal.as_ref().and_then(at);
         Ok((state, fs, journal))
     }
 

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
-use super::recover::Region;
 use super::states::{LogRec, StatePlan};
 use crate::emu::writelog::{read_payload, RecordKind};
 
@@ -149,14 +148,4 @@ pub struct RegionAt {
     pub disk: u8,
     pub offset: u64,
     pub size: u64,
-}
-
-impl RegionAt {
-    pub fn of(state: &StateBytes, r: &Region) -> Option<Self> {
-        Some(Self {
-            disk: state.disk(&r.disk)?,
-            offset: r.offset,
-            size: r.size,
-        })
-    }
 }

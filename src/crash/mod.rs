@@ -14,6 +14,7 @@
 //! - `promises`: what the workload promised at a cut, from its markers;
 //! - `content_key`: what an application can read of a recovered state, as a digest;
 //! - `oracle`: recover one state and judge it;
+//! - `promise_check`: the promises compared with a recovered tree (mounted or not);
 //! - `user_check`: the workload's own check of a recovered state, and what it is handed;
 //! - `verdict_cache`: an application's verdict reused for a state with the same input;
 //! - `app_recovery`: the application started on a recovered state, timed until ready;
@@ -36,6 +37,7 @@ pub mod lab;
 pub use crate::experiment::crash_options as options;
 pub mod oracle;
 pub mod pool;
+pub mod promise_check;
 pub mod promises;
 pub mod recover;
 pub mod state_bytes;

@@ -74,6 +74,12 @@ pub struct ConfigAnswer {
     /// `None` for records without coverage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub covered: Option<String>,
+    /// Who judged the states, when the user-space path judged any
+    /// ([`super::crash::JudgedCounts::brief`] says it). Every figure beside it comes
+    /// from the kernel's verdicts or from the user-space path's, which the kernel
+    /// audits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<super::crash::JudgedCounts>,
     /// The states were checked against what the workload promised (fsync'ed files,
     /// durable lines, synchronous writes); `false`: consistency only.
     pub checks_promises: bool,
@@ -232,6 +238,7 @@ fn empty(config: &str) -> ConfigAnswer {
         torn_page_failures: 0,
         torn_pages: Vec::new(),
         covered: None,
+        judged: None,
         checks_promises: false,
         recovery_timed: 0,
         replay_median_s: None,
@@ -255,6 +262,7 @@ fn with_crash(a: &mut ConfigAnswer, c: &CrashAnalysis) {
     a.verdicts = c.verdicts;
     a.negative_control = c.negative_control;
     a.covered = c.coverage.as_ref().map(|cov| cov.scope(c.states as u64));
+    a.judged = c.judged.by_user_space().then(|| c.judged.clone());
     a.torn_page_control = c.torn_page_control;
     a.torn_page_failures = c.torn_page_failures;
     a.torn_pages = c.torn_pages.clone();

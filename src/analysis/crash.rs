@@ -525,6 +525,29 @@ impl JudgedCounts {
         }
     }
 
+    /// Whether the user-space path gave any state its verdict.
+    pub fn by_user_space(&self) -> bool {
+        self.user_space + self.audited + self.disagreed > 0
+    }
+
+    /// "26 judged by the kernel, 374 in user space (20 of them also by the kernel, all
+    /// agreeing)", for the answer's line; `None` when the path judged nothing.
+    pub fn brief(&self, states: usize) -> Option<String> {
+        let fast = self.user_space + self.audited + self.disagreed;
+        if fast == 0 {
+            return None;
+        }
+        Some(format!(
+            "{} judged by the kernel, {fast} in user space ({} of them also by the kernel, {})",
+            states - fast,
+            self.audited + self.disagreed,
+            match self.disagreed {
+                0 => "all agreeing".to_string(),
+                d => format!("{d} DISAGREEING: the kernel's verdicts stand"),
+            }
+        ))
+    }
+
     /// "judged in user space: 150 (20 of them audited by the kernel, all agreeing;
     /// fsck ran only on the audited and the kernel-judged)"; `None` when the path
     /// judged nothing.

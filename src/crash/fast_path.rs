@@ -14,8 +14,10 @@ use std::sync::Mutex;
 use crate::experiment::config::{Config, FsType};
 use crate::results::crash::{JudgedBy, Verdict};
 
+use super::jbd2_replay::Revokes;
 use super::oracle::Promises;
-use super::user_verdict::Fast;
+use super::outcome_memo::OutcomeMemo;
+use super::user_verdict::{revokes, Fast, BREAK_VAR};
 
 pub const MIN_AUDITS: u64 = 20;
 pub const AUDIT_EVERY: u64 = 20;
@@ -50,6 +52,8 @@ pub struct FastPath {
     fallbacks: Mutex<BTreeMap<String, u64>>,
     outcomes: Mutex<HashSet<[u8; 32]>>,
     off: AtomicBool,
+    /// The ok outcomes a state is compared with before it is read.
+    pub memo: OutcomeMemo,
 }
 
 impl FastPath {
@@ -106,7 +110,9 @@ impl FastPath {
             Fast::Fallback(_) => return (JudgedBy::Kernel, None),
         };
         if agree {
-            self.audited.fetch_add(1, Ordering::Relaxed);
+            if matches!(fast, Fast::Ok { .. }) {
+                self.audited.fetch_add(1, Ordering::Relaxed);
+            }
             return (JudgedBy::Audited, None);
         }
         self.disagreed.fetch_add(1, Ordering::Relaxed);
@@ -138,7 +144,7 @@ impl FastPath {
             .len();
         let disagreed = self.disagreed.load(Ordering::Relaxed);
         let mut s = format!(
-            "user-space verdicts: {ok} of {states} states called ok in user space ({} trusted, {} audited by the kernel{}; {distinct} distinct outcomes, {} repeats judged once), {} broken promises sent to the kernel",
+            "user-space verdicts: {ok} of {states} states called ok in user space ({} trusted, {} audited by the kernel{}; {distinct} distinct outcomes, {} repeats judged once, {} of them not read again), {} called broken (a promise lost or the journal corrupt), each judged again by the kernel",
             self.trusted.load(Ordering::Relaxed),
             self.audited.load(Ordering::Relaxed),
             if disagreed > 0 {
@@ -147,8 +153,14 @@ impl FastPath {
                 ", all agreeing".to_string()
             },
             self.repeats.load(Ordering::Relaxed),
+            self.memo.hits(),
             self.broken.load(Ordering::Relaxed),
         );
+        if revokes() == Revokes::SkippedOnPurpose {
+            s.push_str(&format!(
+                "; ITS REPLAY WAS BROKEN ON PURPOSE ({BREAK_VAR}=skip-revokes: revoke records skipped), to test the audit"
+            ));
+        }
         if fell > 0 {
             let why: Vec<String> = fallbacks.iter().map(|(w, n)| format!("{n} {w}")).collect();
             s.push_str(&format!(
@@ -169,6 +181,7 @@ mod tests {
             checked: 1,
             transactions: 0,
             outcome: [n; 32],
+            repeated: false,
         }
     }
 

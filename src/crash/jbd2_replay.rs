@@ -6,9 +6,11 @@
 //! carry the expected sequence; collect the revoke records of the committed ones; then
 //! write each committed transaction's logged blocks in order, skipping a block revoked
 //! by the same or a later transaction. Where the kernel's behaviour depends on more
-//! than that (a checksum that does not match, fast commits, asynchronous commits,
-//! checksum v1/v2, a block size other than the file system's), this module does not
-//! guess: it says so ([`Replay::Unsupported`]) and the state goes to the kernel.
+//! than that (a descriptor, revoke or commit block whose checksum does not match, fast
+//! commits, checksum v1/v2, a block size other than the file system's), this module
+//! does not guess: it says so ([`Replay::Unsupported`]) and the state goes to the
+//! kernel. A committed transaction's logged block whose checksum fails is the
+//! kernel's refusal of the journal ([`Replay::Corrupt`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,7 +30,12 @@ const INCOMPAT_ASYNC_COMMIT: u32 = 0x4;
 const INCOMPAT_CSUM_V2: u32 = 0x8;
 const INCOMPAT_CSUM_V3: u32 = 0x10;
 const INCOMPAT_FAST_COMMIT: u32 = 0x20;
-const KNOWN_INCOMPAT: u32 = INCOMPAT_REVOKE | INCOMPAT_64BIT | INCOMPAT_CSUM_V3;
+/// Asynchronous commits change only when the commit block is written (with the
+/// transaction, not after it is durable): the kernel's scan and replay are the same,
+/// and what a commit written ahead of its blocks leaves is caught by the blocks' v3
+/// checksums ([`Replay::Corrupt`]).
+const KNOWN_INCOMPAT: u32 =
+    INCOMPAT_REVOKE | INCOMPAT_64BIT | INCOMPAT_CSUM_V3 | INCOMPAT_ASYNC_COMMIT;
 
 const FLAG_ESCAPE: u32 = 0x1;
 const FLAG_SAME_UUID: u32 = 0x2;
@@ -53,6 +60,11 @@ pub enum Replay {
     },
     /// A journal this module does not replay as the kernel would: why.
     Unsupported(String),
+    /// A journal the kernel's recovery reports as corrupt, which fails the mount: why.
+    /// A committed transaction's logged block that fails its v2/v3 checksum is one
+    /// (the kernel skips writing it and ends the recovery with `EFSBADCRC`): what a
+    /// multi-block journal write persisted in part leaves.
+    Corrupt(String),
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -123,9 +135,6 @@ fn parse_sb(b: &[u8], fs_block: usize) -> std::result::Result<Option<Sb>, String
     }
     if incompat & INCOMPAT_FAST_COMMIT != 0 {
         return Err("fast commits (the kernel replays them after the journal)".into());
-    }
-    if incompat & INCOMPAT_ASYNC_COMMIT != 0 {
-        return Err("asynchronous commits".into());
     }
     if incompat & !KNOWN_INCOMPAT != 0 {
         return Err(format!("journal features {incompat:#x}"));
@@ -214,9 +223,26 @@ fn commit_ok(sb: &Sb, b: &[u8]) -> bool {
     crc32c_raw(sb.seed, &copy) == be32(b, 16)
 }
 
+/// Whether a replay honours revoke records. Only the test of the audit skips them: a
+/// replay broken on purpose, which the kernel must catch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revokes {
+    Honoured,
+    SkippedOnPurpose,
+}
+
 /// The replay a mount would make of the journal in `src`, whose file system has
 /// blocks of `fs_block` bytes.
 pub fn replay(src: &mut dyn JournalSource, fs_block: usize) -> Result<Replay> {
+    replay_with(src, fs_block, Revokes::Honoured)
+}
+
+/// [`replay`], with revoke records honoured or (to test the audit) skipped.
+pub fn replay_with(
+    src: &mut dyn JournalSource,
+    fs_block: usize,
+    revokes: Revokes,
+) -> Result<Replay> {
     let sb = match parse_sb(&src.superblock()?, fs_block) {
         Ok(None) => return Ok(Replay::Clean),
         Ok(Some(sb)) => sb,
@@ -230,16 +256,16 @@ pub fn replay(src: &mut dyn JournalSource, fs_block: usize) -> Result<Replay> {
     let mut blocks = BTreeMap::new();
     for (t, tags) in &committed {
         for tag in tags {
-            if revoked.get(&tag.target).is_some_and(|r| r >= t) {
+            if revokes == Revokes::Honoured && revoked.get(&tag.target).is_some_and(|r| r >= t) {
                 continue;
             }
             let mut data = src.block(tag.at)?;
             if sb.csum() {
                 let seq = crc32c_raw(sb.seed, &t.to_be_bytes());
                 if crc32c_raw(seq, &data) != tag.csum {
-                    return Ok(Replay::Unsupported(format!(
-                        "a logged block of transaction {t} (for block {}) fails its checksum",
-                        tag.target
+                    return Ok(Replay::Corrupt(format!(
+                        "a logged block of committed transaction {t} (for block {}, at journal block {}) fails its checksum: the kernel's recovery refuses the journal",
+                        tag.target, tag.at
                     )));
                 }
             }
@@ -484,6 +510,12 @@ mod tests {
             BTreeMap::from([(201, 1)]),
             "200 revoked by a later transaction"
         );
+        let broken = blocks(replay_with(&mut j, BS, Revokes::SkippedOnPurpose).unwrap());
+        assert_eq!(
+            broken,
+            BTreeMap::from([(200, 1), (201, 1)]),
+            "the replay broken on purpose writes the revoked copy"
+        );
         txn(&mut j, 64, p + 2, 3, &[(200, 9)], true);
         let got = blocks(replay(&mut j, BS).unwrap());
         assert_eq!(
@@ -513,7 +545,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_checksum_or_a_clean_journal_is_said_not_replayed() {
+    fn a_logged_block_failing_its_checksum_is_corrupt_and_a_clean_journal_replays_nothing() {
         let mut j = Mem(HashMap::new());
         j.0.insert(0, sb(64, 1, 0));
         assert_eq!(replay(&mut j, BS).unwrap(), Replay::Clean);
@@ -521,7 +553,7 @@ mod tests {
         txn(&mut j, 64, 1, 1, &[(10, 1)], true);
         j.0.get_mut(&2).unwrap()[50] ^= 1; // the logged copy
         assert!(
-            matches!(replay(&mut j, BS).unwrap(), Replay::Unsupported(w) if w.contains("checksum"))
+            matches!(replay(&mut j, BS).unwrap(), Replay::Corrupt(w) if w.contains("block 10, at journal block 2) fails its checksum"))
         );
         let mut fast = sb(64, 1, 1);
         put(&mut fast, 0x28, INCOMPAT_CSUM_V3 | INCOMPAT_FAST_COMMIT);

@@ -586,10 +586,9 @@ fn judge_state(
     }) {
         Some(f) => {
             let (state, fs, journal) = rig.user_state(recs, plan)?;
-            Some((
-                f,
-                user_verdict::judge(Arc::new(state), fs, journal, promises),
-            ))
+            let fast =
+                user_verdict::judge_once(Arc::new(state), fs, journal, promises, Some(&f.memo));
+            Some((f, fast))
         }
         None => None,
     };
@@ -605,6 +604,7 @@ fn judge_state(
             checked,
             transactions,
             outcome,
+            repeated,
         },
     )) = &fast
     {
@@ -615,7 +615,12 @@ fn judge_state(
             let judged = oracle::Judgement {
                 verdict: Verdict::Ok,
                 evidence: vec![format!(
-                    "user space: {transactions} committed transactions replayed in memory, {checked} promises read back whole; not mounted, no fsck (a sample of such states is audited by the kernel)"
+                    "user space: {transactions} committed transactions replayed in memory, {checked} promises {}; not mounted, no fsck (a sample of such states is audited by the kernel)",
+                    if *repeated {
+                        "held: every block their check reads holds the bytes it held in a state judged before"
+                    } else {
+                        "read back whole"
+                    }
                 )],
                 checked: *checked,
                 hung: false,

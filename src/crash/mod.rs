@@ -36,6 +36,7 @@ pub mod journal_scan;
 pub mod lab;
 pub use crate::experiment::crash_options as options;
 pub mod oracle;
+pub mod outcome_memo;
 pub mod pool;
 pub mod promise_check;
 pub mod promises;

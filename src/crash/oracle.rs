@@ -29,6 +29,8 @@ pub enum Expect {
     Bytes(Arc<[u8]>),
     /// The file's SHA-256 (lowercase hex).
     Sha256(String),
+    /// The file exists and is not empty.
+    NonEmpty,
     /// The file holds `len` bytes at `offset`: these when known.
     Range {
         offset: u64,

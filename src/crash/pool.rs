@@ -56,6 +56,24 @@ impl Drop for StopOnDrop<'_> {
 /// are delivered, and `Ok(true)` (interrupted) is returned. Every rig is released
 /// before this returns, whatever happened; the first error (of a check, a delivery or
 /// a release) is returned once all rigs are released.
+/// How many neighbouring states one rig takes in turn: neighbours often leave the
+/// same outcome (a prefix cut and a subset that kept the same writes), which the
+/// user-space path judges once ([`super::outcome_memo`]) only when it has finished the
+/// first before it starts the second, so they go to the same rig.
+pub const RUN: usize = 8;
+
+/// The states rig `k` of `n` checks: runs of [`RUN`] in turn, in order (states are
+/// sorted by base, so each rig's base only moves forward).
+fn owned_by(states: &[usize], k: usize, n: usize) -> Vec<usize> {
+    states
+        .chunks(RUN)
+        .skip(k)
+        .step_by(n)
+        .flatten()
+        .copied()
+        .collect()
+}
+
 pub fn check_states<T, C, D>(
     rigs: Vec<RecoveryRig>,
     states: &[usize],
@@ -92,7 +110,7 @@ where
         let mut workers = Vec::new();
         for (k, mut rig) in rigs.into_iter().enumerate() {
             let tx = tx.clone();
-            let mine: Vec<usize> = states.iter().copied().skip(k).step_by(n).collect();
+            let mine = owned_by(states, k, n);
             workers.push(scope.spawn(move || -> Result<()> {
                 for i in mine {
                     if stop.load(Ordering::Relaxed) {
@@ -168,5 +186,22 @@ where
     match first_error {
         Some(e) => Err(e),
         None => Ok(interrupted),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rigs_take_runs_of_neighbours_in_turn_and_every_state_once() {
+        let states: Vec<usize> = (100..137).collect();
+        let mine: Vec<Vec<usize>> = (0..3).map(|k| owned_by(&states, k, 3)).collect();
+        assert_eq!(mine[0][..RUN], states[..RUN]);
+        assert_eq!(mine[1][..RUN], states[RUN..2 * RUN]);
+        let mut all: Vec<usize> = mine.concat();
+        assert!(mine.iter().all(|m| m.windows(2).all(|w| w[0] < w[1])));
+        all.sort_unstable();
+        assert_eq!(all, states);
     }
 }

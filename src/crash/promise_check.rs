@@ -55,6 +55,9 @@ pub fn check_promises(tree: &dyn PromisedTree, p: &Promises) -> (Vec<String>, Ve
                 check_range(tree, rel, *offset, *len, bytes.as_deref())
             }
             Expect::Exists => tree.exists(rel).map(|_| None),
+            Expect::NonEmpty => tree
+                .size(rel)
+                .map(|n| (n == 0).then(|| "empty, promised never empty".to_string())),
             Expect::Bytes(want) => tree.read(rel).map(|data| {
                 (data[..] != want[..]).then(|| {
                     format!(

@@ -121,6 +121,7 @@ impl PromiseBook {
                 Some(h) => Expect::Sha256(h.clone()),
                 None => Expect::Exists,
             },
+            PromiseMark::NonEmpty(_) => Expect::NonEmpty,
             PromiseMark::Range { offset, len, .. } => Expect::Range {
                 offset: *offset,
                 len: *len,

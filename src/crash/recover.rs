@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::state_bytes::{RegionAt, StateBytes};
+use super::state_bytes::{map_image, MappedImage, RegionAt, StateBytes};
 use super::states::{LogRec, StatePlan};
 use crate::emu::daemon::DiskSpec;
 use crate::emu::writelog::{read_payload, write_zeros, LogHeader, LogWriter, RecordKind, Stamp};
@@ -134,6 +134,8 @@ pub struct RecoveryRig {
     /// detach cost about 10 ms a state.
     attached: Option<Attached>,
     daemon: Option<DeviceDaemon>,
+    /// The base images mapped for the user-space verdict, made at its first state.
+    maps: Vec<MappedImage>,
     images: Vec<ImageFile>,
     specs: Vec<DiskSpec>,
     header: LogHeader,
@@ -230,6 +232,7 @@ impl RecoveryRig {
             session,
             attached: None,
             daemon: None,
+            maps: Vec::new(),
             images,
             specs,
             header: header.clone(),
@@ -331,13 +334,16 @@ impl RecoveryRig {
         plan: &StatePlan,
     ) -> Result<(StateBytes, RegionAt, Option<RegionAt>)> {
         self.advance(recs, plan.base)?;
-        let images = self
-            .images
-            .iter()
-            .map(|i| i.file().try_clone())
-            .collect::<std::io::Result<Vec<_>>>()?;
-        let names = self.header.disks.iter().map(|d| d.name.clone()).collect();
-        let state = StateBytes::build(images, names, &self.log, recs, plan)?;
+        let names: Vec<String> = self.header.disks.iter().map(|d| d.name.clone()).collect();
+        if self.maps.is_empty() {
+            self.maps = self
+                .images
+                .iter()
+                .zip(&names)
+                .map(|(i, n)| map_image(i.file(), n))
+                .collect::<Result<_>>()?;
+        }
+        let state = StateBytes::build(self.maps.clone(), names, &self.log, recs, plan)?;
         let at = |r: &Region| {
             Some(RegionAt {
                 disk: state.disk(&r.disk)?,
@@ -618,6 +624,7 @@ impl RecoveryRig {
         if let Err(e) = self.stop_daemon() {
             first.get_or_insert(e);
         }
+        self.maps.clear();
         for mut i in self.images.drain(..) {
             if let Err(e) = i.release() {
                 first.get_or_insert(e);

@@ -1,13 +1,18 @@
 //! A crash state as bytes, read in user space: the rig's base images (every record
 //! before the state's base applied) under the state's own writes, kept in memory. What
 //! the device daemon serves a mount, without the daemon, a loop device or a mount.
+//!
+//! The base images are read through shared mappings the rig keeps for its life: a read
+//! is a copy, not a system call (a state's check reads hundreds of blocks, and a
+//! `pread` of one block cost more than copying it). The rig moves its base forward with
+//! `pwrite` to the same files, which the mappings see: one page cache under both.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use memmap2::Mmap;
 
 use super::states::{LogRec, StatePlan};
 use crate::emu::writelog::{read_payload, RecordKind};
@@ -15,9 +20,22 @@ use crate::emu::writelog::{read_payload, RecordKind};
 /// The overlay's unit: the emulated disks' logical block.
 pub const BLOCK: u64 = 4096;
 
+/// A base image mapped for reading, shared by the states built over it.
+pub type MappedImage = Arc<Mmap>;
+
+/// Maps `file` (a base image) for reading. Its length must not shrink while mapped: the
+/// rig's images keep their disk's size until the rig removes them, after the mappings.
+pub fn map_image(file: &File, name: &str) -> Result<MappedImage> {
+    // SAFETY: the image is the rig's own file, never truncated while mapped (see
+    // above); writes to it through `pwrite` are coherent with a shared mapping.
+    let map = unsafe { Mmap::map(file) }
+        .with_context(|| format!("cannot map base image `{name}` for reading"))?;
+    Ok(Arc::new(map))
+}
+
 pub struct StateBytes {
     /// Base images by the log's disk number.
-    images: Vec<File>,
+    images: Vec<MappedImage>,
     names: Vec<String>,
     /// The state's writes over the base, by (disk, block).
     overlay: HashMap<(u8, u64), Arc<[u8]>>,
@@ -26,13 +44,17 @@ pub struct StateBytes {
 impl StateBytes {
     /// `images` at `plan.base`; the plan's pieces read from `log`.
     pub fn build(
-        images: Vec<File>,
+        images: Vec<MappedImage>,
         names: Vec<String>,
         log: &File,
         recs: &[LogRec],
         plan: &StatePlan,
     ) -> Result<Self> {
-        let mut s = Self::of_images(images, names);
+        let mut s = Self {
+            images,
+            names,
+            overlay: HashMap::new(),
+        };
         for piece in &plan.overlay {
             let m = &recs[piece.seq as usize];
             if (m.disk as usize) >= s.images.len() {
@@ -59,12 +81,17 @@ impl StateBytes {
     }
 
     /// Images as they are, with no state's writes over them.
-    pub fn of_images(images: Vec<File>, names: Vec<String>) -> Self {
-        Self {
+    pub fn of_images(images: Vec<File>, names: Vec<String>) -> Result<Self> {
+        let images = images
+            .iter()
+            .zip(&names)
+            .map(|(f, n)| map_image(f, n))
+            .collect::<Result<_>>()?;
+        Ok(Self {
             images,
             names,
             overlay: HashMap::new(),
-        }
+        })
     }
 
     /// `len` bytes at `offset` of `disk`: `data`, or zeros.
@@ -94,15 +121,23 @@ impl StateBytes {
 
     fn base_block(&self, disk: u8, block: u64) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; BLOCK as usize];
-        self.images[disk as usize]
-            .read_exact_at(&mut buf, block * BLOCK)
-            .with_context(|| {
-                format!(
-                    "cannot read block {block} of base image `{}`",
-                    self.names[disk as usize]
-                )
-            })?;
+        self.base(disk, block * BLOCK, &mut buf)?;
         Ok(buf)
+    }
+
+    /// `dst` from byte `at` of base image `disk`.
+    fn base(&self, disk: u8, at: u64, dst: &mut [u8]) -> Result<()> {
+        let image = &self.images[disk as usize];
+        let end = at as usize + dst.len();
+        if end > image.len() {
+            bail!(
+                "cannot read base image `{}` at {at}: it ends at {}",
+                self.names[disk as usize],
+                image.len()
+            );
+        }
+        dst.copy_from_slice(&image[at as usize..end]);
+        Ok(())
     }
 
     /// The disk numbered as the log's header names `name`.
@@ -120,14 +155,7 @@ impl StateBytes {
             let n = (BLOCK as usize - within).min(dst.len() - done);
             match self.overlay.get(&(disk, block)) {
                 Some(b) => dst[done..done + n].copy_from_slice(&b[within..within + n]),
-                None => self.images[disk as usize]
-                    .read_exact_at(&mut dst[done..done + n], at)
-                    .with_context(|| {
-                        format!(
-                            "cannot read base image `{}` at {at}",
-                            self.names[disk as usize]
-                        )
-                    })?,
+                None => self.base(disk, at, &mut dst[done..done + n])?,
             }
             done += n;
         }

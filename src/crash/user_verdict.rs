@@ -17,8 +17,9 @@ use anyhow::{bail, Result};
 use sha2::{Digest, Sha256};
 
 use super::inode_walk::Walk;
-use super::jbd2_replay::{self, crc32c_raw, JournalSource, Replay};
+use super::jbd2_replay::{self, crc32c_raw, JournalSource, Replay, Revokes};
 use super::oracle::{check_promises, Expect, PromisedTree, Promises};
+use super::outcome_memo::{OutcomeMemo, Seen};
 use super::state_bytes::{RegionAt, StateBytes, BLOCK};
 
 /// The user-space path's conclusion on one state.
@@ -32,11 +33,27 @@ pub enum Fast {
         /// SHA-256 of every byte the load and the promises read: two states with the
         /// same outcome gave the check the same input.
         outcome: [u8; 32],
+        /// The state repeated a kept outcome ([`OutcomeMemo`]): its verdict was not
+        /// read again.
+        repeated: bool,
     },
     /// A promise broke (the kernel decides: every such state is audited).
     Broken { evidence: Vec<String> },
     /// The state is one this path does not judge as the kernel would: why.
     Fallback(String),
+}
+
+/// The variable that breaks the path on purpose, to show the audit catches it.
+pub const BREAK_VAR: &str = "JBENCH_FAST_VERDICT_BREAK";
+
+/// Whether the replay skips revoke records on purpose (`JBENCH_FAST_VERDICT_BREAK=
+/// skip-revokes`): a known-wrong replay for the test that the kernel's audit catches
+/// the user-space path when it is wrong. Never set it to judge a run.
+pub fn revokes() -> Revokes {
+    match std::env::var(BREAK_VAR) {
+        Ok(v) if v.trim() == "skip-revokes" => Revokes::SkippedOnPurpose,
+        _ => Revokes::Honoured,
+    }
 }
 
 const SB_OFFSET: usize = 1024;
@@ -63,7 +80,19 @@ pub fn judge(
     journal: Option<RegionAt>,
     p: &Promises,
 ) -> Fast {
-    match judge_or_fall_back(state, fs, journal, p) {
+    judge_once(state, fs, journal, p, None)
+}
+
+/// [`judge`], comparing the state with the ok outcomes `memo` keeps first, and keeping
+/// its own when it is new.
+pub fn judge_once(
+    state: Arc<StateBytes>,
+    fs: RegionAt,
+    journal: Option<RegionAt>,
+    p: &Promises,
+    memo: Option<&OutcomeMemo>,
+) -> Fast {
+    match judge_or_fall_back(state, fs, journal, p, memo) {
         Ok(f) => f,
         Err(e) => Fast::Fallback(format!("{e:#}")),
     }
@@ -74,6 +103,7 @@ fn judge_or_fall_back(
     fs: RegionAt,
     journal: Option<RegionAt>,
     p: &Promises,
+    memo: Option<&OutcomeMemo>,
 ) -> Result<Fast> {
     let block0 = state.region_block(&fs, 0)?;
     let sb = &block0[SB_OFFSET..SB_OFFSET + 1024];
@@ -92,13 +122,21 @@ fn judge_or_fall_back(
                 }),
                 None => Box::new(Internal::new(&state, fs, sb)?),
             };
-            match jbd2_replay::replay(src.as_mut(), BLOCK as usize)? {
+            match jbd2_replay::replay_with(src.as_mut(), BLOCK as usize, revokes())? {
                 Replay::Clean => (BTreeMap::new(), 0),
                 Replay::Blocks {
                     blocks,
                     transactions,
                 } => (blocks, transactions),
                 Replay::Unsupported(why) => bail!("{why}"),
+                Replay::Corrupt(why) => {
+                    return Ok(Fast::Broken {
+                        evidence: vec![
+                            "the user-space replay found the journal corrupt:".into(),
+                            why,
+                        ],
+                    })
+                }
             }
         } else {
             // Without RECOVER the kernel skips the log whatever it holds.
@@ -115,6 +153,14 @@ fn judge_or_fall_back(
         first: Arc::new(first),
         outcome: outcome.clone(),
     };
+    if let Some(seen) = memo.and_then(|m| m.find(p, &mut |b, dst| reader.block_bytes(b, dst))) {
+        return Ok(Fast::Ok {
+            checked: seen.checked,
+            transactions,
+            outcome: seen.outcome,
+            repeated: true,
+        });
+    }
     let raw = reader.clone();
     let view = ext4_view::Ext4::load(Box::new(reader))
         .map_err(|e| anyhow::anyhow!("ext4-view cannot load the replayed state: {e}"))?;
@@ -143,16 +189,19 @@ fn judge_or_fall_back(
         .iter()
         .copied()
         .collect();
-    let mut buf = vec![0u8; BLOCK as usize];
+    let mut blocks = Vec::with_capacity(read.len());
     for b in read {
+        let mut buf = vec![0u8; BLOCK as usize].into_boxed_slice();
         raw.block_bytes(b, &mut buf).map_err(anyhow::Error::msg)?;
         h.update(b.to_le_bytes());
         h.update(&buf);
+        blocks.push((b, buf));
     }
     for promise in &p.items {
         h.update(promise.path.as_bytes());
         match &promise.expect {
             Expect::Exists => h.update(b"\0exists"),
+            Expect::NonEmpty => h.update(b"\0nonempty"),
             Expect::Bytes(b) => h.update(b),
             Expect::Sha256(x) => h.update(x.as_bytes()),
             Expect::Range { offset, len, bytes } => {
@@ -162,10 +211,15 @@ fn judge_or_fall_back(
             }
         }
     }
+    let outcome: [u8; 32] = h.finalize().into();
+    if let Some(m) = memo {
+        m.remember(Seen::new(p, blocks, outcome));
+    }
     Ok(Fast::Ok {
         checked: p.items.len() as u64,
         transactions,
-        outcome: h.finalize().into(),
+        outcome,
+        repeated: false,
     })
 }
 
@@ -472,7 +526,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         let f = image(d.path(), &[("kept", &data), ("other", b"x")]);
-        let state = Arc::new(StateBytes::of_images(vec![f], vec!["fs".into()]));
+        let state = Arc::new(StateBytes::of_images(vec![f], vec!["fs".into()]).unwrap());
         let fs = RegionAt {
             disk: 0,
             offset: 0,
@@ -523,7 +577,7 @@ mod tests {
     fn what_the_path_does_not_read_falls_back_with_its_reason() {
         let d = tempfile::tempdir().unwrap();
         let f = image(d.path(), &[]);
-        let state = Arc::new(StateBytes::of_images(vec![f], vec!["fs".into()]));
+        let state = Arc::new(StateBytes::of_images(vec![f], vec!["fs".into()]).unwrap());
         // Not a file system: nothing where the superblock should be.
         let off = RegionAt {
             disk: 0,

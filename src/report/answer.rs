@@ -188,8 +188,18 @@ pub fn answer_line(w: &WorkloadAnswer, c: &ConfigAnswer, a: &Analysis) -> String
 /// 200 power cuts failed (13 unmountable, 47 lost-fsynced, 29 fsck-dirty, 3
 /// no-verdict), 47 of them losing fsync'ed data, as it must". The count of failures is
 /// every failed state, the answer table's `failed` (and the crash section's verdict
-/// columns, summed); the verdicts follow worst first ([`Verdict::BY_SEVERITY`]).
+/// columns, summed); the verdicts follow worst first ([`Verdict::BY_SEVERITY`]). Where
+/// the user-space path judged states, who judged them follows: every figure comes from
+/// the kernel's verdicts or the path's where the kernel's audit agreed.
 pub fn safety_words(c: &ConfigAnswer) -> String {
+    let words = safety_outcome(c);
+    match c.judged.as_ref().and_then(|j| j.brief(c.crash_states)) {
+        Some(j) => format!("{words}; {j}"),
+        None => words,
+    }
+}
+
+fn safety_outcome(c: &ConfigAnswer) -> String {
     let n = c.crash_states;
     if n == 0 {
         return "no crash states".to_string();
@@ -540,6 +550,7 @@ mod tests {
             torn_page_failures: 0,
             torn_pages: Vec::new(),
             covered: None,
+            judged: None,
             checks_promises: true,
             recovery_timed: 3,
             replay_median_s: Some(0.25),
@@ -571,6 +582,20 @@ mod tests {
             ..VerdictCounts::default()
         };
         assert_eq!(safety_words(&config(7, ok)), "7/7 power cuts lost nothing");
+        let judged = crate::analysis::crash::JudgedCounts {
+            user_space: 4,
+            audited: 2,
+            ..Default::default()
+        };
+        let with_judges = ConfigAnswer {
+            judged: Some(judged),
+            ..config(7, ok)
+        };
+        assert_eq!(
+            safety_words(&with_judges),
+            "7/7 power cuts lost nothing; 1 judged by the kernel, 6 in user space (2 of them \
+             also by the kernel, all agreeing)"
+        );
         let bad = VerdictCounts {
             ok: 4,
             lost_fsynced: 2,

@@ -37,6 +37,11 @@ pub struct Glance {
     /// empty when the workload's trials carry no per-operation latency.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tail: Vec<String>,
+    /// Who judged the power cuts, when the user-space path judged any: "power cuts
+    /// judged in user space, the kernel auditing (failures and recovery times are the
+    /// kernel's): internal 355 of 400 (39 audited), ..., all agreeing".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judges: Option<String>,
 }
 
 /// Every workload of the answer at a glance; empty without crash states.
@@ -83,7 +88,43 @@ pub fn glance(w: &WorkloadAnswer, a: &Analysis) -> Glance {
                 v
             })
             .unwrap_or_default(),
+        judges: judges_words(w),
     }
+}
+
+/// Which power-cut figures the user-space path gave: its ok verdicts, with the
+/// kernel's audit of a sample; every failure and recovery time is the kernel's.
+fn judges_words(w: &WorkloadAnswer) -> Option<String> {
+    let per: Vec<(String, &crate::analysis::crash::JudgedCounts, usize)> = w
+        .configs
+        .iter()
+        .filter_map(|c| {
+            let j = c.judged.as_ref()?;
+            Some((c.config.clone(), j, c.crash_states))
+        })
+        .collect();
+    if per.is_empty() {
+        return None;
+    }
+    let disagreed: usize = per.iter().map(|(_, j, _)| j.disagreed).sum();
+    let each: Vec<String> = per
+        .iter()
+        .map(|(c, j, n)| {
+            format!(
+                "{c} {} of {n} ({} audited)",
+                j.user_space + j.audited + j.disagreed,
+                j.audited + j.disagreed
+            )
+        })
+        .collect();
+    Some(format!(
+        "power cuts judged in user space, the kernel auditing a sample (every failure and recovery time is the kernel's): {}, {}",
+        each.join(", "),
+        match disagreed {
+            0 => "all agreeing".to_string(),
+            d => format!("{d} DISAGREEING: the kernel's verdicts stand"),
+        }
+    ))
 }
 
 /// The glance as text: the title, then per workload its head, the takeaway (after an
@@ -111,6 +152,11 @@ pub(crate) fn glance_block(a: &Analysis, style: Style) -> String {
                 for (i, l) in g.tail.iter().enumerate() {
                     let _ = writeln!(out, "{}{l}", if i == 0 { "  " } else { "    " });
                 }
+                if let Some(j) = &g.judges {
+                    for (i, l) in wrap(j, 100).iter().enumerate() {
+                        let _ = writeln!(out, "{}{l}", if i == 0 { "  " } else { "    " });
+                    }
+                }
             }
             Style::Markdown => {
                 let _ = writeln!(out, "**{}**\n", md_escape(&g.head));
@@ -123,6 +169,9 @@ pub(crate) fn glance_block(a: &Analysis, style: Style) -> String {
                     for l in lines {
                         let _ = writeln!(out, "- {}", md_escape(l));
                     }
+                }
+                if let Some(j) = &g.judges {
+                    let _ = writeln!(out, "\n{}", md_escape(j));
                 }
             }
         }

@@ -284,15 +284,65 @@ pub fn flush_buffers_of(dev: &File, device: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Pages of `device`'s block cache that are resident now (`mincore` over a mapping of
-/// the whole device).
+/// Pages of `device`'s block cache that are resident now: `cachestat(2)` where the
+/// kernel has it (6.5 and later; it walks only the pages that are there), else
+/// `mincore` over a mapping of the whole device, which costs 14 ms on a 1 GiB device
+/// and ran three times per crash state checked by the kernel.
 pub fn resident_pages(dev: &File, device: &Path) -> Result<usize> {
     use std::os::unix::fs::FileTypeExt;
+    if !dev.metadata()?.file_type().is_block_device() {
+        return Ok(0);
+    }
+    match cached_pages(dev) {
+        Some(n) => Ok(n),
+        None => resident_pages_by_mincore(dev, device),
+    }
+}
+
+/// `cachestat(2)` over the whole of `dev`: its pages in the page cache, or `None`
+/// where the kernel lacks the call.
+fn cached_pages(dev: &File) -> Option<usize> {
+    // The generic syscall table's number, the same on every architecture since 6.5.
+    const SYS_CACHESTAT: libc::c_long = 451;
+    #[repr(C)]
+    struct Range {
+        off: u64,
+        len: u64,
+    }
+    #[repr(C)]
+    #[derive(Default)]
+    struct Stat {
+        nr_cache: u64,
+        nr_dirty: u64,
+        nr_writeback: u64,
+        nr_evicted: u64,
+        nr_recently_evicted: u64,
+    }
+    // len 0: to the end of the file.
+    let range = Range { off: 0, len: 0 };
+    let mut stat = Stat::default();
+    // SAFETY: cachestat reads one range and writes one stat through the pointers, both
+    // live for the call; flags must be 0.
+    let rc = unsafe {
+        libc::syscall(
+            SYS_CACHESTAT,
+            dev.as_raw_fd(),
+            &range as *const Range,
+            &mut stat as *mut Stat,
+            0u32,
+        )
+    };
+    (rc == 0).then_some(stat.nr_cache as usize)
+}
+
+/// [`resident_pages`] by `mincore` over a mapping of the whole device, for kernels
+/// before `cachestat(2)` (and to check it against).
+pub fn resident_pages_by_mincore(dev: &File, device: &Path) -> Result<usize> {
     let size = {
         let mut f = dev;
         std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0))?
     };
-    if size == 0 || !dev.metadata()?.file_type().is_block_device() {
+    if size == 0 {
         return Ok(0);
     }
     // SAFETY: sysconf reads a constant of the running kernel.
@@ -347,9 +397,11 @@ pub fn flush_buffers_verified(dev: &File, device: &Path) -> Result<()> {
 }
 
 /// Waits until udev has handled every event queued so far (its probes read the
-/// devices a process just closed for writing), when udev runs here.
+/// devices a process just closed for writing), when udev runs here: without its
+/// control socket there is no daemon to wait for, and `udevadm settle` would only
+/// cost its start (6 ms, three times per crash state checked by the kernel).
 pub fn settle_udev() {
-    if cmd::available("udevadm") {
+    if Path::new("/run/udev/control").exists() && cmd::available("udevadm") {
         let _ = Command::new("udevadm")
             .args(["settle", "--timeout=5"])
             .stdin(Stdio::null())

@@ -16,6 +16,9 @@ pub enum PromiseMark {
         path: String,
         sha256: Option<String>,
     },
+    /// `durable PATH nonempty`: a command's file that, from here on, is never empty
+    /// (a file the application replaces by writing a new one and renaming it over).
+    NonEmpty(String),
     /// `durable-range PATH OFFSET LEN`: bytes of a file a synchronous write or an
     /// fsync made durable (fio, iozone).
     Range { path: String, offset: u64, len: u64 },
@@ -40,6 +43,9 @@ impl PromiseMark {
             return Some(Self::Range { path, offset, len });
         }
         if let Some(rest) = label.strip_prefix("durable ") {
+            if let Some(path) = rest.strip_suffix(" nonempty") {
+                return Some(Self::NonEmpty(path.to_string()));
+            }
             if let Some((path, hex)) = rest.rsplit_once(" sha256=") {
                 if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                     return Some(Self::Durable {
@@ -59,7 +65,7 @@ impl PromiseMark {
     /// The file the promise is about; `None` for a record key.
     pub fn path(&self) -> Option<&str> {
         match self {
-            Self::Fsync(p) => Some(p),
+            Self::Fsync(p) | Self::NonEmpty(p) => Some(p),
             Self::Durable { path, .. } | Self::Range { path, .. } => Some(path),
             Self::Key(_) => None,
         }

@@ -354,7 +354,9 @@ impl Drop for DurableChannel {
 }
 
 /// The marker label of one line a command wrote to its promise channel: `durable
-/// PATH` or `durable PATH sha256=HEX` (the word `durable` may be left out), PATH
+/// PATH`, `durable PATH sha256=HEX` or `durable PATH nonempty` (from that line on, the
+/// file is never found empty: what replacing it by rename promises; the word
+/// `durable` may be left out), PATH
 /// relative to the run directory or absolute inside it; or `durable-key KEY`, an
 /// application record the command acknowledged (a committed row's id, a log
 /// sequence number), which the workload's `check` is handed in order. `None` for a
@@ -368,6 +370,10 @@ pub fn durable_marker(line: &str, run_dir: &Path) -> anyhow::Result<Option<Strin
         return key_marker(line, key).map(Some);
     }
     let rest = line.strip_prefix("durable ").unwrap_or(line);
+    let (rest, nonempty) = match rest.strip_suffix(" nonempty") {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
     let (path, sha) = match rest.rsplit_once(" sha256=") {
         Some((p, h)) => {
             if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -395,9 +401,11 @@ pub fn durable_marker(line: &str, run_dir: &Path) -> anyhow::Result<Option<Strin
             run_dir.display()
         );
     }
-    Ok(Some(match sha {
-        Some(h) => format!("durable {} sha256={h}", abs.display()),
-        None => format!("durable {}", abs.display()),
+    Ok(Some(match (sha, nonempty) {
+        (Some(_), true) => bail!("`{line}`: a promise is sha256= or nonempty, not both"),
+        (Some(h), false) => format!("durable {} sha256={h}", abs.display()),
+        (None, true) => format!("durable {} nonempty", abs.display()),
+        (None, false) => format!("durable {}", abs.display()),
     }))
 }
 

@@ -265,6 +265,13 @@ fn promise_lines_become_markers_only_for_files_inside_the_run_directory() {
     assert!(durable_marker("durable /etc/passwd", dir).is_err());
     assert!(durable_marker("durable ../x", dir).is_err());
     assert!(durable_marker("durable f sha256=12", dir).is_err());
+    assert_eq!(
+        durable_marker("durable target nonempty\n", dir)
+            .unwrap()
+            .as_deref(),
+        Some("durable /mnt/run/target nonempty")
+    );
+    assert!(durable_marker(&format!("durable f sha256={hex} nonempty"), dir).is_err());
 }
 
 #[test]

@@ -14,9 +14,9 @@ use jbench::crash::lab::load_log;
 use jbench::crash::oracle;
 use jbench::crash::promises::PromiseBook;
 use jbench::crash::states::Marks;
-use jbench::results::crash::{CrashRecord, Verdict};
+use jbench::results::crash::{CrashRecord, JudgedBy, Verdict};
 
-fn spec(work: &Path, top: &str, configs: &str, workload: &str, crash: &str) -> String {
+pub(super) fn spec(work: &Path, top: &str, configs: &str, workload: &str, crash: &str) -> String {
     format!(
         r#"name = "crash-bugs"
 seed = 5
@@ -86,6 +86,24 @@ filesystem.mount_options = ["journal_async_commit"]
     );
     // The states that found it keep part of a write.
     assert!(records.iter().any(|r| r.dropped_blocks > r.dropped));
+    // The user-space replay finds each (a committed transaction's logged block fails
+    // its checksum), and the kernel's audit confirms it.
+    let refused: Vec<_> = broken
+        .iter()
+        .filter(|r| r.verdict == Verdict::Unmountable)
+        .collect();
+    assert!(!refused.is_empty(), "{stderr}");
+    assert!(
+        refused
+            .iter()
+            .all(|r| r.judged_by == Some(JudgedBy::Audited)
+                && r.evidence.iter().any(|e| e.contains("Invalid checksum"))),
+        "{:?}",
+        refused
+            .iter()
+            .map(|r| (r.judged_by, r.fast_fallback.clone()))
+            .collect::<Vec<_>>()
+    );
     assert_eq!(
         code,
         Some(5),
@@ -402,6 +420,11 @@ fn a_held_block_cache_page_is_waited_for_not_kept() {
     assert!(
         kept > 0,
         "a mapped page was dropped: the control shows nothing"
+    );
+    assert_eq!(
+        kept,
+        jbench::rig::loopdev::resident_pages_by_mincore(&dev, &path).unwrap(),
+        "cachestat and mincore count the device's cached pages differently"
     );
     let addr_n = addr as usize;
     let holder = std::thread::spawn(move || {

@@ -3,6 +3,7 @@
 mod apps;
 mod crash_bugs;
 mod crash_fio;
+mod fast_path_bugs;
 mod lab;
 mod removed_files;
 mod run_crash;

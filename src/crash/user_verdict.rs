@@ -48,12 +48,14 @@ pub const BREAK_VAR: &str = "JBENCH_FAST_VERDICT_BREAK";
 
 /// Whether the replay skips revoke records on purpose (`JBENCH_FAST_VERDICT_BREAK=
 /// skip-revokes`): a known-wrong replay for the test that the kernel's audit catches
-/// the user-space path when it is wrong. Never set it to judge a run.
+/// the user-space path when it is wrong. Never set it to judge a run. Read once per
+/// process: every state of a run replays alike.
 pub fn revokes() -> Revokes {
-    match std::env::var(BREAK_VAR) {
+    static READ: std::sync::OnceLock<Revokes> = std::sync::OnceLock::new();
+    *READ.get_or_init(|| match std::env::var(BREAK_VAR) {
         Ok(v) if v.trim() == "skip-revokes" => Revokes::SkippedOnPurpose,
         _ => Revokes::Honoured,
-    }
+    })
 }
 
 const SB_OFFSET: usize = 1024;
@@ -113,36 +115,10 @@ fn judge_or_fall_back(
     if 1024u64 << le32(sb, 0x18) != BLOCK {
         bail!("a block size other than 4 KiB");
     }
-    let replayed =
-        if le32(sb, 0x5C) & COMPAT_HAS_JOURNAL != 0 && le32(sb, 0x60) & INCOMPAT_RECOVER != 0 {
-            let mut src: Box<dyn JournalSource + '_> = match journal {
-                Some(j) => Box::new(External {
-                    state: &state,
-                    region: j,
-                }),
-                None => Box::new(Internal::new(&state, fs, sb)?),
-            };
-            match jbd2_replay::replay_with(src.as_mut(), BLOCK as usize, revokes())? {
-                Replay::Clean => (BTreeMap::new(), 0),
-                Replay::Blocks {
-                    blocks,
-                    transactions,
-                } => (blocks, transactions),
-                Replay::Unsupported(why) => bail!("{why}"),
-                Replay::Corrupt(why) => {
-                    return Ok(Fast::Broken {
-                        evidence: vec![
-                            "the user-space replay found the journal corrupt:".into(),
-                            why,
-                        ],
-                    })
-                }
-            }
-        } else {
-            // Without RECOVER the kernel skips the log whatever it holds.
-            (BTreeMap::new(), 0)
-        };
-    let (blocks, transactions) = replayed;
+    let (blocks, transactions) = match replay(&state, fs, journal, sb)? {
+        Ok(r) => r,
+        Err(corrupt) => return Ok(corrupt),
+    };
     let mut first = blocks.get(&0).cloned().unwrap_or(block0);
     unjournal(&mut first)?;
     let outcome = Arc::new(Mutex::new(BTreeSet::new()));
@@ -180,15 +156,67 @@ fn judge_or_fall_back(
         evidence.insert(0, "the user-space path found broken promises:".into());
         return Ok(Fast::Broken { evidence });
     }
-    // Every block read, once, in block order: the same blocks with the same bytes are
-    // the same input to the load and the comparison.
-    let mut h = Sha256::new();
     let read: Vec<u64> = outcome
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
         .copied()
         .collect();
+    let seen = outcome_of(&raw, read, p)?;
+    let outcome = seen.outcome;
+    if let Some(m) = memo {
+        m.remember(seen);
+    }
+    Ok(Fast::Ok {
+        checked: p.items.len() as u64,
+        transactions,
+        outcome,
+        repeated: false,
+    })
+}
+
+/// The blocks a replay writes (block number, bytes) and the transactions it walked.
+type ReplayedBlocks = (BTreeMap<u64, Vec<u8>>, u32);
+
+/// The replay a mount would make of the state's journal (nothing without
+/// `needs_recovery`), or the state's verdict when the kernel would refuse the journal.
+fn replay(
+    state: &StateBytes,
+    fs: RegionAt,
+    journal: Option<RegionAt>,
+    sb: &[u8],
+) -> Result<std::result::Result<ReplayedBlocks, Fast>> {
+    if le32(sb, 0x5C) & COMPAT_HAS_JOURNAL == 0 || le32(sb, 0x60) & INCOMPAT_RECOVER == 0 {
+        // Without RECOVER the kernel skips the log whatever it holds.
+        return Ok(Ok((BTreeMap::new(), 0)));
+    }
+    let mut src: Box<dyn JournalSource + '_> = match journal {
+        Some(j) => Box::new(External { state, region: j }),
+        None => Box::new(Internal::new(state, fs, sb)?),
+    };
+    Ok(
+        match jbd2_replay::replay_with(src.as_mut(), BLOCK as usize, revokes())? {
+            Replay::Clean => Ok((BTreeMap::new(), 0)),
+            Replay::Blocks {
+                blocks,
+                transactions,
+            } => Ok((blocks, transactions)),
+            Replay::Unsupported(why) => bail!("{why}"),
+            Replay::Corrupt(why) => Err(Fast::Broken {
+                evidence: vec![
+                    "the user-space replay found the journal corrupt:".into(),
+                    why,
+                ],
+            }),
+        },
+    )
+}
+
+/// An ok verdict's outcome: every block `read`, once, in block order, with its bytes
+/// (the same blocks with the same bytes are the same input to the load and the
+/// comparison), and the promises it was judged under, digested.
+fn outcome_of(raw: &Replayed, read: Vec<u64>, p: &Promises) -> Result<Seen> {
+    let mut h = Sha256::new();
     let mut blocks = Vec::with_capacity(read.len());
     for b in read {
         let mut buf = vec![0u8; BLOCK as usize].into_boxed_slice();
@@ -211,16 +239,7 @@ fn judge_or_fall_back(
             }
         }
     }
-    let outcome: [u8; 32] = h.finalize().into();
-    if let Some(m) = memo {
-        m.remember(Seen::new(p, blocks, outcome));
-    }
-    Ok(Fast::Ok {
-        checked: p.items.len() as u64,
-        transactions,
-        outcome,
-        repeated: false,
-    })
+    Ok(Seen::new(p, blocks, h.finalize().into()))
 }
 
 /// The superblock (in block 0) as a journal-less file system's, once replayed: what

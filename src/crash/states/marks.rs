@@ -155,3 +155,21 @@ impl Marks {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PromiseMark;
+
+    #[test]
+    fn a_nonempty_line_promises_the_file_is_never_empty() {
+        assert_eq!(
+            PromiseMark::parse("durable /m/target nonempty"),
+            Some(PromiseMark::NonEmpty("/m/target".into()))
+        );
+        assert_eq!(
+            PromiseMark::parse("durable /m/target nonempty")
+                .and_then(|m| m.path().map(String::from)),
+            Some("/m/target".into())
+        );
+    }
+}

@@ -448,10 +448,6 @@ fn promise_markers_parse_paths_with_spaces() {
             sha256: None
         })
     );
-    assert_eq!(
-        PromiseMark::parse("durable /m/target nonempty"),
-        Some(PromiseMark::NonEmpty("/m/target".into()))
-    );
     let hex = "ab".repeat(32);
     assert_eq!(
         PromiseMark::parse(&format!("durable /m/x y sha256={hex}")),

@@ -45,7 +45,7 @@ recovery_timing = 0
     )
 }
 
-const FSYNC: &str = r#"[[workload]]
+pub(super) const FSYNC: &str = r#"[[workload]]
 kind = "fsync"
 name = "fsync"
 files = 20

@@ -98,17 +98,10 @@ label = "barrier0"
 journal.placement = "internal"
 filesystem.mount_options = ["barrier=0"]
 "#;
-    let workload = r#"[[workload]]
-kind = "fsync"
-name = "fsync"
-files = 20
-size = "16K"
-fsync_dir = true
-"#;
     let body = spec(
         tmp.path(),
         configs,
-        workload,
+        super::crash_bugs::FSYNC,
         "states = 60\nstrategies = [\"torn\"]",
     );
     let path = write_spec(tmp.path(), "crash.toml", &body);

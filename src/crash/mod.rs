@@ -21,7 +21,8 @@
 //! - `pool`: several recovery rigs checking states at once;
 //! - `state_bytes`, `jbd2_replay`, `inode_walk`, `user_verdict`, `fast_path`: a state
 //!   judged in user space (its bytes in memory, the journal replayed, the promises
-//!   read with `ext4-view`), the kernel auditing a sample and every failure;
+//!   read by `inode_walk`, else with `ext4-view`), the kernel auditing a sample and
+//!   every failure;
 //! - `lab`: build, check and store the states of one recorded trial;
 //! - `campaign`: the lab over every recording of a results directory, resumable.
 

@@ -50,12 +50,6 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-/// Checks `states` (indices, sorted by base) on `rigs` with `check`, and hands each
-/// result to `deliver` in the order of `states`. `should_stop` is asked between
-/// results; once it says yes no new state is started, the ones under way finish and
-/// are delivered, and `Ok(true)` (interrupted) is returned. Every rig is released
-/// before this returns, whatever happened; the first error (of a check, a delivery or
-/// a release) is returned once all rigs are released.
 /// How many neighbouring states one rig takes in turn: neighbours often leave the
 /// same outcome (a prefix cut and a subset that kept the same writes), which the
 /// user-space path judges once ([`super::outcome_memo`]) only when it has finished the
@@ -74,6 +68,12 @@ fn owned_by(states: &[usize], k: usize, n: usize) -> Vec<usize> {
         .collect()
 }
 
+/// Checks `states` (indices, sorted by base) on `rigs` with `check`, and hands each
+/// result to `deliver` in the order of `states`. `should_stop` is asked between
+/// results; once it says yes no new state is started, the ones under way finish and
+/// are delivered, and `Ok(true)` (interrupted) is returned. Every rig is released
+/// before this returns, whatever happened; the first error (of a check, a delivery or
+/// a release) is returned once all rigs are released.
 pub fn check_states<T, C, D>(
     rigs: Vec<RecoveryRig>,
     states: &[usize],

@@ -1,6 +1,6 @@
 //! A crash state judged in user space: the journal replayed in memory
-//! ([`super::jbd2_replay`]), the file system read with `ext4-view`, every promise
-//! compared. No device, no mount, no fsck: a few milliseconds where the kernel's path
+//! ([`super::jbd2_replay`]), the promised files read by [`super::inode_walk`] (or
+//! with `ext4-view` where the walk declines), every promise compared. No device, no mount, no fsck: a few milliseconds where the kernel's path
 //! takes tens. The kernel stays the judge of record (docs/crash.md, "The user-space
 //! verdict"): every state this path cannot call ok goes to the kernel, so does a
 //! sample of those it does, and one disagreement turns it off for the trial.
@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Result};
 use sha2::{Digest, Sha256};
 
-use super::inode_walk::Walk;
+use super::inode_walk::{Walk, Walked};
 use super::jbd2_replay::{self, crc32c_raw, JournalSource, Replay, Revokes};
 use super::oracle::{check_promises, Expect, PromisedTree, Promises};
 use super::outcome_memo::{OutcomeMemo, Seen};
@@ -138,20 +138,7 @@ fn judge_or_fall_back(
         });
     }
     let raw = reader.clone();
-    let view = ext4_view::Ext4::load(Box::new(reader))
-        .map_err(|e| anyhow::anyhow!("ext4-view cannot load the replayed state: {e}"))?;
-    let (missing, different) = check_promises(&View(view), p);
-    let mut evidence: Vec<String> = missing.into_iter().chain(different).collect();
-    if evidence.is_empty() {
-        let mut read = |at: u64, dst: &mut [u8]| raw.fill(at, dst).map_err(anyhow::Error::msg);
-        let sb = raw.first[SB_OFFSET..SB_OFFSET + 1024].to_vec();
-        let mut walk = Walk::new(&mut read, &sb);
-        for promise in &p.items {
-            if let Some(why) = walk.deleted_on_path(&promise.path)? {
-                evidence.push(format!("{}: unreadable: {why}", promise.path));
-            }
-        }
-    }
+    let mut evidence = read_promises(reader, p)?;
     if !evidence.is_empty() {
         evidence.insert(0, "the user-space path found broken promises:".into());
         return Ok(Fast::Broken { evidence });
@@ -173,6 +160,36 @@ fn judge_or_fall_back(
         outcome,
         repeated: false,
     })
+}
+
+/// The broken promises of the replayed state: read by the walk where it reads every
+/// promised path as the kernel would, else through `ext4-view`.
+fn read_promises(reader: Replayed, p: &Promises) -> Result<Vec<String>> {
+    let read = |at: u64, dst: &mut [u8]| reader.fill(at, dst).map_err(anyhow::Error::msg);
+    let sb = reader.first[SB_OFFSET..SB_OFFSET + 1024].to_vec();
+    let paths = p.items.iter().map(|i| i.path.as_str());
+    if let Ok(walked) = Walked::resolve(&read, &sb, paths)? {
+        let (missing, different) = check_promises(&walked, p);
+        return Ok(walked
+            .refused()
+            .into_iter()
+            .chain(missing)
+            .chain(different)
+            .collect());
+    }
+    let view = ext4_view::Ext4::load(Box::new(reader.clone()))
+        .map_err(|e| anyhow::anyhow!("ext4-view cannot load the replayed state: {e}"))?;
+    let (missing, different) = check_promises(&View(view), p);
+    let mut evidence: Vec<String> = missing.into_iter().chain(different).collect();
+    if evidence.is_empty() {
+        let mut walk = Walk::new(&read, &sb);
+        for promise in &p.items {
+            if let Some(why) = walk.deleted_on_path(&promise.path)? {
+                evidence.push(format!("{}: unreadable: {why}", promise.path));
+            }
+        }
+    }
+    Ok(evidence)
 }
 
 /// The blocks a replay writes (block number, bytes) and the transactions it walked.
@@ -246,6 +263,12 @@ fn outcome_of(raw: &Replayed, read: Vec<u64>, p: &Promises) -> Result<Seen> {
 /// `ext4-view` then reads without a journal of its own to replay.
 fn unjournal(block0: &mut [u8]) -> Result<()> {
     let sb = &mut block0[SB_OFFSET..SB_OFFSET + 1024];
+    if le32(sb, 0x64) & RO_COMPAT_METADATA_CSUM != 0
+        && crc32c_raw(!0, &sb[..0x3FC]) != le32(sb, 0x3FC)
+    {
+        // Checked before it is rewritten below: the kernel refuses such a mount.
+        bail!("a superblock whose checksum fails");
+    }
     if le32(sb, 0xE8) != 0 {
         bail!("orphan inodes, which the kernel's mount processes");
     }
@@ -264,7 +287,8 @@ fn unjournal(block0: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-/// The state's file system with the replay over it, as `ext4-view` reads it.
+/// The state's file system with the replay over it, as the walk and `ext4-view` read
+/// it.
 #[derive(Clone)]
 struct Replayed {
     state: Arc<StateBytes>,

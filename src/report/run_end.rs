@@ -1,6 +1,6 @@
 //! What `jbench run` (and `crash`) prints when it ends: the answer at a glance first,
-//! then the warnings, where to find every table, and the answer again, so the screen
-//! a run leaves behind ends with what to do. `--verbose` prints the whole text report
+//! then the warnings, where to find every table, and the answer again when warnings
+//! came between, so the screen a run leaves behind ends with what to do. `--verbose` prints the whole text report
 //! in the glance's place. A run without crash states has no glance: its summary opens
 //! the text report, which is printed whole as before.
 
@@ -13,11 +13,11 @@ pub fn render(a: &Analysis, dir: &std::path::Path, verbose: bool) -> String {
     if glance.is_empty() {
         return super::text::render_text(a, Style::Plain);
     }
+    let warnings = every_warning(a);
     let mut out = if verbose {
         super::text::render_text(a, Style::Plain)
     } else {
         let mut out = glance.clone();
-        let warnings = every_warning(a);
         if !warnings.is_empty() {
             out.push_str(&warning_block(
                 &format!("Warnings ({})", warnings.len()),
@@ -31,8 +31,11 @@ pub fn render(a: &Analysis, dir: &std::path::Path, verbose: bool) -> String {
         "Every table and each figure's basis: jbench report {} (or run with --verbose)\n\n",
         dir.display()
     ));
-    // The screen a run leaves ends with the answer, whatever came between.
-    out.push_str(&glance);
+    // The screen a run leaves ends with the answer when anything came between; with
+    // nothing between, the answer is one line above and twice would be noise.
+    if verbose || !warnings.is_empty() {
+        out.push_str(&glance);
+    }
     out
 }
 

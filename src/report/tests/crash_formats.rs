@@ -475,3 +475,23 @@ fn page_of(recs: &[TrialRecord], crash: &[CrashRecord]) -> String {
     })
     .unwrap()
 }
+
+#[test]
+fn a_run_ends_with_its_answer_once_unless_warnings_came_between() {
+    let (recs, crash) = recordings_only(true);
+    let a = analyse(&recs, &opts()).with_crash(&crash);
+    let dir = std::path::Path::new("results/x");
+    let answers = |s: &str| s.matches("Answer: safety and recovery").count();
+    let quiet = crate::report::run_end::render(&a, dir, false);
+    let warned = !crate::report::crash::all_crash_warnings(&a).is_empty() || !a.warnings.is_empty();
+    assert_eq!(answers(&quiet), if warned { 2 } else { 1 }, "{quiet}");
+    let verbose = crate::report::run_end::render(&a, dir, true);
+    assert_eq!(
+        answers(&verbose),
+        2,
+        "the whole report, then the answer again:\n{verbose}"
+    );
+    assert!(verbose.trim_end().ends_with(
+        crate::report::glance::glance_block(&a, crate::report::grid::Style::Plain).trim_end()
+    ));
+}

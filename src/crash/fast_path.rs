@@ -28,10 +28,12 @@ pub fn enabled() -> bool {
 }
 
 /// Whether a state's verdict can come from user space at all: ext3/ext4, promises the
-/// engines make (an application's check needs the application), and neither a timed
-/// recovery nor a lost journal asked of it (both are the kernel's to measure).
-pub fn applies(config: &Config, p: &Promises, timed: bool, lose: bool) -> bool {
-    matches!(config.fs_type, FsType::Ext3 | FsType::Ext4) && p.check.is_none() && !timed && !lose
+/// engines make (an application's check needs the application), and no timed recovery
+/// asked of it (the kernel's to measure). A state whose journal is also lost gets its
+/// power-cut verdict here like any other; the lost-journal procedure after it is the
+/// kernel's and e2fsprogs'.
+pub fn applies(config: &Config, p: &Promises, timed: bool) -> bool {
+    matches!(config.fs_type, FsType::Ext3 | FsType::Ext4) && p.check.is_none() && !timed
 }
 
 /// Whether the kernel also judges a state the path called ok.

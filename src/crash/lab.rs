@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use super::block_map;
 use super::fast_path::{self, Decision, FastPath};
 use super::journal_scan::{scan_log, JournalNotes};
+use super::lost_journal_memo::{Lookup, LostJournalMemo};
 use super::options::{CrashOptions, Strategy};
 use super::oracle;
 use super::pool;
@@ -181,6 +182,41 @@ pub struct LabTally {
     pub interrupted: bool,
 }
 
+impl LabTally {
+    fn count(&mut self, record: &CrashRecord) {
+        self.failures += u64::from(record.verdict.is_failure());
+        self.states += 1;
+        self.seconds += record.check_seconds;
+    }
+}
+
+/// The lab's progress line, every 5 seconds.
+struct Progress {
+    last: Instant,
+    started: Instant,
+    /// States judged before this run (a resumed one), of `total`.
+    already: usize,
+    total: usize,
+    judged: usize,
+}
+
+impl Progress {
+    fn judged_one(&mut self, t: &Recorded<'_>, failures: u64) {
+        self.judged += 1;
+        if self.last.elapsed().as_secs() < 5 {
+            return;
+        }
+        self.last = Instant::now();
+        let rate = self.judged as f64 / self.started.elapsed().as_secs_f64();
+        let done = self.already + self.judged;
+        let total = self.total;
+        say(
+            t,
+            &format!("{done}/{total} states, {failures} failed, {rate:.1} states/s"),
+        );
+    }
+}
+
 /// A seed per configuration x workload, so adding a configuration does not change the
 /// states of the others.
 fn seed_for(seed: u64, config: &str, workload: &str) -> u64 {
@@ -216,13 +252,7 @@ pub fn test_trial(
     let checks_promises = book.checks_promises(&marks);
     let lose = journal_can_be_lost(config, opts);
     // A failure drops (and so releases) the rigs already made.
-    let mut rigs = vec![RecoveryRig::new(
-        work_dir,
-        config,
-        &log.header,
-        t.log,
-        opts.mount_timeout,
-    )?];
+    let mut rigs = vec![rig_for(work_dir, t, &log.header, opts)?];
     // The unit a power cut cannot split is the device's logical block: ask it.
     let traits = with_blocks(disk_traits(&log.header), &rigs[0].logical_blocks()?);
     let journal = journal_notes(t, &log)?;
@@ -237,22 +267,18 @@ pub fn test_trial(
     )?;
     let timed = timed_of(&plans, journal.as_ref(), opts.recovery_timing);
     // Each strategy's count once: its part of the plan and of its space.
-    step(
-        Activity::CrashLab,
-        format!(
-            "{} / {}: {} from {} log records{}{}",
-            config.label,
-            wl.name,
-            coverage.describe_plan(plans.len() as u64),
-            log.recs.len(),
-            no_fill_words(opts, &coverage, journal.as_ref()),
-            if negative {
-                "; a negative control: it should lose data"
-            } else {
-                ""
-            }
-        ),
+    let said = format!(
+        "{} from {} log records{}{}",
+        coverage.describe_plan(plans.len() as u64),
+        log.recs.len(),
+        no_fill_words(opts, &coverage, journal.as_ref()),
+        if negative {
+            "; a negative control: it should lose data"
+        } else {
+            ""
+        }
     );
+    say(t, &said);
     let todo: Vec<usize> = (0..plans.len())
         .filter(|i| !done.contains(&(*i as u64)))
         .collect();
@@ -261,25 +287,14 @@ pub fn test_trial(
     if todo.is_empty() {
         return Ok(tally);
     }
-    // Every rig serves the same disks, with the same file-system and journal UUIDs.
-    // The lost-journal procedure's `tune2fs -O ^has_journal` looks the external
-    // journal up by UUID among all block devices and rewrites the one it finds: with
-    // rigs side by side, another rig's journal, in the middle of its own state.
-    let rigs_n = if lose {
-        1
-    } else {
-        pool::rig_count(todo.len(), book.starts_an_application())
-    };
+    let rigs_n = rigs_for(lose, todo.len(), book.starts_an_application());
     let cache = VerdictCache::default();
     let fast = FastPath::default();
+    let lost_memo = (lose && verdict_cache::enabled())
+        .then(|| LostJournalMemo::of_log(&log.header, &log.recs))
+        .flatten();
     while rigs.len() < rigs_n {
-        rigs.push(RecoveryRig::new(
-            work_dir,
-            config,
-            &log.header,
-            t.log,
-            opts.mount_timeout,
-        )?);
+        rigs.push(rig_for(work_dir, t, &log.header, opts)?);
     }
     let inodes = inode_count(&mut rigs[0], &log.recs, plans.first(), config.fs_type);
     let st = StateInputs {
@@ -299,56 +314,70 @@ pub fn test_trial(
         traits: &traits,
         cache: verdict_cache::enabled().then_some(&cache),
         fast: fast_path::enabled().then_some(&fast),
+        lost: lost_memo.as_ref(),
     };
-    let mut last_say = Instant::now();
-    let mut judged = 0usize;
-    let total = plans.len();
-    let already = total - todo.len();
+    let mut progress = Progress {
+        last: Instant::now(),
+        started,
+        already: plans.len() - todo.len(),
+        total: plans.len(),
+        judged: 0,
+    };
     let interrupted = pool::check_states(
         rigs,
         &todo,
         |rig, i| check_state(rig, &st, i),
         &|| ctl.stop_requested(),
         |_, record: CrashRecord| {
-            if record.verdict.is_failure() {
-                tally.failures += 1;
-            }
-            tally.states += 1;
-            tally.seconds += record.check_seconds;
-            judged += 1;
+            tally.count(&record);
             emit(record)?;
-            if last_say.elapsed().as_secs() >= 5 {
-                last_say = Instant::now();
-                step(
-                    Activity::CrashLab,
-                    format!(
-                        "{} / {}: {}/{} states, {} failed, {:.1} states/s",
-                        config.label,
-                        wl.name,
-                        already + judged,
-                        total,
-                        tally.failures,
-                        judged as f64 / started.elapsed().as_secs_f64()
-                    ),
-                );
-            }
+            progress.judged_one(t, tally.failures);
             Ok(())
         },
     )?;
+    let judged = progress.judged;
     tally.interrupted = interrupted;
     // The rigs work side by side: the states' own times overlap.
     tally.seconds /= rigs_n as f64;
     tally.wall_seconds = started.elapsed().as_secs_f64();
-    for said in [cache.summary(judged), fast.summary(judged)]
+    let lost_said = lost_memo.as_ref().and_then(|m| m.summary());
+    for said in [cache.summary(judged), fast.summary(judged), lost_said]
         .into_iter()
         .flatten()
     {
-        step(
-            Activity::CrashLab,
-            format!("{} / {}: {said}", config.label, wl.name),
-        );
+        say(t, &said);
     }
     Ok(tally)
+}
+
+/// How many rigs check the states. Every rig serves the same disks, with the same
+/// file-system and journal UUIDs. The lost-journal procedure's `tune2fs -O
+/// ^has_journal` looks the external journal up by UUID among all block devices and
+/// rewrites the one it finds: with rigs side by side, another rig's journal, in the
+/// middle of its own state. So a trial whose journal is lost gets one.
+fn rigs_for(lose: bool, states: usize, app: bool) -> usize {
+    if lose {
+        1
+    } else {
+        pool::rig_count(states, app)
+    }
+}
+
+fn rig_for(
+    work_dir: &Path,
+    t: &Recorded<'_>,
+    header: &LogHeader,
+    opts: &CrashOptions,
+) -> Result<RecoveryRig> {
+    RecoveryRig::new(work_dir, t.config, header, t.log, opts.mount_timeout)
+}
+
+/// A progress line of trial `t`'s lab.
+fn say(t: &Recorded<'_>, what: &str) {
+    step(
+        Activity::CrashLab,
+        format!("{} / {}: {what}", t.config.label, t.record.workload.name),
+    );
 }
 
 /// The log's jbd2 blocks: only a jbd2 journal is read (XFS's log has its own
@@ -404,16 +433,10 @@ fn file_writes(
         };
     }
     let from = marks.timing_on;
-    let say = |what: String| {
-        step(
-            Activity::CrashLab,
-            format!("{} / {}: {what}", t.config.label, t.record.workload.name),
-        )
-    };
     match block_map::of_recording(work_dir, t.config, &log.header, t.log, &log.recs, from) {
         Ok(map) => {
             for note in &map.notes {
-                say(note.clone());
+                say(t, note);
             }
             FileWrites {
                 mount,
@@ -421,7 +444,7 @@ fn file_writes(
             }
         }
         Err(e) => {
-            say(format!(
+            say(t, &format!(
                 "the logged blocks could not be labelled ({e:#}); torn-data plans no state, and flush-subset and last-writes know files by the promises alone"
             ));
             FileWrites {
@@ -464,6 +487,8 @@ struct StateInputs<'a> {
     cache: Option<&'a VerdictCache>,
     /// The user-space verdict, where it is on.
     fast: Option<&'a FastPath>,
+    /// Lost-journal outcomes of this trial's states, for states with the same input.
+    lost: Option<&'a LostJournalMemo>,
 }
 
 /// The lab on state `i`, on a rig of its own: build it, judge it, time its recovery
@@ -489,17 +514,30 @@ fn check_state(rig: &mut RecoveryRig, s: &StateInputs<'_>, i: usize) -> Result<C
         })?;
     }
     let mut lost_journal = None;
+    let mut loaded = by.loaded;
     if s.lose && !judged.hung {
-        rig.load(&log.recs, plan)?;
-        rig.daemon().overlay_lose("journal")?;
         // The application's check belongs to the state as the power cut left it.
         let no_check = oracle::Promises {
             check: None,
             ..promises.clone()
         };
-        lost_journal = Some(oracle::lose_journal(rig, &no_check, config.journal_size)?);
+        let lookup = s.lost.map(|m| m.lookup(m.key(&log.recs, plan, &no_check)));
+        lost_journal = Some(match lookup {
+            Some(Lookup::Hit(lj)) => lj,
+            lookup => {
+                rig.load(&log.recs, plan)?;
+                loaded = true;
+                rig.daemon().overlay_lose("journal")?;
+                let lj = oracle::lose_journal(rig, &no_check, config.journal_size)?;
+                match (lookup, s.lost) {
+                    (Some(Lookup::Miss(key)), Some(m)) => m.ran(key, lj, None),
+                    (Some(Lookup::Audit(key, kept)), Some(m)) => m.ran(key, lj, Some(&kept)),
+                    _ => lj,
+                }
+            }
+        });
     }
-    if by.loaded {
+    if loaded {
         rig.clear()?;
     }
     Ok(CrashRecord {
@@ -581,9 +619,10 @@ fn judge_state(
 ) -> Result<(oracle::Judgement, JudgedHow)> {
     let plan = &s.plans[i];
     let recs = &s.log.recs;
-    let fast = match s.fast.filter(|f| {
-        f.is_on() && fast_path::applies(s.t.config, promises, s.timed.contains(&i), s.lose)
-    }) {
+    let fast = match s
+        .fast
+        .filter(|f| f.is_on() && fast_path::applies(s.t.config, promises, s.timed.contains(&i)))
+    {
         Some(f) => {
             let (state, fs, journal) = rig.user_state(recs, plan)?;
             let fast =

@@ -17,6 +17,8 @@
 //! - `promise_check`: the promises compared with a recovered tree (mounted or not);
 //! - `user_check`: the workload's own check of a recovered state, and what it is handed;
 //! - `verdict_cache`: an application's verdict reused for a state with the same input;
+//! - `lost_journal_memo`: the lost-journal procedure's outcome reused for a state whose
+//!   other disks hold the same records under the same promises;
 //! - `app_recovery`: the application started on a recovered state, timed until ready;
 //! - `pool`: several recovery rigs checking states at once;
 //! - `state_bytes`, `jbd2_replay`, `inode_walk`, `user_verdict`, `fast_path`: a state
@@ -35,6 +37,7 @@ pub mod inode_walk;
 pub mod jbd2_replay;
 pub mod journal_scan;
 pub mod lab;
+pub mod lost_journal_memo;
 pub use crate::experiment::crash_options as options;
 pub mod oracle;
 pub mod outcome_memo;

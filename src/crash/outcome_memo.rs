@@ -100,12 +100,13 @@ impl OutcomeMemo {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::crash::oracle::Expect;
     use std::collections::HashMap;
 
-    fn promises(n: usize) -> Promises {
+    /// `n` promises that `f0`, `f1`, ... exist.
+    pub(crate) fn promises(n: usize) -> Promises {
         Promises {
             items: (0..n)
                 .map(|i| Promise {

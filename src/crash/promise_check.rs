@@ -4,7 +4,29 @@
 
 use std::path::Path;
 
+use sha2::{Digest, Sha256};
+
 use super::oracle::{Expect, Promises};
+
+/// Every promise (its path and what it expects) and whether removal had started, into
+/// `h`: states with the same digest were handed the same promises.
+pub fn digest_promises(h: &mut Sha256, p: &Promises) {
+    h.update([u8::from(p.removal_started)]);
+    for promise in &p.items {
+        h.update(promise.path.as_bytes());
+        match &promise.expect {
+            Expect::Exists => h.update(b"\0exists"),
+            Expect::NonEmpty => h.update(b"\0nonempty"),
+            Expect::Bytes(b) => h.update(b),
+            Expect::Sha256(x) => h.update(x.as_bytes()),
+            Expect::Range { offset, len, bytes } => {
+                h.update(offset.to_le_bytes());
+                h.update(len.to_le_bytes());
+                h.update(bytes.as_deref().unwrap_or_default());
+            }
+        }
+    }
+}
 
 /// A tree the promises are compared with: the mounted state, or the user-space path's
 /// view of it (`user_verdict`). Paths are relative to the file system's root.
@@ -76,7 +98,6 @@ pub fn check_promises(tree: &dyn PromisedTree, p: &Promises) -> (Vec<String>, Ve
                 })
             }),
             Expect::Sha256(hex) => tree.read(rel).map(|data| {
-                use sha2::Digest;
                 let got = format!("{:x}", sha2::Sha256::digest(&data));
                 (got != *hex)
                     .then(|| format!("sha256 {got}, {hex} promised ({} bytes)", data.len()))

@@ -18,8 +18,9 @@ use sha2::{Digest, Sha256};
 
 use super::inode_walk::{Walk, Walked};
 use super::jbd2_replay::{self, crc32c_raw, JournalSource, Replay, Revokes};
-use super::oracle::{check_promises, Expect, PromisedTree, Promises};
+use super::oracle::{check_promises, PromisedTree, Promises};
 use super::outcome_memo::{OutcomeMemo, Seen};
+use super::promise_check::digest_promises;
 use super::state_bytes::{RegionAt, StateBytes, BLOCK};
 
 /// The user-space path's conclusion on one state.
@@ -242,20 +243,7 @@ fn outcome_of(raw: &Replayed, read: Vec<u64>, p: &Promises) -> Result<Seen> {
         h.update(&buf);
         blocks.push((b, buf));
     }
-    for promise in &p.items {
-        h.update(promise.path.as_bytes());
-        match &promise.expect {
-            Expect::Exists => h.update(b"\0exists"),
-            Expect::NonEmpty => h.update(b"\0nonempty"),
-            Expect::Bytes(b) => h.update(b),
-            Expect::Sha256(x) => h.update(x.as_bytes()),
-            Expect::Range { offset, len, bytes } => {
-                h.update(offset.to_le_bytes());
-                h.update(len.to_le_bytes());
-                h.update(bytes.as_deref().unwrap_or_default());
-            }
-        }
-    }
+    digest_promises(&mut h, p);
     Ok(Seen::new(p, blocks, h.finalize().into()))
 }
 
@@ -522,7 +510,7 @@ impl PromisedTree for View {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crash::oracle::Promise;
+    use crate::crash::oracle::{Expect, Promise};
     use std::process::Command;
 
     /// An ext4 image (4 KiB blocks, an internal journal) made by mke2fs in a file, with

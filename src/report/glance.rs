@@ -100,7 +100,14 @@ fn judges_words(w: &WorkloadAnswer) -> Option<String> {
         .iter()
         .filter_map(|c| {
             let j = c.judged.as_ref()?;
-            Some((c.config.clone(), j, c.crash_states))
+            // A power cut empties a RAM disk's journal: its states are the crashes that
+            // keep RAM, and its power cut (the lost journal) is the kernel's alone.
+            let name = if c.journal_power_cut == PowerCut::Empties {
+                format!("{} (crashes that keep RAM)", c.config)
+            } else {
+                c.config.clone()
+            };
+            Some((name, j, c.crash_states))
         })
         .collect();
     if per.is_empty() {
@@ -511,7 +518,34 @@ fn set_aside_why(c: &ConfigAnswer) -> String {
 mod tests {
     use super::*;
     use crate::analysis::answer::tests_support::config;
-    use crate::analysis::crash::{LostJournalStats, Tally};
+    use crate::analysis::crash::{JudgedCounts, LostJournalStats, Tally};
+
+    #[test]
+    fn the_judges_line_calls_a_ram_journals_states_the_crashes_that_keep_ram() {
+        let judged = JudgedCounts {
+            user_space: 350,
+            audited: 44,
+            disagreed: 0,
+            fell_back: 0,
+        };
+        let mut ram = config("ramdisk", 200.0, 400, 0);
+        ram.journal_power_cut = PowerCut::Empties;
+        ram.judged = Some(judged.clone());
+        let mut disk = config("second-disk", 90.0, 400, 0);
+        disk.judged = Some(judged);
+        let w = WorkloadAnswer {
+            workload: "w".into(),
+            main_phase: Some("create".into()),
+            rate_unit: Some("files/s".into()),
+            baseline: Some("second-disk".into()),
+            configs: vec![ram, disk],
+        };
+        let line = judges_words(&w).unwrap();
+        assert!(
+            line.contains("ramdisk (crashes that keep RAM) 394 of 400 (44 audited), second-disk 394 of 400 (44 audited), all agreeing"),
+            "{line}"
+        );
+    }
     use crate::analysis::decision::Decision;
     use crate::analysis::versus::VersusBaseline;
 

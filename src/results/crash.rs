@@ -273,6 +273,11 @@ pub struct LostJournal {
     pub fsck_repairs: u64,
     /// The commands run and the first lines of what they said.
     pub evidence: Vec<String>,
+    /// Whether this outcome is an earlier state's with the same input, taken
+    /// (`hit`), or run again and compared (`audited`, `disagreed`); absent: the
+    /// procedure ran as usual (`crash::lost_journal_memo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse: Option<CacheUse>,
 }
 
 /// One crash state (`crash.jsonl`).

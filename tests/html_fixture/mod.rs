@@ -448,6 +448,7 @@ pub fn write_crash_results_dir(dir: &Path, states: u64) {
                     lost_found: 3,
                     fsck_repairs: 20,
                     evidence: Vec::new(),
+                    reuse: None,
                 }),
                 check_seconds: 0.05,
                 filesystem: "ext4".into(),

@@ -497,6 +497,7 @@ fn a_lost_journal_is_summed_up_per_configuration() {
         lost_found: lf,
         fsck_repairs: 2 * lf,
         evidence: vec![],
+        reuse: None,
     };
     let mut records: Vec<CrashRecord> = (0..5)
         .map(|i| state("ramdisk,16M", "fsync", i, "prefix", Verdict::Ok))

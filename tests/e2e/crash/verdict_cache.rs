@@ -111,17 +111,23 @@ fn a_passing_verdict_is_reused_audited_and_dropped_when_the_check_disagrees() {
         .iter()
         .filter(|r| r.check_cache == Some(CacheUse::Disagreed))
         .collect();
-    assert_eq!(caught.len(), 1, "{stderr}");
-    assert_eq!(caught[0].verdict, Verdict::CheckFailed);
+    // Rigs audit side by side: a second audit may be under way when the first one
+    // turns the cache off, and it disagrees too.
+    assert!(!caught.is_empty(), "{stderr}");
+    for c in &caught {
+        assert_eq!(c.verdict, Verdict::CheckFailed);
+        assert!(
+            c.evidence
+                .iter()
+                .any(|e| e.starts_with("the verdict cache was wrong here")),
+            "{:?}",
+            c.evidence
+        );
+    }
     assert!(
-        caught[0]
-            .evidence
-            .iter()
-            .any(|e| e.starts_with("the verdict cache was wrong here")),
-        "{:?}",
-        caught[0].evidence
+        stderr.contains(&format!("{} DISAGREED", caught.len())),
+        "{stderr}"
     );
-    assert!(stderr.contains("1 DISAGREED"), "{stderr}");
     for r in &records {
         if r.verdict.is_failure() {
             assert_ne!(r.check_cache, Some(CacheUse::Hit), "{r:?}");

@@ -1,7 +1,7 @@
 //! A crash state judged in user space: the journal replayed in memory
 //! ([`super::jbd2_replay`]), the promised files read by [`super::inode_walk`] (or
-//! with `ext4-view` where the walk declines), every promise compared. No device, no mount, no fsck: a few milliseconds where the kernel's path
-//! takes tens. The kernel stays the judge of record (docs/crash.md, "The user-space
+//! with `ext4-view` where the walk declines), every promise compared. No device, no
+//! mount, no fsck: a few milliseconds where the kernel's path takes tens. The kernel stays the judge of record (docs/crash.md, "The user-space
 //! verdict"): every state this path cannot call ok goes to the kernel, so does a
 //! sample of those it does, and one disagreement turns it off for the trial.
 //!
@@ -170,13 +170,9 @@ fn read_promises(reader: Replayed, p: &Promises) -> Result<Vec<String>> {
     let sb = reader.first[SB_OFFSET..SB_OFFSET + 1024].to_vec();
     let paths = p.items.iter().map(|i| i.path.as_str());
     if let Ok(walked) = Walked::resolve(&read, &sb, paths)? {
+        // A path through a deleted inode reads as unreadable, with the kernel's reason.
         let (missing, different) = check_promises(&walked, p);
-        return Ok(walked
-            .refused()
-            .into_iter()
-            .chain(missing)
-            .chain(different)
-            .collect());
+        return Ok(missing.into_iter().chain(different).collect());
     }
     let view = ext4_view::Ext4::load(Box::new(reader.clone()))
         .map_err(|e| anyhow::anyhow!("ext4-view cannot load the replayed state: {e}"))?;

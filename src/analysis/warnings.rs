@@ -445,8 +445,23 @@ pub(crate) fn starved_warning(workload: &str, recs: &[&TrialRecord]) -> Option<S
         return None;
     }
     let more = starved.len().saturating_sub(STARVED_LISTED);
+    // On a machine with few CPUs the trial's own threads (the disks' daemons, the
+    // loop and jbd2 workers) can keep each other waiting with nothing else running;
+    // "run on an idle machine" would then send the user after a neighbour that is not there.
+    let others = measured
+        .iter()
+        .filter(|(_, l, _)| l.starved())
+        .map(|(_, l, _)| l.other_cpu_pct)
+        .fold(0.0, f64::max);
+    let advice = if others < BUSY_HOST_CPU_PCT {
+        format!(
+            "Nothing else kept it busy (other processes used at most {others:.0}% of a CPU): the trial's own threads outnumbered the machine's CPUs; a machine with more CPUs removes the wait"
+        )
+    } else {
+        "Run on an idle machine".to_string()
+    };
     Some(format!(
-        "the host kept {} of {} trials of {workload} waiting for a CPU for more than {:.0}% of their time ({}{}): their times include the host's delays, which the emulated disks' models do not see (docs/devices.md, \"A busy host\"). Run on an idle machine",
+        "the host kept {} of {} trials of {workload} waiting for a CPU for more than {:.0}% of their time ({}{}): their times include the host's delays, which the emulated disks' models do not see (docs/devices.md, \"A busy host\"). {advice}",
         starved.len(),
         measured.len(),
         100.0 * crate::monitor::host_load::STARVED_SHARE,
@@ -525,7 +540,16 @@ mod tests {
             w.starts_with("the host kept 2 of 3 trials of fsync waiting for a CPU for more than 5% of their time (trial 1 1.25 s of 10.0 s (12%), trial 3 0.80 s of 10.0 s (8%))"),
             "{w}"
         );
+        assert!(w.ends_with("Run on an idle machine"), "{w}");
         assert_eq!(starved_warning("fsync", &refs[..1]), None);
+        // With nothing else running the wait is the trial's own: say so, not "idle".
+        let mut alone = with_wait(5, 1.2);
+        alone.monitor.as_mut().unwrap().host_load.as_mut().unwrap().other_cpu_pct = 0.3;
+        let w = starved_warning("fsync", &[&alone]).unwrap();
+        assert!(
+            w.ends_with("Nothing else kept it busy (other processes used at most 0% of a CPU): the trial's own threads outnumbered the machine's CPUs; a machine with more CPUs removes the wait"),
+            "{w}"
+        );
         // Records from before the wait was measured say nothing.
         assert_eq!(starved_warning("fsync", &refs[2..3]), None);
     }

@@ -164,7 +164,7 @@ mod tests {
         );
         assert_eq!(measured_run_time("name = \"a\"\n# Run time: 5 min"), None);
         let s1 = measured_run_time(find("study1-hdd").unwrap()).unwrap();
-        assert!(s1.contains("47 min"), "{s1}");
+        assert!(s1.contains(" min on a quiet 2-vCPU VM"), "{s1}");
     }
 
     #[test]

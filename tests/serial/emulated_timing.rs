@@ -46,13 +46,21 @@ impl Attempt {
     }
 }
 
+/// The attempts, and whether the path measured before them was slower than the model's
+/// requests (a busy host makes it so: 154-470 µs a 4 KiB request against 15-25 µs
+/// idle), so that the path, not the model, set the stream's time.
+struct Stream {
+    attempts: Vec<Attempt>,
+    path_bound: bool,
+}
+
 /// Up to three attempts of an `ssd-sata` request stream (reads, buffered writes and
 /// their flush, fsync'ed appends) at queue depth 1, until one is within 10% of the
 /// model; each with the CPU wait the monitor would record for a trial. `beside` starts
 /// what runs beside the attempts (held until they end), after the path is measured:
 /// a path measured on a busy host costs what the host made it wait (1.7 ms a request
 /// beside spinning processes), and would leave no model time to test.
-fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Vec<Attempt> {
+fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Stream {
     use jbench::emu::{CalibrationRun, Pattern};
     let tmp = scratch("emu-ssd-");
     let session = jbench::rig::session::SessionDir::create(tmp.path()).unwrap();
@@ -111,11 +119,14 @@ fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Vec<Attempt> {
     let stream: Vec<_> = parts.concat();
     let expected = expected_time("ssd-sata", &stream, &path);
     let model_alone = expected_time("ssd-sata", &stream, &Default::default());
-    // The path must not set the figure: the model's time is what is under test.
-    assert!(
-        expected.as_secs_f64() < model_alone.as_secs_f64() * 1.05,
-        "this machine's path ({path:?}) is slower than the ssd-sata model's requests: {expected:?} expected against {model_alone:?} for the model alone"
-    );
+    // Where the path sets the figure the model's time cannot be tested; what can be is
+    // that the product says so rather than passing the path's time off as the model's.
+    let path_bound = expected.as_secs_f64() >= model_alone.as_secs_f64() * 1.05;
+    if path_bound {
+        eprintln!(
+            "ssd-sata: this machine's path ({path:?}) is slower than the model's requests ({expected:?} expected against {model_alone:?} for the model alone): checking that the daemon flags it"
+        );
+    }
     let dev = {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
@@ -170,6 +181,13 @@ fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Vec<Attempt> {
         "{lateness:?}"
     );
     eprintln!("ssd-sata: the daemon's answers by lateness: {lateness:?}");
+    if path_bound {
+        // Every report turns these counts into its path-bound warning.
+        assert!(
+            d.floor_bound > 0 && d.floor_excess_seconds > 0.0,
+            "the path ({path:?}) is slower than ssd-sata's requests, yet the daemon counted none as bound by it, so no report would flag it: {d:?}"
+        );
+    }
     if let Some(cpus) = restore {
         jbench::rig::emulated::pin_current_thread(&cpus).unwrap();
     }
@@ -177,13 +195,21 @@ fn ssd_stream_attempts<B>(beside: impl FnOnce() -> B) -> Vec<Attempt> {
     drop(lo);
     drop(daemon);
     assert_no_leaks(tmp.path());
-    attempts
+    Stream {
+        attempts,
+        path_bound,
+    }
 }
 
 /// What the emulator controls: the stream takes the model's time, or the host kept its
-/// work from a CPU long enough that a trial would be flagged for it. Never a slow
-/// figure without a recorded cause.
-fn within_10_percent_or_flagged(attempts: &[Attempt]) {
+/// work from a CPU long enough that a trial would be flagged for it, or the path was
+/// slower than the model and the daemon counted it (checked where it is measured).
+/// Never a slow figure without a recorded cause.
+fn within_10_percent_or_flagged(stream: &Stream) {
+    if stream.path_bound {
+        return;
+    }
+    let attempts = &stream.attempts;
     let ratios: Vec<f64> = attempts.iter().map(|a| a.ratio).collect();
     assert!(
         attempts
@@ -210,12 +236,12 @@ fn beside_cpu_burners_a_slow_stream_is_flagged_never_silent() {
     let _alone = crate::alone();
     require!(root, fuse);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let attempts = ssd_stream_attempts(|| Burners::start(cpus + 1));
-    within_10_percent_or_flagged(&attempts);
+    let stream = ssd_stream_attempts(|| Burners::start(cpus + 1));
+    within_10_percent_or_flagged(&stream);
     assert!(
-        attempts.iter().all(|a| a.wait.own_seconds > 0.0),
+        stream.attempts.iter().all(|a| a.wait.own_seconds > 0.0),
         "the burners kept nothing waiting? {:?}",
-        attempts.iter().map(|a| &a.wait).collect::<Vec<_>>()
+        stream.attempts.iter().map(|a| &a.wait).collect::<Vec<_>>()
     );
 }
 

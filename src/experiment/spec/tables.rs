@@ -191,7 +191,7 @@ pub(super) fn build_crash(
                     v,
                     "crash.lose_journal",
                     format!(
-                        "expected true, false or \"auto\" (\"auto\": on where the journal is on a ram or nvram disk); found {}",
+                        "expected true, false or \"auto\" (\"auto\": on where the journal is alone on a disk whose model does not keep its contents, `ram`; `nvram` keeps them); found {}",
                         match other {
                             toml::Value::String(t) => format!("\"{t}\""),
                             other => kind_of(other).to_string(),

@@ -5,6 +5,7 @@ mod consistency;
 mod crash;
 mod crash_formats;
 mod formats;
+mod kept_runs;
 mod significance;
 mod study3;
 mod warnings;

@@ -544,7 +544,14 @@ mod tests {
         assert_eq!(starved_warning("fsync", &refs[..1]), None);
         // With nothing else running the wait is the trial's own: say so, not "idle".
         let mut alone = with_wait(5, 1.2);
-        alone.monitor.as_mut().unwrap().host_load.as_mut().unwrap().other_cpu_pct = 0.3;
+        alone
+            .monitor
+            .as_mut()
+            .unwrap()
+            .host_load
+            .as_mut()
+            .unwrap()
+            .other_cpu_pct = 0.3;
         let w = starved_warning("fsync", &[&alone]).unwrap();
         assert!(
             w.ends_with("Nothing else kept it busy (other processes used at most 0% of a CPU): the trial's own threads outnumbered the machine's CPUs; a machine with more CPUs removes the wait"),

@@ -45,11 +45,22 @@ fn quotes(text: &str) -> Result<Vec<Quote>, String> {
             let (run, baseline) = match words.as_slice() {
                 [run] => (run.to_string(), None),
                 [run, "--baseline", b] => (run.to_string(), Some(b.to_string())),
-                _ => return Err(format!("line {n}: expected `{OPEN}runs/DIR [--baseline LABEL] -->`")),
+                _ => {
+                    return Err(format!(
+                        "line {n}: expected `{OPEN}runs/DIR [--baseline LABEL] -->`"
+                    ))
+                }
             };
-            open = Some(Quote { line: n, run, baseline, lines: Vec::new() });
+            open = Some(Quote {
+                line: n,
+                run,
+                baseline,
+                lines: Vec::new(),
+            });
         } else if t == CLOSE {
-            let q = open.take().ok_or_else(|| format!("line {n}: `{CLOSE}` without a quote open"))?;
+            let q = open
+                .take()
+                .ok_or_else(|| format!("line {n}: `{CLOSE}` without a quote open"))?;
             if q.lines.is_empty() {
                 return Err(format!("line {}: an empty quote of {}", q.line, q.run));
             }
@@ -61,7 +72,10 @@ fn quotes(text: &str) -> Result<Vec<Quote>, String> {
         }
     }
     match open {
-        Some(q) => Err(format!("line {}: the quote of {} is never closed by `{CLOSE}`", q.line, q.run)),
+        Some(q) => Err(format!(
+            "line {}: the quote of {} is never closed by `{CLOSE}`",
+            q.line, q.run
+        )),
         None => Ok(out),
     }
 }
@@ -105,7 +119,10 @@ fn every_kept_run_re_reports_in_every_format_and_is_listed() {
         for format in [Format::Table, Format::Markdown, Format::Csv, Format::Json] {
             let text = report_of(run, None, format)
                 .unwrap_or_else(|e| panic!("runs/{name} no longer re-reports: {e:#}"));
-            assert!(text.len() > 200, "runs/{name}'s {format:?} report is nearly empty:\n{text}");
+            assert!(
+                text.len() > 200,
+                "runs/{name}'s {format:?} report is nearly empty:\n{text}"
+            );
         }
         let results = crate::results::open(run).unwrap();
         let opts = ReportOptions::of_results(&results, None, None).unwrap();
@@ -126,7 +143,10 @@ fn every_figure_quoted_from_a_kept_run_is_in_its_report() {
             let report = match report_of(&dir, q.baseline.clone(), Format::Markdown) {
                 Ok(r) => r,
                 Err(e) => {
-                    failures.push(format!("{doc}:{}: cannot re-report {}: {e:#}", q.line, q.run));
+                    failures.push(format!(
+                        "{doc}:{}: cannot re-report {}: {e:#}",
+                        q.line, q.run
+                    ));
                     continue;
                 }
             };
@@ -142,8 +162,8 @@ fn every_figure_quoted_from_a_kept_run_is_in_its_report() {
          `jbench report runs/DIR --format markdown`, and reword the prose around them):\n{}",
         failures.join("\n")
     );
-    let study_quotes = quotes(&std::fs::read_to_string(root().join("docs/reproducing.md")).unwrap())
-        .unwrap();
+    let study_quotes =
+        quotes(&std::fs::read_to_string(root().join("docs/reproducing.md")).unwrap()).unwrap();
     // Every kept study run is there to be read beside its study.
     for run in kept_runs() {
         let name = run.file_name().unwrap().to_string_lossy().to_string();
@@ -168,21 +188,35 @@ fn a_quote_is_read_from_its_markers_and_a_changed_figure_is_caught() {
             line: 2,
             run: "runs/x".into(),
             baseline: Some("same-disk".into()),
-            lines: vec![(3, "| a | 1.5 |".into()), (5, "- b: 2.0× [1.9×, 2.1×], different".into())],
+            lines: vec![
+                (3, "| a | 1.5 |".into()),
+                (5, "- b: 2.0× [1.9×, 2.1×], different".into())
+            ],
         }]
     );
     let report = "# r\n  | a | 1.5 |\n- b: 2.0× [1.9×, 2.1×], different\n";
     assert!(misquoted(&qs[0], report).is_empty());
     let moved = "# r\n| a | 1.6 |\n- b: 2.0× [1.9×, 2.1×], different\n";
-    assert_eq!(misquoted(&qs[0], moved), vec!["line 3: | a | 1.5 |".to_string()]);
+    assert_eq!(
+        misquoted(&qs[0], moved),
+        vec!["line 3: | a | 1.5 |".to_string()]
+    );
 }
 
 #[test]
 fn a_broken_marker_is_an_error_not_a_quote_skipped() {
-    assert!(quotes("<!-- report runs/x -->\n| a |\n").unwrap_err().contains("never closed"));
-    assert!(quotes("<!-- /report -->\n").unwrap_err().contains("without a quote open"));
-    assert!(quotes("<!-- report runs/x -->\n<!-- /report -->\n").unwrap_err().contains("empty"));
-    assert!(quotes("<!-- report runs/x --base y -->\nz\n<!-- /report -->\n")
+    assert!(quotes("<!-- report runs/x -->\n| a |\n")
         .unwrap_err()
-        .contains("expected"));
+        .contains("never closed"));
+    assert!(quotes("<!-- /report -->\n")
+        .unwrap_err()
+        .contains("without a quote open"));
+    assert!(quotes("<!-- report runs/x -->\n<!-- /report -->\n")
+        .unwrap_err()
+        .contains("empty"));
+    assert!(
+        quotes("<!-- report runs/x --base y -->\nz\n<!-- /report -->\n")
+            .unwrap_err()
+            .contains("expected")
+    );
 }

@@ -116,16 +116,18 @@ fn every_kept_run_re_reports_in_every_format_and_is_listed() {
             index.contains(&format!("`{name}`")),
             "runs/{name} is not in runs/README.md's table: add a row saying what it is and where it is quoted"
         );
+        // Opened once, as `jbench report` does, and rendered in every format.
+        let results = crate::results::open(run)
+            .unwrap_or_else(|e| panic!("runs/{name} no longer opens: {e:#}"));
+        let opts = ReportOptions::of_results(&results, None, None)
+            .unwrap_or_else(|e| panic!("runs/{name}'s spec no longer gives report options: {e:#}"));
         for format in [Format::Table, Format::Markdown, Format::Csv, Format::Json] {
-            let text = report_of(run, None, format)
-                .unwrap_or_else(|e| panic!("runs/{name} no longer re-reports: {e:#}"));
+            let text = environment::render_results(&results, &opts, format);
             assert!(
                 text.len() > 200,
                 "runs/{name}'s {format:?} report is nearly empty:\n{text}"
             );
         }
-        let results = crate::results::open(run).unwrap();
-        let opts = ReportOptions::of_results(&results, None, None).unwrap();
         html::render_results(&results, &opts)
             .unwrap_or_else(|e| panic!("runs/{name}'s HTML page no longer renders: {e:#}"));
     }
